@@ -1,0 +1,51 @@
+# ponder: every table and figure of the papers from one command.
+#   make figures            execute every notebook (PROFILE=quick by default), write figures/ + CLAIMS.md
+#   make test               unit tests + nbval over every notebook in the smoke profile (what CI runs)
+#   make lab                JupyterLab with widgets
+#   make results PROFILE=.. train every cached run, no plotting
+#   make bench              wall-clock benchmarks into results/bench/ (ratios to a baseline of the same run)
+#   make clean              remove build/, results/, the data-set cache and figures of other profiles
+PROFILE ?= quick
+SEED ?= 0
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+export HF_DATASETS_OFFLINE := 1
+export HF_HUB_OFFLINE := 1
+export PYTHONHASHSEED := 0
+
+.PHONY: figures test lab results bench clean refresh-notebooks
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# the pinned CPU build of torch first: an unpinned resolve would pull several GB of CUDA wheels
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+figures: $(STAMP)
+	$(PY) -m ponder.notebooks run --profile $(PROFILE) --seed $(SEED)
+
+results: $(STAMP)
+	$(PY) -m ponder.experiments --profile $(PROFILE) --seed $(SEED)
+
+test: $(STAMP)
+	rm -rf build/nbval build/test-results
+	$(PY) -m ponder.notebooks prepare --profile smoke --out build/nbval
+	TQDM_DISABLE=1 HF_DATASETS_DISABLE_PROGRESS_BARS=1 PONDER_RESULTS=$(CURDIR)/build/test-results \
+		$(PY) -m pytest -q tests build/nbval --nbval-lax --nbval-current-env --nbval-cell-timeout=600
+
+bench: $(STAMP)
+	$(PY) -m ponder.bench
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab notebooks/
+
+# after editing a notebook: re-run it in smoke and keep only the outputs nbval checks
+refresh-notebooks: $(STAMP)
+	$(PY) -m ponder.notebooks refresh
+
+clean:
+	rm -rf build results .cache figures/smoke figures/paper

@@ -1,0 +1,12 @@
+"""ponder: a runnable companion to three papers on adaptive computation in transformers.
+
+The library is thin on purpose: tasks (data), models (nn modules), one training loop, a run
+cache, plot helpers and the claims ledger. Notebooks in ``notebooks/`` call into it.
+"""
+import os
+
+# Nothing in this project may reach the Hugging Face Hub: data sets are generated locally.
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+__version__ = "0.1.0"

@@ -1,0 +1,57 @@
+"""Wall-clock benchmarks: ``python -m ponder.bench [names]`` (``make bench``).
+
+Each benchmark module registers a ``main()`` in :data:`REGISTRY` that times its cases against a
+baseline measured in the same run (these machines are noisy: only ratios are quoted) and writes
+``results/bench/<name>.json``.
+"""
+import argparse
+import importlib
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from ..paths import ROOT
+from ..runs import write_json
+
+# name -> "module:function", imported only when run
+REGISTRY: dict[str, str] = {}
+
+
+def time_it(fn: Callable[[], object], repeats: int = 20, warmup: int = 3) -> float:
+    """Median seconds of ``fn()`` over ``repeats`` calls after ``warmup`` calls (CUDA-synchronised)."""
+    sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        sync()
+        start = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]
+
+
+def write_result(name: str, result: dict) -> Path:
+    """Write ``results/bench/<name>.json`` and print it."""
+    path = ROOT / "results" / "bench" / f"{name}.json"
+    write_json(path, result)
+    print(json.dumps(result, indent=2, default=float))
+    return path
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m ponder.bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
+    names = parser.parse_args(argv).names or list(REGISTRY)
+    unknown = [n for n in names if n not in REGISTRY]
+    if unknown:
+        raise SystemExit(f"unknown benchmark(s) {unknown}; choose from {sorted(REGISTRY)}")
+    for name in names:
+        module, function = REGISTRY[name].split(":")
+        getattr(importlib.import_module(module), function)()
+    if not names:
+        print("no benchmark registered yet")

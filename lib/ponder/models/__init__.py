@@ -1,0 +1,1 @@
+"""Neural network modules, one idea per file."""

@@ -1,0 +1,119 @@
+"""Execute the notebooks with papermill: ``python -m ponder.notebooks run --profile quick``.
+
+* ``run``     — execute every notebook (or the named ones) with ``profile``/``seed`` injected and
+  ``interactive=False``; executed copies go to ``build/<profile>/``, never over the sources;
+  then gather the claims ledger.
+* ``prepare`` — inject the parameters without executing (what ``make test`` hands to nbval).
+* ``refresh`` — for maintainers after editing a notebook: execute it in ``smoke`` and write the
+  source back with outputs kept only in cells tagged ``nbval-check-output`` (the reference
+  nbval compares against) and papermill's timing metadata removed.
+"""
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from .claims import gather
+from .paths import ROOT
+from .profiles import PROFILES, check_profile
+
+NOTEBOOKS = ROOT / "notebooks"
+
+
+def find(names: list[str] | None = None) -> list[Path]:
+    """The notebooks in ``notebooks/`` (all, or those named, with or without ``.ipynb``)."""
+    every = sorted(NOTEBOOKS.glob("*.ipynb"))
+    if not names:
+        return every
+    by_stem = {p.stem: p for p in every}
+    unknown = [n for n in names if Path(n).stem not in by_stem]
+    if unknown:
+        raise ValueError(f"unknown notebook(s) {unknown}; choose from {sorted(by_stem)}")
+    return [by_stem[Path(n).stem] for n in names]
+
+
+def parameters(profile: str, seed: int) -> dict:
+    return {"profile": check_profile(profile), "seed": seed, "interactive": False}
+
+
+def run(profile: str, seed: int = 0, names: list[str] | None = None) -> Path:
+    """Execute notebooks into ``build/<profile>/``, print each one's time, gather the ledger."""
+    import papermill
+
+    out = ROOT / "build" / profile
+    out.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("TQDM_DISABLE", "1")  # the kernels' bars would only clutter the copies
+    for path in find(names):
+        start = time.perf_counter()
+        print(f"[{profile}] {path.name} ...", flush=True)
+        papermill.execute_notebook(
+            str(path), str(out / path.name), parameters=parameters(profile, seed), kernel_name="python3", cwd=str(NOTEBOOKS), progress_bar=sys.stdout.isatty()
+        )
+        print(f"[{profile}] {path.name} done in {time.perf_counter() - start:.0f} s", flush=True)
+    ledger = gather(profile)
+    print(f"claims ledger: {ledger.relative_to(ROOT)}")
+    return ledger
+
+
+def prepare(profile: str, out: Path, seed: int = 0) -> list[Path]:
+    """Copies of the notebooks with parameters injected and nothing executed (for nbval)."""
+    import papermill
+
+    out.mkdir(parents=True, exist_ok=True)
+    made = []
+    for path in find():
+        target = out / path.name
+        papermill.execute_notebook(str(path), str(target), parameters=parameters(profile, seed), kernel_name="python3", prepare_only=True, progress_bar=False)
+        made.append(target)
+    return made
+
+
+CHECKED = "nbval-check-output"
+
+
+def refresh(names: list[str] | None = None, seed: int = 0) -> None:
+    """Re-execute notebooks in ``smoke``; keep only the checked cells' outputs in the sources."""
+    import tempfile
+
+    import nbformat
+    import papermill
+
+    for path in find(names):
+        with tempfile.TemporaryDirectory() as tmp:
+            executed = Path(tmp) / path.name
+            papermill.execute_notebook(str(path), str(executed), parameters=parameters("smoke", seed), kernel_name="python3", cwd=str(NOTEBOOKS), progress_bar=False)
+            ran = nbformat.read(executed, as_version=4)
+        source = nbformat.read(path, as_version=4)
+        by_id = {cell.get("id"): cell for cell in ran.cells}
+        for cell in source.cells:
+            cell.metadata.pop("papermill", None)
+            cell.metadata.pop("execution", None)
+            if cell.cell_type != "code":
+                continue
+            checked = CHECKED in cell.metadata.get("tags", [])
+            cell.outputs = [o for o in by_id[cell.get("id")].outputs if o.get("output_type") != "display_data"] if checked else []
+            cell.execution_count = None
+        source.metadata.pop("papermill", None)
+        nbformat.write(source, path)
+        print(f"refreshed {path.relative_to(ROOT)}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m ponder.notebooks", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("action", choices=["run", "prepare", "refresh"])
+    parser.add_argument("names", nargs="*", help="notebooks to run (default: all)")
+    parser.add_argument("--profile", default="quick", choices=PROFILES)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "nbval", help="folder for prepare")
+    args = parser.parse_args(argv)
+    if args.action == "run":
+        run(args.profile, args.seed, args.names)
+    elif args.action == "refresh":
+        refresh(args.names, args.seed)
+    else:
+        prepare(args.profile, args.out, args.seed)
+
+
+if __name__ == "__main__":
+    main()

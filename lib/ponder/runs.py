@@ -1,0 +1,123 @@
+"""The run cache: ``results/<profile>/<name>/<key>/``.
+
+A run is keyed by its full config and the code version (a hash of the library's modelling
+code), so re-running a notebook reuses finished runs, a changed config or model retrains,
+and an interrupted run resumes from its last checkpoint. A run folder holds
+
+* ``config.json``     — what the key was made from (for people reading the folder);
+* ``checkpoint.safetensors`` — the training state while the run is going (never pickle);
+* ``model.safetensors``      — the final weights;
+* ``metrics.json``    — written last: its presence marks the run as finished.
+
+Every write is atomic (temporary file, then ``os.replace``), so a kill mid-write never leaves
+a half-written file that a later run would trust.
+"""
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from .paths import ROOT, results_dir
+from .profiles import check_profile
+
+# Modules whose changes do not change what a run computes: presentation and plumbing only.
+_PRESENTATION = {"plots", "widgets", "claims.py", "notebooks.py", "paths.py", "__main__.py"}
+
+
+def code_version() -> str:
+    """Hash of the library source that can change a result (everything but presentation)."""
+    digest = hashlib.sha256()
+    for path in sorted((ROOT / "lib" / "ponder").rglob("*.py")):
+        if _PRESENTATION & {path.name, path.parent.name}:
+            continue
+        digest.update(path.relative_to(ROOT).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def config_key(config: dict) -> str:
+    """Short hash of a JSON-able config together with the code version."""
+    blob = json.dumps({"config": config, "code": code_version()}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def atomic_write(path: Path, write) -> None:
+    """Call ``write(tmp_path)`` then move the file into place in one step."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def write_json(path: Path, data) -> None:
+    atomic_write(path, lambda tmp: tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=float)))
+
+
+class Run:
+    """One cached training run.
+
+    >>> run = Run("cpvr/ut", {"steps": 100, "width": 64}, profile="smoke")
+    >>> if not run.done: ...train, run.finish(metrics)
+    """
+
+    def __init__(self, name: str, config: dict, profile: str):
+        check_profile(profile)
+        self.name, self.config, self.profile = name, config, profile
+        self.key = config_key(config)
+        self.dir = results_dir(profile) / name / self.key
+
+    @property
+    def done(self) -> bool:
+        return (self.dir / "metrics.json").exists()
+
+    def metrics(self) -> dict:
+        return json.loads((self.dir / "metrics.json").read_text())
+
+    def finish(self, metrics: dict, model: torch.nn.Module | None = None) -> dict:
+        """Store the final weights (if given) and the metrics; the run counts as done after this."""
+        write_json(self.dir / "config.json", self.config)
+        if model is not None:
+            self.save_tensors("model", _plain_state_dict(model))
+        write_json(self.dir / "metrics.json", metrics)
+        (self.dir / "checkpoint.safetensors").unlink(missing_ok=True)
+        return metrics
+
+    # -- tensors -------------------------------------------------------------------------
+    def save_tensors(self, stem: str, tensors: dict, meta: dict | None = None) -> None:
+        tensors = {k: v.detach().cpu().contiguous() for k, v in tensors.items()}
+        meta = {k: json.dumps(v) for k, v in (meta or {}).items()}
+        atomic_write(self.dir / f"{stem}.safetensors", lambda tmp: save_file(tensors, str(tmp), metadata=meta))
+
+    def load_tensors(self, stem: str) -> tuple[dict, dict] | None:
+        """``(tensors, meta)`` of ``<stem>.safetensors``, or ``None`` if there is none."""
+        path = self.dir / f"{stem}.safetensors"
+        if not path.exists():
+            return None
+        from safetensors import safe_open
+
+        with safe_open(str(path), framework="pt") as f:
+            meta = {k: json.loads(v) for k, v in (f.metadata() or {}).items()}
+        return load_file(str(path)), meta
+
+    def load_model(self, model: torch.nn.Module) -> torch.nn.Module:
+        """Load the final weights of a finished run into ``model``."""
+        loaded = self.load_tensors("model")
+        if loaded is None:
+            raise FileNotFoundError(f"run {self.name} ({self.key}) has no final weights; train it first")
+        model.load_state_dict(loaded[0])
+        return model
+
+
+def _plain_state_dict(model: torch.nn.Module) -> dict:
+    """State dict without a DistributedDataParallel ``module.`` prefix, shared tensors cloned."""
+    model = getattr(model, "module", model)
+    return {k: v.clone() for k, v in model.state_dict().items()}

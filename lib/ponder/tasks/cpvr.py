@@ -1,0 +1,123 @@
+"""C-PVR: conditional pointer-value retrieval (Hyper-UT, arXiv 2310.08866).
+
+A sequence ``x`` of length ``L`` holds values in ``[0, L-1]``. Start at position 0; while
+``x[p] > p`` follow the pointer ``p <- x[p]`` (one hop). The first value with ``x[p] <= p`` is
+the label. Worked example::
+
+    x = [3, 9, 4, 6, 0, 2, 8, 1, 5, 7]   ->   0 -> 3 -> 6 -> 8,  3 hops,  label x[8] = 5
+
+An example with exactly ``M`` hops is sampled by choosing ``M`` sorted distinct positions
+``p_1 < ... < p_M`` in ``1..L-1``, chaining them from position 0 (``x[0] = p_1``,
+``x[p_i] = p_{i+1}``) and putting a label drawn uniformly from ``[0, p_M]`` at ``p_M``. Every
+other position holds uniform noise in ``[0, L-1]``: it is never visited.
+"""
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from ..checks import check_int
+
+VERSION = "1"  # bump when the sampler changes: it is part of every data set's fingerprint
+
+
+def count_hops(x) -> tuple[int, int]:
+    """``(hops, label)`` of one sequence (list, numpy array or 1-d tensor of ints)."""
+    x = [int(v) for v in (x.tolist() if hasattr(x, "tolist") else x)]
+    if not x:
+        raise ValueError("x must be a non-empty sequence")
+    if min(x) < 0 or max(x) >= len(x):
+        raise ValueError(f"values of x must lie in [0, {len(x) - 1}] (the sequence length minus one)")
+    position, hops = 0, 0
+    while x[position] > position:
+        position, hops = x[position], hops + 1
+    return hops, x[position]
+
+
+def _hop_counts(n: int, length: int, hops, generator: torch.Generator) -> torch.Tensor:
+    """``[n]`` hop counts: ``hops`` itself, or drawn uniformly from the allowed counts."""
+    allowed = [hops] if isinstance(hops, (int, np.integer)) else list(hops)
+    if not allowed:
+        raise ValueError("hops must be an int or a non-empty list of hop counts")
+    for h in allowed:
+        check_int("hops", h, minimum=0, maximum=length - 1)
+    allowed = torch.tensor(allowed, dtype=torch.long)
+    return allowed[torch.randint(len(allowed), (n,), generator=generator)]
+
+
+def sample(n: int, length: int, hops: int | Sequence[int], seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Draw ``n`` C-PVR examples.
+
+    Returns ``x`` (LongTensor ``[n, length]``), ``hops`` and ``label`` (LongTensors ``[n]``) with
+    ``count_hops(x[i]) == (hops[i], label[i])``. ``hops`` is one count or a list of allowed
+    counts drawn uniformly; a count must lie in ``[0, length-1]``.
+    """
+    check_int("n", n, minimum=0)
+    check_int("length", length, minimum=2)
+    generator = torch.Generator().manual_seed(check_int("seed", seed))
+    m = _hop_counts(n, length, hops, generator)  # [n]
+    x = torch.randint(length, (n, length), generator=generator)
+    # A random order of the positions 1..L-1 per row; keep the first m[i], sort them: the chain.
+    order = torch.rand(n, length - 1, generator=generator).argsort(dim=1) + 1  # [n, L-1]
+    on_chain = torch.arange(length - 1)[None, :] < m[:, None]  # [n, L-1]
+    chain = torch.where(on_chain, order, length).sort(dim=1).values  # p_1..p_m, then padding L
+    sources = torch.cat([torch.zeros(n, 1, dtype=torch.long), chain[:, :-1]], dim=1)  # 0, p_1..p_{m-1}
+    rows = torch.arange(n)[:, None].expand_as(chain)
+    x[rows[on_chain], sources[on_chain]] = chain[on_chain]
+    last = torch.where(m > 0, chain.gather(1, (m - 1).clamp(min=0)[:, None])[:, 0], 0)  # p_m (or 0)
+    label = (torch.rand(n, generator=generator) * (last + 1)).long()
+    x[torch.arange(n), last] = label
+    return x, m, label
+
+
+def pointer_chain(x) -> list[int]:
+    """Positions visited from 0 to the label's position, e.g. ``[0, 3, 6, 8]`` for the example."""
+    x = [int(v) for v in (x.tolist() if hasattr(x, "tolist") else x)]
+    chain = [0]
+    while x[chain[-1]] > chain[-1]:
+        chain.append(x[chain[-1]])
+    return chain
+
+
+def majority_accuracy(hops: torch.Tensor, label: torch.Tensor) -> dict[int, float]:
+    """Chance level per hop count: accuracy of always answering the most frequent label."""
+    chance = {}
+    for h in hops.unique().tolist():
+        counts = torch.bincount(label[hops == h])
+        chance[h] = (counts.max() / counts.sum()).item()
+    return chance
+
+
+def _rows(n: int, length: int, hops: tuple[int, ...], seed: int, version: str, chunk: int = 4096):
+    """Generator for ``datasets``: one dict per example, drawn in chunks of ``chunk``."""
+    for start in range(0, n, chunk):
+        x, m, label = sample(min(chunk, n - start), length, hops, seed=seed * 1_000_003 + start)
+        for xi, mi, li in zip(x.tolist(), m.tolist(), label.tolist()):
+            yield {"x": xi, "hops": mi, "label": li}
+
+
+def dataset(n: int, length: int, hops: int | Sequence[int], seed: int):
+    """A fixed C-PVR set as a ``datasets.Dataset`` (Arrow, torch format), cached locally.
+
+    Every generation knob (``n``, ``length``, ``hops``, ``seed``) and the sampler ``VERSION``
+    are ``gen_kwargs``, so they are all in the fingerprint: changing any of them regenerates.
+    Columns: ``x`` ``[n, length]``, ``hops`` ``[n]``, ``label`` ``[n]``.
+    """
+    import datasets
+
+    from ..paths import data_cache_dir
+
+    # a tuple, not a list: ``datasets`` splits list-valued gen_kwargs into shards
+    hops = (int(hops),) if isinstance(hops, (int, np.integer)) else tuple(sorted(int(h) for h in hops))
+    for h in hops:
+        check_int("hops", h, minimum=0, maximum=length - 1)
+    features = datasets.Features(
+        {"x": datasets.List(datasets.Value("int64"), length=length), "hops": datasets.Value("int64"), "label": datasets.Value("int64")}
+    )
+    data = datasets.Dataset.from_generator(
+        _rows,
+        features=features,
+        gen_kwargs={"n": n, "length": length, "hops": hops, "seed": seed, "version": VERSION},
+        cache_dir=str(data_cache_dir()),
+    )
+    return data.with_format("torch")

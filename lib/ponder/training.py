@@ -1,0 +1,196 @@
+"""One training loop for every experiment.
+
+AdamW, linear warmup then cosine decay, gradient clipping, a tqdm bar, CUDA when there is one,
+seeds for python/numpy/torch, and checkpoints into the run cache so an interrupted run resumes
+and ends bit-for-bit where an uninterrupted one would.
+
+Data comes from ``batches(step)``, a function of the step alone (e.g. a generator seeded with
+``(seed, step)``): that is what makes resuming exact without saving a data-loader state.
+
+Under ``torchrun`` (``WORLD_SIZE > 1``) the model is wrapped in DistributedDataParallel and each
+process trains on its slice ``[rank::world]`` of every global batch; rank 0 writes the cache.
+"""
+import math
+import os
+import random
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+import numpy as np
+import torch
+import torch.distributed as dist
+from tqdm.auto import tqdm
+
+from .checks import check_int, check_positive
+from .runs import Run
+
+Batch = tuple[torch.Tensor, ...]
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Optimisation settings; part of every run's cache key."""
+
+    steps: int
+    batch_size: int
+    lr: float = 1e-3
+    weight_decay: float = 0.01
+    warmup: float = 0.05  # fraction of the steps spent warming up
+    min_lr_ratio: float = 0.1  # the cosine decays to lr * min_lr_ratio
+    grad_clip: float = 1.0
+    seed: int = 0
+    checkpoint_every: int = 200
+    log_every: int = 50
+
+    def __post_init__(self):
+        check_int("steps", self.steps, minimum=1)
+        check_int("batch_size", self.batch_size, minimum=1)
+        check_positive("lr", self.lr)
+        if not 0 <= self.warmup < 1:
+            raise ValueError(f"warmup={self.warmup} must be a fraction in [0, 1)")
+        check_int("checkpoint_every", self.checkpoint_every, minimum=1)
+        check_int("log_every", self.log_every, minimum=1)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def seed_everything(seed: int) -> None:
+    """Seed python, numpy and torch (CPU and every GPU)."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def default_device() -> torch.device:
+    """``cuda`` (this process's GPU under torchrun) when available, else ``cpu``."""
+    if torch.cuda.is_available():
+        return torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
+    return torch.device("cpu")
+
+
+def world() -> tuple[int, int]:
+    """``(rank, world_size)``; ``(0, 1)`` outside torchrun."""
+    size = int(os.environ.get("WORLD_SIZE", 1))
+    if size > 1 and not dist.is_initialized():
+        dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+    return (dist.get_rank(), size) if size > 1 else (0, 1)
+
+
+def lr_at(step: int, cfg: TrainConfig) -> float:
+    """Learning rate at ``step``: linear warmup to ``lr``, then cosine to ``lr * min_lr_ratio``."""
+    warmup = int(cfg.warmup * cfg.steps)
+    if step < warmup:
+        return cfg.lr * (step + 1) / warmup
+    progress = (step - warmup) / max(1, cfg.steps - warmup)
+    cosine = 0.5 * (1 + math.cos(math.pi * progress))
+    return cfg.lr * (cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * cosine)
+
+
+def make_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
+    """AdamW with weight decay on matrices only (not on biases, norms or embeddings' 1-d params)."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    groups = [
+        {"params": [p for p in params if p.ndim >= 2], "weight_decay": cfg.weight_decay},
+        {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0},
+    ]
+    return torch.optim.AdamW(groups, lr=cfg.lr)
+
+
+def train(
+    model: torch.nn.Module,
+    loss_fn: Callable[[torch.nn.Module, Batch], torch.Tensor],
+    batches: Callable[[int], Batch],
+    cfg: TrainConfig,
+    run: Run | None = None,
+    desc: str = "train",
+) -> list[dict]:
+    """Train ``model`` in place for ``cfg.steps`` steps; return the loss history.
+
+    ``loss_fn(model, batch)`` returns a scalar loss; ``batches(step)`` returns the global batch of
+    that step as a tuple of tensors (moved to the model's device here). With a ``run``, the state
+    is checkpointed every ``cfg.checkpoint_every`` steps and training resumes from it.
+    """
+    rank, size = world()
+    device = default_device()
+    model.to(device)
+    optimizer = make_optimizer(model, cfg)
+    seed_everything(cfg.seed)
+    start, history = 0, []
+    if run is not None and (state := run.load_tensors("checkpoint")) is not None:
+        start, history = _restore(state, model, optimizer)
+    net = torch.nn.parallel.DistributedDataParallel(model) if size > 1 else model
+    quiet = {"disable": True} if rank != 0 else {}  # elsewhere TQDM_DISABLE=1 silences it (CI)
+    bar = tqdm(range(start, cfg.steps), desc=desc, initial=start, total=cfg.steps, leave=False, **quiet)
+    model.train()
+    for step in bar:
+        for group in optimizer.param_groups:
+            group["lr"] = lr_at(step, cfg)
+        batch = tuple(t[rank::size].to(device) for t in batches(step))
+        loss = loss_fn(net, batch)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        optimizer.step()
+        if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
+            history.append({"step": step + 1, "loss": loss.item()})
+            bar.set_postfix(loss=f"{history[-1]['loss']:.3f}")
+        if run is not None and rank == 0 and (step + 1) % cfg.checkpoint_every == 0 and step + 1 < cfg.steps:
+            _checkpoint(run, step + 1, history, model, optimizer)
+    bar.close()
+    model.eval()
+    return history
+
+
+def train_run(
+    run: Run,
+    make_model: Callable[[], torch.nn.Module],
+    loss_fn: Callable[[torch.nn.Module, Batch], torch.Tensor],
+    batches: Callable[[int], Batch],
+    cfg: TrainConfig,
+    evaluate: Callable[[torch.nn.Module], dict] | None = None,
+) -> tuple[torch.nn.Module, dict]:
+    """The cached version of :func:`train`: ``(model, metrics)``, trained only if not cached.
+
+    ``metrics`` holds the loss ``history`` and whatever ``evaluate(model)`` returns.
+    """
+    seed_everything(cfg.seed)
+    model = make_model()
+    if run.done:
+        return run.load_model(model).to(default_device()).eval(), run.metrics()
+    history = train(model, loss_fn, batches, cfg, run=run, desc=run.name)
+    metrics = {"history": history}
+    if evaluate is not None:
+        with torch.no_grad():
+            metrics.update(evaluate(model))
+    if world()[0] == 0:
+        run.finish(metrics, model)
+    return model, metrics
+
+
+# -- checkpoints: model, optimizer and RNG state as safetensors --------------------------------
+def _checkpoint(run: Run, step: int, history: list, model, optimizer) -> None:
+    tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
+    opt = optimizer.state_dict()
+    for index, state in opt["state"].items():
+        for name, value in state.items():
+            tensors[f"optim.{index}.{name}"] = torch.as_tensor(value)
+    tensors["rng.cpu"] = torch.get_rng_state()
+    if torch.cuda.is_available():
+        tensors["rng.cuda"] = torch.cuda.get_rng_state()
+    run.save_tensors("checkpoint", tensors, meta={"step": step, "history": history, "param_groups": opt["param_groups"]})
+
+
+def _restore(state: tuple[dict, dict], model, optimizer) -> tuple[int, list]:
+    tensors, meta = state
+    model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")})
+    opt_state: dict[int, dict] = {}
+    for key, value in tensors.items():
+        if key.startswith("optim."):
+            _, index, name = key.split(".", 2)
+            opt_state.setdefault(int(index), {})[name] = value
+    optimizer.load_state_dict({"state": opt_state, "param_groups": meta["param_groups"]})
+    torch.set_rng_state(tensors["rng.cpu"])
+    if "rng.cuda" in tensors and torch.cuda.is_available():
+        torch.cuda.set_rng_state(tensors["rng.cuda"])
+    return meta["step"], meta["history"]
