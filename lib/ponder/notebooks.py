@@ -56,13 +56,13 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None) -> Path:
     return ledger
 
 
-def prepare(profile: str, out: Path, seed: int = 0) -> list[Path]:
+def prepare(profile: str, out: Path, seed: int = 0, names: list[str] | None = None) -> list[Path]:
     """Copies of the notebooks with parameters injected and nothing executed (for nbval)."""
     import papermill
 
     out.mkdir(parents=True, exist_ok=True)
     made = []
-    for path in find():
+    for path in find(names):
         target = out / path.name
         papermill.execute_notebook(str(path), str(target), parameters=parameters(profile, seed), kernel_name="python3", prepare_only=True, progress_bar=False)
         made.append(target)
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
     elif args.action == "refresh":
         refresh(args.names, args.seed)
     else:
-        prepare(args.profile, args.out, args.seed)
+        prepare(args.profile, args.out, args.seed, args.names)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The run cache: ``results/<profile>/<name>/<key>/``.
 
-A run is keyed by its full config and the code version (a hash of the library's modelling
-code), so re-running a notebook reuses finished runs, a changed config or model retrains,
+A run is keyed by its full config and the code version (a hash of the source of the modules
+it depends on, by default all of the library's modelling code), so re-running a notebook reuses finished runs, a changed config or model retrains,
 and an interrupted run resumes from its last checkpoint. A run folder holds
 
 * ``config.json``     — what the key was made from (for people reading the folder);
@@ -13,10 +13,13 @@ Every write is atomic (temporary file, then ``os.replace``), so a kill mid-write
 a half-written file that a later run would trust.
 """
 import hashlib
+import importlib
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 
 import torch
 from safetensors.torch import load_file, save_file
@@ -28,20 +31,34 @@ from .profiles import check_profile
 _PRESENTATION = {"plots", "widgets", "claims.py", "notebooks.py", "paths.py", "__main__.py"}
 
 
-def code_version() -> str:
-    """Hash of the library source that can change a result (everything but presentation)."""
+# Every run depends on these, whatever it names.
+_ALWAYS = ("ponder.training", "ponder.runs", "ponder.checks")
+
+
+def _sources(modules: Sequence[str | ModuleType] | None) -> list[Path]:
+    if modules is None:
+        every = sorted((ROOT / "lib" / "ponder").rglob("*.py"))
+        return [p for p in every if not _PRESENTATION & {p.name, p.parent.name}]
+    names = sorted({m if isinstance(m, str) else m.__name__ for m in modules} | set(_ALWAYS))
+    return [Path(importlib.import_module(name).__file__) for name in names]
+
+
+def code_version(modules: Sequence[str | ModuleType] | None = None) -> str:
+    """Hash of the source of ``modules`` (names or module objects) and the training code.
+
+    ``None`` hashes all of the library except presentation (plots, widgets, ledger): safe, but
+    then any edit anywhere retrains. Experiments name the modules their runs depend on.
+    """
     digest = hashlib.sha256()
-    for path in sorted((ROOT / "lib" / "ponder").rglob("*.py")):
-        if _PRESENTATION & {path.name, path.parent.name}:
-            continue
-        digest.update(path.relative_to(ROOT).as_posix().encode())
+    for path in _sources(modules):
+        digest.update(path.resolve().relative_to(ROOT).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
 
 
-def config_key(config: dict) -> str:
-    """Short hash of a JSON-able config together with the code version."""
-    blob = json.dumps({"config": config, "code": code_version()}, sort_keys=True, default=str)
+def config_key(config: dict, modules: Sequence[str | ModuleType] | None = None) -> str:
+    """Short hash of a JSON-able config together with the code version of ``modules``."""
+    blob = json.dumps({"config": config, "code": code_version(modules)}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -65,14 +82,16 @@ def write_json(path: Path, data) -> None:
 class Run:
     """One cached training run.
 
-    >>> run = Run("cpvr/ut", {"steps": 100, "width": 64}, profile="smoke")
+    >>> run = Run("cpvr/ut", {"steps": 100, "width": 64}, "smoke", code=["ponder.models.universal"])
     >>> if not run.done: ...train, run.finish(metrics)
+
+    ``code`` names the modules whose source the result depends on (see :func:`code_version`).
     """
 
-    def __init__(self, name: str, config: dict, profile: str):
+    def __init__(self, name: str, config: dict, profile: str, code: Sequence[str | ModuleType] | None = None):
         check_profile(profile)
         self.name, self.config, self.profile = name, config, profile
-        self.key = config_key(config)
+        self.key = config_key(config, code)
         self.dir = results_dir(profile) / name / self.key
 
     @property
