@@ -1,0 +1,150 @@
+"""ACT halting (ponder.models.act): weights, remainder, forced last step, compaction."""
+import pytest
+import torch
+from torch import nn
+
+from ponder.models.act import HaltingUnit, act
+
+
+class Step(nn.Module):
+    """A small row-independent step: ``s <- tanh(W s + b)`` per token, plus the step number."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.linear = nn.Linear(dim, dim)
+
+    def forward(self, state, n, index):
+        return torch.tanh(self.linear(state) + 0.1 * n)
+
+
+def setup(bias=0.0, dim=8, weight_scale=3.0, seed=0):
+    torch.manual_seed(seed)
+    unit = HaltingUnit(dim, bias=bias)
+    nn.init.normal_(unit.linear.weight, std=weight_scale)  # examples halt at different steps
+    return Step(dim), unit
+
+
+@pytest.mark.parametrize("level", ["example", "token"])
+@pytest.mark.parametrize("compact", [False, True])
+def test_weights_sum_to_one_and_remainder_positive(level, compact):
+    step, unit = setup()
+    out = act(step, torch.randn(32, 5, 8), 6, unit, eps=0.01, level=level, compact=compact)
+    torch.testing.assert_close(out.weights.sum(-1), torch.ones(out.weights.shape[:-1]))
+    assert (out.weights >= 0).all()
+    remainder = out.ponder_cost - out.steps.float() if level == "example" else None
+    if remainder is not None:
+        assert (remainder > 0).all() and (remainder <= 1).all()
+    assert out.steps.min() >= 1 and out.steps.max() <= 6
+    assert out.state.shape == (32, 5, 8)
+
+
+def test_weights_are_zero_after_the_halting_step():
+    step, unit = setup()
+    out = act(step, torch.randn(64, 4, 8), 8, unit)
+    after = torch.arange(8)[None, :] >= out.steps[:, None]
+    assert (out.weights[after] == 0).all() and (out.weights[~after] > 0).all()
+
+
+def test_saturated_halting_uses_exactly_one_step():
+    step, unit = setup(bias=30.0, weight_scale=0.0)
+    x = torch.randn(16, 3, 8)
+    out = act(step, x, 10, unit)
+    assert (out.steps == 1).all()
+    torch.testing.assert_close(out.state, step(x, 0, None))  # y = s^1 with weight 1
+    assert torch.allclose(out.ponder_cost, torch.full((16,), 2.0), atol=1e-6)  # N + R = 1 + (1 - 0)
+
+
+def test_last_step_is_forced():
+    step, unit = setup(bias=-30.0, weight_scale=0.0)  # p ~ 0: would never halt on its own
+    out = act(step, torch.randn(8, 3, 8), 5, unit)
+    assert (out.steps == 5).all()
+    torch.testing.assert_close(out.weights[:, -1], torch.ones(8), atol=1e-6, rtol=0)
+    torch.testing.assert_close(out.ponder_cost, torch.full((8,), 6.0), atol=1e-6, rtol=0)
+
+
+def test_output_is_the_halting_weighted_mix_of_states():
+    step, unit = setup()
+    x = torch.randn(16, 4, 8)
+    out = act(step, x, 5, unit)
+    states, s = [], x
+    for n in range(5):
+        s = step(s, n, None)
+        states.append(s)
+    mix = torch.einsum("bn,nbtd->btd", out.weights, torch.stack(states))
+    torch.testing.assert_close(out.state, mix)
+
+
+@pytest.mark.parametrize("level", ["example", "token"])
+def test_compact_equals_masked(level):
+    step, unit = setup()
+    x = torch.randn(64, 5, 8)
+    masked = act(step, x, 8, unit, level=level, compact=False)
+    compact = act(step, x, 8, unit, level=level, compact=True)
+    assert masked.example_steps.unique().numel() > 2  # examples really halt at different steps
+    torch.testing.assert_close(compact.state, masked.state, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(compact.ponder_cost, masked.ponder_cost, atol=1e-5, rtol=1e-5)
+    assert torch.equal(compact.steps, masked.steps)
+    torch.testing.assert_close(compact.weights, masked.weights, atol=1e-5, rtol=1e-5)
+
+
+def test_compact_step_sees_only_active_examples_with_their_indices():
+    step, unit = setup()
+    seen = []
+
+    def recording(state, n, index):
+        assert state.shape[0] == index.numel()
+        seen.append(index.clone())
+        return step(state, n, index)
+
+    out = act(recording, torch.randn(64, 4, 8), 8, unit, compact=True)
+    for n, index in enumerate(seen):
+        assert torch.equal(index, (out.steps > n).nonzero().squeeze(1))
+
+
+def test_compact_gradients_equal_masked():
+    step, unit = setup()
+    x = torch.randn(16, 3, 8)
+    grads = []
+    for compact in (False, True):
+        out = act(step, x, 6, unit, compact=compact)
+        loss = out.state.square().mean() + 0.01 * out.ponder_cost.mean()
+        grads.append(torch.autograd.grad(loss, [*step.parameters(), *unit.parameters()]))
+    for a, b in zip(*grads):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+
+
+def test_ponder_cost_gradient_pushes_towards_halting():
+    step, unit = setup(bias=-2.0, weight_scale=0.0)
+    out = act(step, torch.randn(8, 3, 8), 6, unit)
+    (grad,) = torch.autograd.grad(out.ponder_cost.mean(), unit.linear.bias)
+    assert grad.item() < 0  # raising the bias (halting sooner) lowers N + R
+
+
+def test_deep_start_bias_runs_more_steps():
+    x = torch.randn(16, 3, 8)
+    shallow = act(setup(bias=1.0, weight_scale=0.0)[0], x, 12, setup(bias=1.0, weight_scale=0.0)[1])
+    step, deep_unit = setup(bias=-3.0, weight_scale=0.0)
+    deep = act(step, x, 12, deep_unit)
+    assert shallow.steps.float().mean() <= 2 and deep.steps.float().mean() >= 10
+
+
+def test_works_on_flat_states():
+    torch.manual_seed(0)
+    unit = HaltingUnit(8, bias=0.0)
+    nn.init.normal_(unit.linear.weight, std=3.0)
+    cell = nn.Linear(8, 8)
+    out = act(lambda s, n, i: torch.tanh(cell(s)), torch.randn(10, 8), 4, unit, compact=True)
+    assert out.state.shape == (10, 8) and out.steps.shape == (10,)
+
+
+def test_bad_arguments_are_named():
+    step, unit = setup()
+    x = torch.randn(2, 3, 8)
+    with pytest.raises(ValueError, match="level"):
+        act(step, x, 3, unit, level="batch")
+    with pytest.raises(ValueError, match="max_steps"):
+        act(step, x, 0, unit)
+    with pytest.raises(ValueError, match="eps"):
+        act(step, x, 3, unit, eps=1.5)
+    with pytest.raises(ValueError, match="token"):
+        act(step, torch.randn(2, 8), 3, unit, level="token")
