@@ -1,0 +1,168 @@
+"""The attention kinds of the HYLA paper against their definitions, computed by plain loops."""
+import math
+
+import pytest
+import torch
+
+from ponder.models.attention import KINDS, MultiHeadAttention, recording, rms_head
+from ponder.models.attention_transformer import CausalLM, InContextTransformer
+from ponder.models.transformer import SelfAttention
+
+DIM, HEADS, T, B = 12, 3, 5, 2
+
+
+def make(kind: str, head_dim=None) -> MultiHeadAttention:
+    torch.manual_seed(0)
+    attn = MultiHeadAttention(DIM, HEADS, kind, head_dim=head_dim).double()
+    for p in attn.parameters():  # non-zero biases everywhere, so they are tested too
+        torch.nn.init.normal_(p, std=0.5)
+    return attn
+
+
+def head_slices(attn: MultiHeadAttention, x: torch.Tensor):
+    """Per-head projections ``q[h], k[h], v[h]`` (``[B, T, d]``) and output matrices ``W_h^out``."""
+    d = attn.head_dim
+    q, k, v = attn.q_proj(x), attn.k_proj(x), attn.v_proj(x)
+    cut = [slice(h * d, (h + 1) * d) for h in range(attn.heads)]
+    return [q[..., c] for c in cut], [k[..., c] for c in cut], [v[..., c] for c in cut], [attn.o_proj.weight[:, c] for c in cut]
+
+
+def loop_scores(attn, x, norm):
+    """a[b][h][q][k] by loops: scaled dot product, then σ."""
+    q, k, _, _ = head_slices(attn, x)
+    d = attn.head_dim
+    raw = torch.zeros(x.shape[0], attn.heads, T, T, dtype=x.dtype)
+    for b in range(x.shape[0]):
+        for h in range(attn.heads):
+            for i in range(T):
+                for j in range(T):
+                    raw[b, h, i, j] = q[h][b, i] @ k[h][b, j] / math.sqrt(d)
+    if norm == "softmax":
+        return raw.softmax(-1)
+    if norm == "rms_head":
+        for b in range(x.shape[0]):
+            for i in range(T):
+                for j in range(T):
+                    raw[b, :, i, j] = raw[b, :, i, j] / torch.sqrt((raw[b, :, i, j] ** 2).mean() + 1e-6)
+    return raw
+
+
+def loop_hyla(attn, x, relu=True):
+    """Eq. 6–7: HYLA_q = Σ_k W'_{q,k} φ(W_{q,k} x_k), W = Σ_h a W_h^v (bias incl.), W' = Σ_h a W_h^out."""
+    a = loop_scores(attn, x, KINDS[attn.kind][0])
+    _, _, v, w_out = head_slices(attn, x)
+    out = torch.zeros(x.shape[0], T, DIM, dtype=x.dtype)
+    for b in range(x.shape[0]):
+        for i in range(T):
+            total = attn.o_proj.bias.clone()
+            for j in range(T):
+                hidden = sum(a[b, h, i, j] * v[h][b, j] for h in range(attn.heads))
+                hidden = torch.relu(hidden) if relu else hidden
+                total = total + sum(a[b, h, i, j] * w_out[h] @ hidden for h in range(attn.heads))
+            out[b, i] = total
+    return out
+
+
+def loop_linear(attn, x):
+    """MHA_q = Σ_k (Σ_h a_{h,q,k} W_h^out W_h^v) x_k with σ = identity (biases of v and out kept)."""
+    a = loop_scores(attn, x, "none")
+    _, _, v, w_out = head_slices(attn, x)
+    out = torch.zeros(x.shape[0], T, DIM, dtype=x.dtype)
+    for b in range(x.shape[0]):
+        for i in range(T):
+            out[b, i] = attn.o_proj.bias + sum(a[b, h, i, j] * w_out[h] @ v[h][b, j] for h in range(attn.heads) for j in range(T))
+    return out
+
+
+@pytest.fixture
+def x():
+    return torch.randn(B, T, DIM, dtype=torch.double, generator=torch.Generator().manual_seed(1))
+
+
+@pytest.mark.parametrize("kind", ["hyla", "hyla_no_rmshead", "hyla_softmax"])
+def test_hyla_equals_eq_6_7(kind, x):
+    attn = make(kind)
+    torch.testing.assert_close(attn(x), loop_hyla(attn, x))
+
+
+@pytest.mark.parametrize("kind", ["hyla_no_relu", "hyla_no_relu_no_rmshead"])
+def test_hyla_without_nonlinearity(kind, x):
+    attn = make(kind)
+    torch.testing.assert_close(attn(x), loop_hyla(attn, x, relu=False))
+
+
+def test_hyla_with_head_dim_unlike_dim_over_heads(x):
+    attn = make("hyla", head_dim=2)
+    torch.testing.assert_close(attn(x), loop_hyla(attn, x))
+
+
+def test_linear_attention_equals_definition(x):
+    attn = make("linear")
+    torch.testing.assert_close(attn(x), loop_linear(attn, x))
+
+
+def test_linear_rmshead_scores(x):
+    attn = make("linear_rmshead")
+    torch.testing.assert_close(attn.scores(x), loop_scores(attn, x, "rms_head"))
+
+
+def test_softmax_kind_equals_project_self_attention(x):
+    attn = make("softmax")
+    reference = SelfAttention(DIM, HEADS).double()
+    reference.load_state_dict(attn.state_dict())
+    torch.testing.assert_close(attn(x), reference(x))
+    torch.testing.assert_close(attn(x, causal=True), reference(x, causal=True))
+
+
+def test_hyla_has_no_more_parameters_than_softmax():
+    count = lambda m: sum(p.numel() for p in m.parameters())
+    sizes = {kind: count(MultiHeadAttention(64, 16, kind)) for kind in KINDS}
+    assert all(n == sizes["softmax"] for n in sizes.values()), sizes
+
+
+def test_rmshead_makes_codes_unit_rms_over_heads():
+    scores = torch.randn(3, 8, 6, 6, dtype=torch.double) * 5
+    normed = rms_head(scores)
+    torch.testing.assert_close(normed.pow(2).mean(dim=1), torch.ones(3, 6, 6, dtype=torch.double), atol=1e-6, rtol=0)
+    # a positive rescaling of one pair's code leaves it unchanged
+    scaled = scores.clone()
+    scaled[0, :, 1, 2] *= 7
+    torch.testing.assert_close(rms_head(scaled)[0, :, 1, 2], normed[0, :, 1, 2])
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_causal_output_ignores_the_future(kind, x):
+    attn = make(kind)
+    changed = x.clone()
+    changed[:, -1] += 1.0
+    torch.testing.assert_close(attn(x, causal=True)[:, :-1], attn(changed, causal=True)[:, :-1])
+    assert not torch.allclose(attn(x)[:, :-1], attn(changed)[:, :-1])
+
+
+def test_causal_lm_shapes_and_masking():
+    lm = CausalLM(vocab=20, length=9, dim=16, heads=4, depth=2, kind="hyla")
+    tokens = torch.randint(20, (2, 9))
+    logits = lm(tokens)
+    assert logits.shape == (2, 9, 20)
+    other = tokens.clone()
+    other[:, -1] = (other[:, -1] + 1) % 20
+    torch.testing.assert_close(lm(other)[:, :-1], logits[:, :-1])
+
+
+def test_recording_reads_out_latent_codes_per_layer():
+    model = InContextTransformer(in_dim=5, out_dim=3, length=7, dim=16, heads=4, depth=3, kind="hyla")
+    with recording(model) as layers:
+        model(torch.randn(2, 7, 5))
+        codes = [m.latent for m in layers]
+    assert len(codes) == 3 and all(c.shape == (2, 4, 7, 7) for c in codes)
+    torch.testing.assert_close(codes[0].pow(2).mean(1), torch.ones(2, 7, 7), atol=1e-2, rtol=0)  # ε matters for tiny codes
+    assert all(m.latent is None and not m.record for m in layers)
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="kind"):
+        MultiHeadAttention(8, 2, "cosine")
+    with pytest.raises(ValueError, match="heads=3"):
+        MultiHeadAttention(8, 3)
+    with pytest.raises(ValueError, match="score_dropout"):
+        MultiHeadAttention(8, 2, score_dropout=1.5)
