@@ -1,0 +1,129 @@
+"""The run cache and the training loop: hit, miss, resume after a real kill, atomic writes."""
+import os
+import random
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+from ponder.runs import Run, atomic_write, code_version
+from ponder.training import TrainConfig, lr_at, train_run
+
+CONFIG = TrainConfig(steps=40, batch_size=16, lr=3e-3, seed=3, checkpoint_every=5, log_every=5)
+
+
+def make_model() -> nn.Module:
+    return nn.Sequential(nn.Linear(4, 16), nn.Dropout(0.1), nn.ReLU(), nn.Linear(16, 1))
+
+
+def batches(step: int, kill_at: int | None = None):
+    if step == kill_at:
+        os.kill(os.getpid(), signal.SIGKILL)  # a real kill, mid-run, no clean-up
+    g = torch.Generator().manual_seed(1000 + step)
+    x = torch.randn(CONFIG.batch_size, 4, generator=g)
+    return x, x.sum(dim=1, keepdim=True).sin()
+
+
+def loss_fn(model, batch):
+    x, y = batch
+    return ((model(x) - y) ** 2).mean()
+
+
+def toy_run(cfg=CONFIG) -> Run:
+    return Run("toy", {"train": cfg.as_dict()}, "smoke", code=["ponder.tasks.cpvr"])
+
+
+def test_finished_run_is_reused_without_training():
+    calls = []
+
+    def counting_loss(model, batch):
+        calls.append(1)
+        return loss_fn(model, batch)
+
+    model, metrics = train_run(toy_run(), make_model, counting_loss, batches, CONFIG)
+    assert len(calls) == CONFIG.steps and toy_run().done
+    again, cached = train_run(toy_run(), make_model, counting_loss, batches, CONFIG)
+    assert len(calls) == CONFIG.steps  # nothing trained the second time
+    assert cached == metrics
+    for a, b in zip(model.state_dict().values(), again.state_dict().values()):
+        assert torch.equal(a, b)
+
+
+def test_changed_config_is_a_miss():
+    train_run(toy_run(), make_model, loss_fn, batches, CONFIG)
+    other = toy_run(TrainConfig(**{**CONFIG.as_dict(), "lr": 1e-3}))
+    assert not other.done and other.key != toy_run().key
+
+
+def test_code_version_follows_the_named_modules():
+    assert code_version(["ponder.tasks.cpvr"]) != code_version(["ponder.models.transformer"])
+    assert code_version(["ponder.tasks.cpvr"]) == code_version(["ponder.tasks.cpvr"])
+
+
+def _train_in_child(results: Path, kill_at: int | None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PONDER_RESULTS": str(results), "KILL_AT": "" if kill_at is None else str(kill_at)}
+    return subprocess.run([sys.executable, __file__], env=env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("trial", range(3))
+def test_killed_run_resumes_to_the_same_result(tmp_path, monkeypatch, trial):
+    kill_at = random.Random(trial).randrange(1, CONFIG.steps)
+    killed = _train_in_child(tmp_path / "a", kill_at)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    monkeypatch.setenv("PONDER_RESULTS", str(tmp_path / "a"))
+    run = toy_run()
+    assert not run.done
+    has_checkpoint = (run.dir / "checkpoint.safetensors").exists()
+    assert has_checkpoint == (kill_at >= CONFIG.checkpoint_every)
+    resumed, resumed_metrics = train_run(run, make_model, loss_fn, batches, CONFIG)
+
+    monkeypatch.setenv("PONDER_RESULTS", str(tmp_path / "b"))
+    straight, straight_metrics = train_run(toy_run(), make_model, loss_fn, batches, CONFIG)
+    assert resumed_metrics == straight_metrics
+    for a, b in zip(resumed.state_dict().values(), straight.state_dict().values()):
+        assert torch.equal(a, b)
+
+
+def test_atomic_write_leaves_nothing_behind_on_failure(tmp_path):
+    target = tmp_path / "metrics.json"
+    target.write_text("old")
+
+    def broken(tmp):
+        tmp.write_text("half")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write(target, broken)
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["metrics.json"]
+
+
+def test_load_model_of_an_unfinished_run_says_so():
+    with pytest.raises(FileNotFoundError, match="train it first"):
+        toy_run().load_model(make_model())
+
+
+def test_learning_rate_warms_up_then_decays():
+    cfg = TrainConfig(steps=100, batch_size=1, lr=1.0, warmup=0.1, min_lr_ratio=0.1)
+    rates = [lr_at(s, cfg) for s in range(100)]
+    assert rates[0] == pytest.approx(0.1) and rates[9] == pytest.approx(1.0)
+    assert all(a >= b for a, b in zip(rates[10:], rates[11:]))
+    assert rates[-1] == pytest.approx(0.1, abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    "change, error",
+    [(dict(steps=0), "steps=0 must be >= 1"), (dict(batch_size=-2), "batch_size=-2"), (dict(lr=0), "lr=0"), (dict(warmup=1.5), "warmup=1.5")],
+)
+def test_train_config_rejects_bad_values(change, error):
+    with pytest.raises(ValueError, match=error):
+        TrainConfig(**{"steps": 10, "batch_size": 4, **change})
+
+
+if __name__ == "__main__":  # the child of the kill test
+    kill = os.environ.get("KILL_AT")
+    train_run(toy_run(), make_model, loss_fn, lambda step: batches(step, int(kill) if kill else None), CONFIG)
