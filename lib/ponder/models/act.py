@@ -66,8 +66,12 @@ class HaltingUnit(nn.Module):
         nn.init.zeros_(self.linear.weight)
         nn.init.constant_(self.linear.bias, float(bias))
 
+    def logit(self, state: torch.Tensor) -> torch.Tensor:
+        """``w . s + b``, ``[..., dim] -> [...]`` (PonderNet works with these, in log space)."""
+        return self.linear(state).squeeze(-1)
+
     def forward(self, state: torch.Tensor) -> torch.Tensor:
-        return torch.sigmoid(self.linear(state)).squeeze(-1)
+        return torch.sigmoid(self.logit(state))
 
 
 @dataclass
