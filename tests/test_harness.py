@@ -97,3 +97,20 @@ def test_notebook_conventions(path):
 def test_unknown_notebook_name_lists_the_known_ones():
     with pytest.raises(ValueError, match="explore_hops"):
         notebooks.find(["nope"])
+
+
+def test_cpvr_explorer_reacts_to_its_controls():
+    from ponder.widgets import cpvr_explorer
+
+    plt.close("all")
+    box = cpvr_explorer(length=12, hops=3, seed=0)
+    length, hops, button = box.children[0].children
+    assert length.continuous_update is False and hops.continuous_update is False
+    length.value = 5
+    assert hops.max == 4  # a chain cannot be longer than the sequence
+    hops.value = 4
+    button.click()
+    titles = [plt.figure(n).axes[0].get_title() for n in plt.get_fignums()]
+    assert len(titles) == 4  # drawn at start, then once per control change
+    assert titles[0].startswith("3 hops") and titles[-1].startswith("4 hops")
+    plt.close("all")
