@@ -1,0 +1,89 @@
+"""sraven generator: every instance obeys its rules; split, tokens, counting, ambiguity."""
+import numpy as np
+import pytest
+import torch
+
+from ponder.tasks import sraven
+
+
+def test_split_sizes_and_disjoint():
+    train, held = sraven.split(4)
+    assert (len(train), len(held)) == (248, 82)
+    assert not set(train) & set(held)
+    assert all(tuple(sorted(c)) == c for c in train + held)  # unordered: AB and BA are one combination
+    assert sraven.split(4) == sraven.split(4)  # fixed
+
+
+@pytest.mark.parametrize("k,f", [(4, 8), (2, 5), (3, 16)])
+def test_every_instance_obeys_its_rules(k, f):
+    train, _ = sraven.split(k)
+    drawn = sraven.sample(300, train, f, seed=3)
+    assert drawn["grid"].shape == (300, 3, 3, k) and drawn["grid"].max() < f and drawn["grid"].min() >= 0
+    for grid, rules, perm, combo in zip(drawn["grid"], drawn["rules"], drawn["perm"], drawn["combo"]):
+        assert sorted(rules.tolist()) == list(train[combo])
+        plain = sraven.unpermute(grid, perm)
+        assert all(sraven.follows(rule, plain[:, :, i], f) for i, rule in enumerate(rules))
+        for c in range(3):  # the permutation is shared by the rows of a column
+            assert all((grid[r, c] == plain[r, c][perm[c]]).all() for r in range(3))
+
+
+def test_columns_are_permuted_independently():
+    drawn = sraven.sample(500, sraven.split(4)[0], 8, seed=0)
+    assert (drawn["perm"][:, 0] != drawn["perm"][:, 1]).any(-1).mean() > 0.9
+    plain = sraven.sample(5, sraven.split(4)[0], 8, seed=0, permute=False)
+    assert (plain["perm"] == np.arange(4)).all()
+
+
+def test_follows_rejects_broken_rows():
+    assert sraven.follows(5, [[1, 2, 3], [4, 4, 0], [7, 7, 6]], 8)
+    assert not sraven.follows(5, [[1, 2, 4], [4, 4, 0], [7, 7, 6]], 8)
+    assert sraven.follows(7, [[1, 2, 3], [3, 1, 2], [2, 3, 1]], 8)
+    assert not sraven.follows(7, [[1, 2, 3], [3, 1, 2], [2, 3, 4]], 8)
+    assert sraven.follows(4, [[1, 7, 5], [0, 6, 4], [2, 0, 6]], 8)
+
+
+def test_tokens_context_then_zero_placeholders():
+    drawn = sraven.sample(4, sraven.split(4)[0], 8, seed=1)
+    x, target = sraven.tokens(drawn["grid"], 8)
+    assert x.shape == (4, 36, 8) and target.shape == (4, 4)
+    assert (x[:, :32].sum(-1) == 1).all() and (x[:, 32:] == 0).all()
+    assert (x[:, :32].argmax(-1).reshape(4, 8, 4) == torch.as_tensor(drawn["grid"].reshape(4, 9, 4)[:, :8])).all()
+    assert (target == torch.as_tensor(drawn["grid"][:, 2, 2])).all()
+
+
+def test_all_correct_needs_every_feature():
+    target = torch.tensor([[1, 2], [3, 4]])
+    logits = torch.nn.functional.one_hot(torch.tensor([[0, 0, 1, 2], [0, 0, 3, 0]]), 5).float()
+    assert sraven.all_correct(logits, target).tolist() == [True, False]
+
+
+def test_counting_formula():
+    assert sraven.count_tasks(4) == 330 * (24**2 - 4)
+    assert [len(sraven.combinations(k)) for k in (2, 3, 4, 5)] == [36, 120, 330, 792]
+    assert sraven.grids_per_rule(7, 8) == 56 * 216
+
+
+def test_ambiguity_checker():
+    # a feature that is constant 0 is also addition and subtraction: with a third row (2, 2, ?)
+    # constant says 2, addition 4, subtraction 0, so one feature alone is ambiguous (K = 1)
+    grid = np.array([[0, 0, 0], [0, 0, 0], [2, 2, 2]])[..., None]
+    assert sraven.is_ambiguous(grid, 8)
+    clean = np.array([[1, 2, 3], [5, 6, 7], [2, 3, 4]])[..., None]  # progression +1 only
+    assert not sraven.is_ambiguous(clean, 8)
+    rate = np.mean([sraven.is_ambiguous(g, 8) for g in sraven.sample(200, sraven.split(4)[0], 8, seed=0)["grid"]])
+    assert rate < 0.05
+
+
+def test_dataset_matches_sampler():
+    train, _ = sraven.split(2)
+    data = sraven.dataset(50, train, 8, seed=4)
+    x, target = sraven.dataset_tokens(data, 8)
+    drawn = sraven.sample(50, train, 8, seed=4 * 1_000_003)
+    assert (target == torch.as_tensor(drawn["grid"][:, 2, 2])).all() and x.shape == (50, 18, 8)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="holdout"):
+        sraven.split(4, holdout=1.5)
+    with pytest.raises(ValueError, match="rule=9"):
+        sraven.rule_rows(9, 2, 8, np.random.default_rng(0))
