@@ -91,9 +91,10 @@ def refresh(names: list[str] | None = None, seed: int = 0) -> None:
             cell.metadata.pop("execution", None)
             if cell.cell_type != "code":
                 continue
+            ran_cell = by_id[cell.get("id")]
             checked = CHECKED in cell.metadata.get("tags", [])
-            cell.outputs = [o for o in by_id[cell.get("id")].outputs if o.get("output_type") != "display_data"] if checked else []
-            cell.execution_count = None
+            cell.outputs = [o for o in ran_cell.outputs if o.get("output_type") != "display_data"] if checked else []
+            cell.execution_count = ran_cell.execution_count if checked else None  # nbval wants a count beside outputs
         source.metadata.pop("papermill", None)
         nbformat.write(source, path)
         print(f"refreshed {path.relative_to(ROOT)}")
