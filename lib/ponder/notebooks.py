@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from .claims import gather
+from .claims import gather, rows
 from .paths import ROOT
 from .profiles import PROFILES, check_profile
 
@@ -52,7 +52,8 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None) -> Path:
         )
         print(f"[{profile}] {path.name} done in {time.perf_counter() - start:.0f} s", flush=True)
     ledger = gather(profile)
-    print(f"claims ledger: {ledger.relative_to(ROOT)}")
+    verdicts = [r["holds"] for r in rows(profile)]
+    print(f"claims ledger: {ledger.relative_to(ROOT)}: {verdicts.count(True)} hold, {verdicts.count(False)} do not, {verdicts.count(None)} describe only")
     return ledger
 
 
