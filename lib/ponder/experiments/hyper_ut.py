@@ -1,0 +1,320 @@
+"""Hyper-UT on C-PVR (targets hut-2 … hut-6, hut-9, hut-10): the models, their runs, their numbers.
+
+Every model is a :class:`ponder.models.classifier.Classifier` named by a *kind*:
+
+=================  =============================================  =========================
+kind               core (``step(h, t)``)                          depth loop
+=================  =============================================  =========================
+``transformer``    ``LayerStack``: ``T`` different blocks         fixed ``T``
+``ut``             ``UniversalCore``: one shared block            fixed ``T``
+``ut_act``         ``UniversalCore``                              ACT, at most ``T``
+``film``           ``FiLMCore``: shared block + per-step FiLM     fixed ``T``
+``film_act``       ``FiLMCore``                                   ACT, at most ``T``
+``hyper``          ``HyperCore``: routed pool -> generated MLP    fixed ``T`` (Hyper-UT w/o ACT)
+``hyper_act``      ``HyperCore``                                  ACT, at most ``T`` (Hyper-UT)
+=================  =============================================  =========================
+
+Training: train on hop counts ``1..K``, fresh samples every step, loss
+``CE + tau * mean(N + R)`` for the ACT kinds. Evaluation: a fixed test set per hop count
+``1..H``; accuracy and mean steps per hop count.
+"""
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+import torch.nn.functional as F
+
+from ..checks import check_choice
+from ..models.classifier import ACTDepth, Classifier, FixedDepth, LayerStack, SequenceEmbedding
+from ..models.film import FiLMCore
+from ..models.hyper import HyperCore
+from ..models.universal import UniversalCore
+from ..profiles import by_profile
+from ..runs import Run
+from ..tasks import cpvr
+from ..training import TrainConfig, default_device, train_run
+
+KINDS = ("transformer", "ut", "ut_act", "film", "film_act", "hyper", "hyper_act")
+LABELS = {
+    "transformer": "Transformer",
+    "ut": "UT",
+    "ut_act": "UT+ACT",
+    "film": "UT+FiLM",
+    "film_act": "UT+FiLM+ACT",
+    "hyper": "Hyper-UT w/o ACT",
+    "hyper_act": "Hyper-UT",
+}
+ACT_KINDS = tuple(k for k in KINDS if k.endswith("_act"))
+
+# The modules a C-PVR run's result depends on (its cache key hashes their source).
+CODE = (
+    "ponder.tasks.cpvr",
+    "ponder.models.transformer",
+    "ponder.models.classifier",
+    "ponder.models.universal",
+    "ponder.models.film",
+    "ponder.models.hyper",
+    "ponder.models.act",
+    "ponder.experiments.hyper_ut",
+)
+
+# The model every kind shares (a kind uses the fields it needs). ``steps`` is the depth of the
+# Transformer, the steps of UT / Hyper-UT without ACT and the most steps ACT may take.
+MODEL = dict(dim=32, heads=4, steps=6, mlp_ratio=4.0, pool_size=16, code_dim=16, rank=4, summary="mean", act_bias=-1.0, act_eps=0.01, act_level="example", tau=0.01, values="table")
+
+SIZES = {
+    "smoke": dict(
+        length=12, train_hops=(1, 2), test_hops=(1, 2, 3), seeds=(0,), steps=30, batch_size=32, lr=3e-3, n_test=64,
+        model=dict(MODEL, dim=16, heads=2, steps=3, pool_size=4, code_dim=8, rank=2),
+        depth_grid=dict(depths=(1, 2), hops=(1, 2), steps=20), pool_sizes=(1, 4),
+    ),
+    "quick": dict(
+        length=12, train_hops=(1, 2, 3), test_hops=(1, 2, 3, 4, 5, 6), seeds=(0, 1, 2), steps=600, batch_size=128, lr=3e-3, n_test=500,
+        model=dict(MODEL),
+        depth_grid=dict(depths=(1, 2, 4, 6), hops=(1, 2, 3, 4), steps=300), pool_sizes=(1, 4, 16, 64),
+    ),
+    "paper": dict(
+        length=16, train_hops=(1, 2, 3, 4), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), steps=30_000, batch_size=128, lr=1e-3, n_test=5_000,
+        model=dict(MODEL, dim=64, heads=4, steps=8, code_dim=32),
+        depth_grid=dict(depths=(1, 2, 4, 6, 8), hops=(1, 2, 3, 4, 5, 6), steps=10_000), pool_sizes=(1, 4, 16, 64),
+    ),
+}
+
+
+def build(kind: str, length: int, model: dict, embedding: torch.nn.Module | None = None, classes: int | None = None) -> Classifier:
+    """The classifier of ``kind``: for C-PVR sequences of ``length`` by default (values and labels
+    in ``[0, length)``), or on top of another ``embedding`` (e.g. image patches) with ``classes``."""
+    check_choice("kind", kind, KINDS)
+    m = model
+    dim, heads, steps, ratio = m["dim"], m["heads"], m["steps"], m["mlp_ratio"]
+    base = kind.removesuffix("_act")
+    if base == "transformer":
+        core = LayerStack(dim, heads, steps, ratio)
+    elif base == "ut":
+        core = UniversalCore(dim, heads, steps, ratio)
+    elif base == "film":
+        core = FiLMCore(dim, heads, steps, ratio)
+    else:
+        core = HyperCore(dim, heads, steps, m["pool_size"], m["code_dim"], m["rank"], ratio, m["summary"])
+    depth = ACTDepth(dim, m["act_bias"], m["act_eps"], m["act_level"]) if kind in ACT_KINDS else FixedDepth()
+    embedding = embedding if embedding is not None else SequenceEmbedding(length, length, dim, m["values"])
+    return Classifier(embedding, core, depth, dim, classes=classes or length)
+
+
+def parameter_count(model: torch.nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def loss_fn(tau: float):
+    """``CE(logits, label) + tau * mean(N + R)`` (the ponder term is zero without ACT)."""
+
+    def loss(model, batch):
+        x, _, label = batch
+        out = model(x)
+        return F.cross_entropy(out.logits, label) + tau * out.ponder.mean()
+
+    return loss
+
+
+def test_set(length: int, hops: Sequence[int], n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``n`` examples per hop count, fixed (seeds far from every training step's)."""
+    parts = [cpvr.sample(n, length, h, seed=900_000_000 + 1000 * h) for h in hops]
+    return tuple(torch.cat(p) for p in zip(*parts))
+
+
+@torch.no_grad()
+def per_hop(model: Classifier, length: int, hops: Sequence[int], n: int, batch: int = 1000) -> dict:
+    """``{"accuracy": {hops: acc}, "steps": {hops: mean steps}}`` on the fixed test set."""
+    model.eval()
+    device = default_device()
+    x, m, label = test_set(length, hops, n)
+    correct, steps = [], []
+    for i in range(0, len(x), batch):
+        out = model(x[i : i + batch].to(device))
+        correct.append((out.logits.argmax(-1).cpu() == label[i : i + batch]).float())
+        steps.append(out.steps.cpu())
+    correct, steps = torch.cat(correct), torch.cat(steps)
+    return {
+        "accuracy": {str(h): correct[m == h].mean().item() for h in hops},
+        "steps": {str(h): steps[m == h].mean().item() for h in hops},
+    }
+
+
+def train_cpvr(kind: str, profile: str, seed: int, model: dict | None = None, train_hops: Sequence[int] | None = None, test_hops: Sequence[int] | None = None, steps: int | None = None, name: str = "hut/cpvr"):
+    """Train (or load from the cache) one C-PVR model; ``(model, metrics)``.
+
+    Everything not given comes from ``SIZES[profile]``; ``metrics`` holds the loss history,
+    ``accuracy`` and ``steps`` per test hop count, and ``params``.
+    """
+    sizes = by_profile(SIZES, profile)
+    model_cfg = dict(sizes["model"], **(model or {}))
+    train_hops = tuple(train_hops or sizes["train_hops"])
+    test_hops = tuple(test_hops or sizes["test_hops"])
+    length = sizes["length"]
+    cfg = TrainConfig(steps=steps or sizes["steps"], batch_size=sizes["batch_size"], lr=sizes["lr"], seed=seed)
+    config = {"kind": kind, "model": model_cfg, "length": length, "train_hops": train_hops, "test_hops": test_hops, "n_test": sizes["n_test"], "train": cfg.as_dict()}
+    run = Run(f"{name}/{kind}", config, profile, code=CODE)
+
+    def batches(step):
+        return cpvr.sample(cfg.batch_size, length, list(train_hops), seed=cfg.seed * 1_000_003 + step)
+
+    def evaluate(net):
+        return {**per_hop(net, length, test_hops, sizes["n_test"]), "params": parameter_count(net)}
+
+    return train_run(run, lambda: build(kind, length, model_cfg), loss_fn(model_cfg["tau"]), batches, cfg, evaluate)
+
+
+def frame(metrics: dict, **columns) -> pd.DataFrame:
+    """One row per test hop count: ``hops``, ``accuracy``, ``steps`` and the given constant columns."""
+    rows = [{"hops": int(h), "accuracy": a, "steps": metrics["steps"][h], **columns} for h, a in metrics["accuracy"].items()]
+    return pd.DataFrame(rows)
+
+
+# -- one function per target ---------------------------------------------------------------
+def generalization(profile: str, seed: int = 0, kinds: Sequence[str] = KINDS) -> pd.DataFrame:
+    """hut-3/4/5: every kind, every seed, trained on ``train_hops``: accuracy and steps per test hop count."""
+    sizes = by_profile(SIZES, profile)
+    parts = []
+    for kind in kinds:
+        for s in sizes["seeds"]:
+            _, metrics = train_cpvr(kind, profile, seed + s)
+            parts.append(frame(metrics, kind=kind, model=LABELS[kind], seed=seed + s, params=metrics["params"]))
+    return pd.concat(parts, ignore_index=True)
+
+
+def depth_needed(profile: str, seed: int = 0) -> pd.DataFrame:
+    """hut-2: a Transformer of each depth trained and tested on one hop count at a time."""
+    sizes = by_profile(SIZES, profile)
+    grid = sizes["depth_grid"]
+    parts = []
+    for depth in grid["depths"]:
+        for hops in grid["hops"]:
+            _, metrics = train_cpvr("transformer", profile, seed, model={"steps": depth}, train_hops=(hops,), test_hops=(hops,), steps=grid["steps"], name="hut/depth")
+            parts.append(frame(metrics, depth=depth))
+    return pd.concat(parts, ignore_index=True)
+
+
+def pool_sizes(profile: str, seed: int = 0) -> pd.DataFrame:
+    """hut-10: Hyper-UT (with ACT) with pools of each size in ``pool_sizes``."""
+    sizes = by_profile(SIZES, profile)
+    parts = []
+    for n in sizes["pool_sizes"]:
+        _, metrics = train_cpvr("hyper_act", profile, seed, model={"pool_size": n})
+        parts.append(frame(metrics, pool_size=n, params=metrics["params"]))
+    return pd.concat(parts, ignore_index=True)
+
+
+@torch.no_grad()
+def routing(profile: str, seed: int = 0) -> pd.DataFrame:
+    """hut-6: Hyper-UT's routing weights over the pool, per step and test hop count.
+
+    The core is stepped on the test set directly (ACT's masked loop computes the same states);
+    a row is kept only for the steps each example actually took before halting.
+    """
+    sizes = by_profile(SIZES, profile)
+    model, _ = train_cpvr("hyper_act", profile, seed)
+    x, m, _ = test_set(sizes["length"], sizes["test_hops"], sizes["n_test"])
+    device = default_device()
+    x = x.to(device)
+    used = model(x).steps.cpu()
+    h = model.embedding(x)
+    rows = []
+    for t in range(model.core.max_steps):
+        h = model.core.step(h, t)
+        alpha = model.core.last_routing.cpu()
+        ran = used > t
+        for hops in sizes["test_hops"]:
+            keep = ran & (m == hops)
+            if keep.any():
+                mean = alpha[keep].mean(0)
+                rows += [{"step": t + 1, "hops": hops, "module": j, "weight": w} for j, w in enumerate(mean.tolist())]
+    return pd.DataFrame(rows)
+
+
+def configurations(profile: str) -> pd.DataFrame:
+    """hut-9: every model's width, depth or steps, pool size, parameters and ACT settings."""
+    sizes = by_profile(SIZES, profile)
+    m = sizes["model"]
+    rows = []
+    for kind in KINDS:
+        net = build(kind, sizes["length"], m)
+        uses_pool = kind.startswith("hyper")
+        rows.append({
+            "model": LABELS[kind],
+            "width x heads": f"{m['dim']} x {m['heads']}",
+            "depth / max steps": m["steps"],
+            "weights shared in depth": kind != "transformer",
+            "pool size N": m["pool_size"] if uses_pool else "—",
+            "code dim / rank": f"{m['code_dim']} / {m['rank']}" if uses_pool else "—",
+            "parameters": parameter_count(net),
+            "ACT (bias, eps, tau, level)": f"{m['act_bias']}, {m['act_eps']}, {m['tau']}, {m['act_level']}" if kind in ACT_KINDS else "—",
+        })
+    return pd.DataFrame(rows)
+
+
+def train_all(profile: str, seed: int = 0) -> None:
+    """Every C-PVR run the Hyper-UT notebooks need."""
+    generalization(profile, seed)
+    depth_needed(profile, seed)
+    pool_sizes(profile, seed)
+
+
+# -- the numbers the claims are checked on -------------------------------------------------
+def summarize(frame: pd.DataFrame, train_max: int) -> pd.DataFrame:
+    """Per model: mean accuracy in / out of distribution (and its s.e. over seeds), mean steps,
+    the slope of steps against hop count, and the parameter count."""
+    frame = frame.assign(split=np.where(frame["hops"] <= train_max, "in distribution", "out of distribution"))
+    per_seed = frame.groupby(["model", "seed", "split"])["accuracy"].mean().unstack("split")
+    accuracy = per_seed.groupby("model").agg(["mean", "sem"])
+    rows = []
+    for model, part in frame.groupby("model", sort=False):
+        steps = part.groupby("hops")["steps"].mean()
+        rows.append({
+            "model": model,
+            "in distribution": accuracy.loc[model, ("in distribution", "mean")],
+            "in distribution se": np.nan_to_num(accuracy.loc[model, ("in distribution", "sem")]),
+            "out of distribution": accuracy.loc[model, ("out of distribution", "mean")],
+            "out of distribution se": np.nan_to_num(accuracy.loc[model, ("out of distribution", "sem")]),
+            "steps": part["steps"].mean(),
+            "steps slope": float(np.polyfit(steps.index.to_numpy(float), steps.to_numpy(), 1)[0]),
+            "params": int(part["params"].iloc[0]),
+        })
+    return pd.DataFrame(rows).set_index("model")
+
+
+def depth_needed_per_hop(frame: pd.DataFrame, tolerance: float = 0.05) -> pd.Series:
+    """hut-2: per hop count, the smallest depth within ``tolerance`` of the best depth's accuracy."""
+    needed = {}
+    for hops, part in frame.groupby("hops"):
+        best = part["accuracy"].max()
+        needed[hops] = int(part.loc[part["accuracy"] >= best - tolerance, "depth"].min())
+    return pd.Series(needed, name="depth needed").rename_axis("hops")
+
+
+@torch.no_grad()
+def ponder_trace(model: Classifier, x: torch.Tensor) -> dict:
+    """One example ``x`` ``[L]`` through ``model``: its answer, steps and per-step halting.
+
+    ``halting_probability`` is ``p^n`` of every step ``n`` the core can take (read from the
+    state after step ``n``, as ACT does; empty for fixed-depth models); ``weights`` the
+    halting weights ``w^n`` ACT actually gave; ``routing`` Hyper-UT's ``alpha_t`` per step.
+    """
+    model.eval()
+    x = x[None].to(default_device())
+    out = model(x)
+    h, probabilities, routing = model.embedding(x), [], []
+    for t in range(model.core.max_steps):
+        h = model.core.step(h, t)
+        if isinstance(model.depth, ACTDepth):
+            probabilities.append(model.depth.halting(h.mean(dim=1)).item())
+        if isinstance(model.core, HyperCore):
+            routing.append(model.core.last_routing[0].tolist())
+    return {
+        "answer": int(out.logits.argmax(-1)),
+        "confidence": float(out.logits.softmax(-1).max()),
+        "steps": float(out.steps),
+        "halting_probability": probabilities,
+        "weights": out.halting[0].tolist() if out.halting is not None else [],
+        "routing": routing,
+    }

@@ -1,0 +1,89 @@
+"""hut-8: ViT vs U-ViT+ACT vs HyperU-ViT on scikit-learn's digits (stand-in for ImageNet-1k).
+
+The three models share the ViT's patch embedding (``ponder.models.vit``) and differ in their
+depth loop, exactly as on C-PVR (``ponder.experiments.hyper_ut``):
+
+* **ViT**: ``T`` different blocks (kind ``transformer``);
+* **U-ViT+ACT**: one shared block with ACT, at most ``T`` steps (kind ``ut_act``);
+* **HyperU-ViT**: Hyper-UT, the shared block's MLP generated per image and step, ACT (``hyper_act``).
+
+Reported: top-1 on the fixed test split, average layers used ``N``, and the layer savings
+``1 - N / T`` (the abstract claims Hyper-UT matches ViT on ImageNet with >70 % savings).
+"""
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..models.vit import ViT
+from ..profiles import by_profile
+from ..runs import Run
+from ..tasks import images
+from ..training import TrainConfig, default_device, train_run
+from .hyper_ut import CODE as CPVR_CODE
+from .hyper_ut import MODEL, build, parameter_count
+
+KINDS = ("transformer", "ut_act", "hyper_act")
+LABELS = {"transformer": "ViT", "ut_act": "U-ViT+ACT", "hyper_act": "HyperU-ViT"}
+CODE = CPVR_CODE + ("ponder.models.vit", "ponder.tasks.images", "ponder.experiments.hyper_ut_vision")
+
+SIZES = {
+    "smoke": dict(size=8, canvas=16, patch=4, steps=30, batch_size=32, lr=3e-3, model=dict(MODEL, dim=16, heads=2, steps=3, pool_size=4, code_dim=8, rank=2)),
+    "quick": dict(size=8, canvas=16, patch=4, steps=500, batch_size=128, lr=3e-3, model=dict(MODEL, steps=6)),
+    "paper": dict(size=16, canvas=32, patch=4, steps=20_000, batch_size=256, lr=1e-3, model=dict(MODEL, dim=128, heads=4, steps=12, code_dim=32)),
+}
+
+
+class PatchEmbedding(nn.Module):
+    """The ViT's patches + class token + positions (``ViT.embed``) without its blocks: ``[B, 1, H, W] -> [B, 1+P, D]``."""
+
+    def __init__(self, image: int, patch: int, dim: int):
+        super().__init__()
+        vit = ViT(image=image, patch=patch, channels=1, dim=dim, depth=1, heads=1)
+        self.patch_embed, self.cls, self.positions = vit.patch_embed, vit.cls, vit.positions
+
+    forward = ViT.embed
+
+
+def train_vision(kind: str, profile: str, seed: int):
+    """Train (or load) one digits model; ``(model, metrics)`` with ``top1``, ``layers`` and ``params``."""
+    sizes = by_profile(SIZES, profile)
+    m = sizes["model"]
+    cfg = TrainConfig(steps=sizes["steps"], batch_size=sizes["batch_size"], lr=sizes["lr"], seed=seed)
+    run = Run(f"hut/vision/{kind}", {"kind": kind, "sizes": sizes, "train": cfg.as_dict()}, profile, code=CODE)
+    geometry = dict(size=sizes["size"], canvas=sizes["canvas"])
+
+    def make():
+        return build(kind, 0, m, embedding=PatchEmbedding(sizes["canvas"], sizes["patch"], m["dim"]), classes=images.CLASSES)
+
+    def batches(step):
+        return images.sample(cfg.batch_size, seed=cfg.seed * 1_000_003 + step, **geometry)
+
+    def loss(model, batch):
+        x, y = batch
+        out = model(x)
+        return F.cross_entropy(out.logits, y) + m["tau"] * out.ponder.mean()
+
+    @torch.no_grad()
+    def evaluate(model):
+        model.eval()
+        x, y = images.images("test", **geometry)
+        out = model(x.to(default_device()))
+        return {"top1": (out.logits.argmax(-1).cpu() == y).float().mean().item(), "layers": out.steps.mean().item(), "params": parameter_count(model)}
+
+    return train_run(run, make, loss, batches, cfg, evaluate)
+
+
+def comparison(profile: str, seed: int = 0) -> pd.DataFrame:
+    """One row per model: top-1, average layers, layer savings vs the maximum, parameters."""
+    sizes = by_profile(SIZES, profile)
+    depth = sizes["model"]["steps"]
+    rows = []
+    for kind in KINDS:
+        _, metrics = train_vision(kind, profile, seed)
+        rows.append({"model": LABELS[kind], "top-1": metrics["top1"], "average layers": metrics["layers"], "layer savings": 1 - metrics["layers"] / depth, "parameters": metrics["params"]})
+    return pd.DataFrame(rows)
+
+
+def train_all(profile: str, seed: int = 0) -> None:
+    comparison(profile, seed)

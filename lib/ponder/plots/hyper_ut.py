@@ -1,0 +1,119 @@
+"""Figures of the Hyper-UT reproduction (hut-2 … hut-10), drawn from the experiments' data frames."""
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from . import colors
+
+
+def shade_out_of_distribution(ax: plt.Axes, train_max: int, hops_max: int) -> None:
+    """Grey band over the hop counts above the training range."""
+    ax.axvspan(train_max + 0.5, hops_max + 0.5, color="0.92", zorder=0)
+    ax.text(train_max + 0.6, 0.02, "out of distribution", transform=ax.get_xaxis_transform(), color="0.4", fontsize=9)
+
+
+def draw_depth_heatmap(ax: plt.Axes, frame: pd.DataFrame) -> None:
+    """hut-2: accuracy of each (depth, hop count) Transformer, each trained and tested on its hop count."""
+    table = frame.pivot_table(index="depth", columns="hops", values="accuracy").sort_index(ascending=False)
+    sns.heatmap(table, annot=True, fmt=".2f", vmin=0, vmax=1, cmap="viridis", cbar_kws={"label": "accuracy"}, ax=ax)
+    ax.set(xlabel="hops (trained and tested on)", ylabel="Transformer depth")
+
+
+def draw_accuracy_vs_hops(ax: plt.Axes, frame: pd.DataFrame, order: list[str], train_max: int) -> None:
+    """hut-3: mean accuracy per test hop count with the standard error over seeds."""
+    sns.lineplot(frame, x="hops", y="accuracy", hue="model", hue_order=order, style="model", style_order=order, markers=True, dashes=False, errorbar="se", err_style="bars", ax=ax, palette=colors(len(order)))
+    shade_out_of_distribution(ax, train_max, int(frame["hops"].max()))
+    ax.set(xlabel="test hop count", ylabel="accuracy", ylim=(0, 1.02), xticks=sorted(frame["hops"].unique()))
+    ax.legend(title=None, fontsize=9)
+
+
+def draw_steps_vs_hops(ax: plt.Axes, frame: pd.DataFrame, act_order: list[str], fixed_steps: int, train_max: int) -> None:
+    """hut-4: mean ponder steps per test hop count for the ACT models; the fixed depth as a line."""
+    act = frame[frame["model"].isin(act_order)]
+    sns.lineplot(act, x="hops", y="steps", hue="model", hue_order=act_order, style="model", markers=True, dashes=False, errorbar="se", err_style="bars", ax=ax, palette=colors(len(act_order)))
+    ax.axhline(fixed_steps, color="0.3", ls="--", label=f"fixed depth ({fixed_steps}): Transformer, UT, Hyper-UT w/o ACT")
+    shade_out_of_distribution(ax, train_max, int(frame["hops"].max()))
+    ax.set(xlabel="test hop count", ylabel="average ponder steps N", ylim=(0, fixed_steps + 0.5), xticks=sorted(frame["hops"].unique()))
+    ax.legend(title=None, fontsize=9)
+
+
+def draw_sharing(ax: plt.Axes, summary: pd.DataFrame) -> None:
+    """hut-5: in- and out-of-distribution accuracy per model (bars, seed s.e.), parameters in the labels."""
+    long = summary.melt(id_vars=["label"], value_vars=["in distribution", "out of distribution"], var_name="test", value_name="accuracy")
+    sns.barplot(long, x="label", y="accuracy", hue="test", ax=ax, errorbar=None, palette=colors(2))
+    errors = summary.melt(id_vars=["label"], value_vars=["in distribution se", "out of distribution se"], value_name="se")["se"].to_numpy()
+    for bar, err in zip(ax.patches, errors):
+        ax.errorbar(bar.get_x() + bar.get_width() / 2, bar.get_height(), yerr=err, color="0.2", capsize=3)
+    ax.set(xlabel=None, ylabel="accuracy", ylim=(0, 1.02))
+    ax.legend(title=None, fontsize=9)
+
+
+def draw_routing(fig: plt.Figure, frame: pd.DataFrame) -> None:
+    """hut-6: one heatmap per test hop count: mean routing weight of each pool entry at each step."""
+    hops = sorted(frame["hops"].unique())
+    axes = fig.subplots(1, len(hops), sharey=True, squeeze=False)[0]
+    vmax = frame["weight"].max()
+    for ax, h in zip(axes, hops):
+        table = frame[frame["hops"] == h].pivot_table(index="module", columns="step", values="weight")
+        sns.heatmap(table, vmin=0, vmax=vmax, cmap="magma", cbar=ax is axes[-1], cbar_kws={"label": "routing weight"}, ax=ax)
+        ax.set(title=f"{h} hop{'s' if h != 1 else ''}", xlabel="step", ylabel="pool entry" if ax is axes[0] else None)
+
+
+def routing_entropy(frame: pd.DataFrame) -> pd.DataFrame:
+    """Entropy (nats) of the mean routing distribution per (hops, step)."""
+    def entropy(w):
+        p = w.to_numpy()
+        return float(-(p * np.log(np.clip(p, 1e-12, None))).sum())
+
+    return frame.groupby(["hops", "step"])["weight"].apply(entropy).rename("entropy").reset_index()
+
+
+def draw_pool_sizes(ax: plt.Axes, frame: pd.DataFrame, train_max: int) -> None:
+    """hut-10: accuracy per test hop count for each pool size."""
+    sizes = sorted(frame["pool_size"].unique())
+    sns.lineplot(frame, x="hops", y="accuracy", hue="pool_size", hue_order=sizes, marker="o", ax=ax, palette=colors(len(sizes)))
+    shade_out_of_distribution(ax, train_max, int(frame["hops"].max()))
+    ax.set(xlabel="test hop count", ylabel="accuracy", ylim=(0, 1.02), xticks=sorted(frame["hops"].unique()))
+    ax.legend(title="pool size N", fontsize=9)
+
+
+def draw_table(ax: plt.Axes, table: pd.DataFrame, font_size: int = 9) -> None:
+    """A data frame as a matplotlib table (hut-9, hut-8)."""
+    ax.axis("off")
+    cells = ax.table(cellText=table.astype(str).to_numpy(), colLabels=list(table.columns), loc="center", cellLoc="center")
+    cells.auto_set_font_size(False)
+    cells.set_fontsize(font_size)
+    cells.auto_set_column_width(list(range(len(table.columns))))
+    cells.scale(1, 1.5)
+    for (row, _), cell in cells.get_celld().items():
+        if row == 0:
+            cell.set_text_props(weight="bold")
+            cell.set_facecolor("0.9")
+
+
+def draw_scratchpad(fig: plt.Figure, frame: pd.DataFrame) -> None:
+    """hut-7: four panels, rows answer-only / scratch-pad, columns in / out of distribution; accuracy per hop count."""
+    targets, splits = list(dict.fromkeys(frame["target"])), ["in distribution", "out of distribution"]
+    axes = fig.subplots(len(targets), 2, sharey=True, squeeze=False)
+    palette = dict(zip(targets, colors(len(targets))))
+    for row, target in enumerate(targets):
+        for col, split in enumerate(splits):
+            ax, part = axes[row, col], frame[(frame["target"] == target) & (frame["split"] == split)]
+            ax.bar(part["hops"], part["accuracy"], color=palette[target])
+            for h, a in zip(part["hops"], part["accuracy"]):
+                ax.text(h, a + 0.02, f"{a:.2f}", ha="center", fontsize=8)
+            ax.set(title=f"{target}, {split}", xlabel="test hop count", ylabel="accuracy" if col == 0 else None, ylim=(0, 1.1), xticks=list(part["hops"]))
+
+
+def draw_ponder_trace(ax: plt.Axes, trace: dict, max_steps: int) -> None:
+    """The halting probability ``p^n`` and the halting weight ``w^n`` of each step of one example."""
+    steps = np.arange(1, max_steps + 1)
+    if trace["halting_probability"]:
+        ax.bar(steps - 0.2, trace["halting_probability"], width=0.4, color=colors(2)[0], label="halting probability $p^n$")
+        ax.bar(steps + 0.2, trace["weights"], width=0.4, color=colors(2)[1], label="halting weight $w^n$")
+        ax.legend(fontsize=8, loc="upper right")
+    else:
+        ax.text(0.5, 0.5, f"fixed depth: all {max_steps} steps", transform=ax.transAxes, ha="center", va="center")
+    ax.axvline(trace["steps"] + 0.5, color="0.3", ls=":")
+    ax.set(xlabel="step", ylabel="probability", ylim=(0, 1.05), xticks=steps, title=f"pondered {trace['steps']:.0f} step(s)")

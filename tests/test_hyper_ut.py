@@ -1,0 +1,187 @@
+"""Hyper-UT's models: shapes, equivalences and ACT invariants (hut-2 … hut-10)."""
+import pytest
+import torch
+
+from ponder.experiments import hyper_ut as H
+from ponder.models.classifier import ACTDepth, FixedDepth, LayerStack
+from ponder.models.film import FiLMCore
+from ponder.models.hyper import HyperCore, Router
+from ponder.models.transformer import Block
+from ponder.models.universal import UniversalCore
+
+DIM, HEADS, STEPS, LENGTH = 16, 2, 4, 8
+SMALL = dict(H.MODEL, dim=DIM, heads=HEADS, steps=STEPS, pool_size=4, code_dim=8, rank=2)
+
+
+def states(batch=5, tokens=LENGTH + 1, seed=0):
+    return torch.randn(batch, tokens, DIM, generator=torch.Generator().manual_seed(seed))
+
+
+@pytest.mark.parametrize("kind", H.KINDS)
+def test_every_kind_classifies_and_counts_its_steps(kind):
+    torch.manual_seed(0)
+    model = H.build(kind, LENGTH, SMALL)
+    x = torch.randint(LENGTH, (6, LENGTH))
+    out = model(x)
+    assert out.logits.shape == (6, LENGTH)
+    assert out.steps.shape == out.ponder.shape == (6,)
+    assert ((out.steps >= 1) & (out.steps <= STEPS)).all()
+    if kind in H.ACT_KINDS:
+        assert (out.ponder > out.steps).all()  # N + R with R > 0
+    else:
+        assert (out.steps == STEPS).all() and (out.ponder == 0).all()
+    H.loss_fn(0.01)(model, (x, None, torch.randint(LENGTH, (6,)))).backward()
+
+
+def test_ut_equals_transformer_whose_layers_share_weights():
+    torch.manual_seed(0)
+    ut = UniversalCore(DIM, HEADS, STEPS)
+    stack = LayerStack(DIM, HEADS, STEPS)
+    for block in stack.blocks:
+        block.load_state_dict(ut.block.state_dict())
+    h = states()
+    # with the step embedding switched off, T shared steps are T identical layers
+    torch.nn.init.zeros_(ut.step_embedding.weight)
+    torch.testing.assert_close(FixedDepth()(ut, h).state, FixedDepth()(stack, h).state)
+    # the step embedding is what tells the steps apart
+    torch.nn.init.normal_(ut.step_embedding.weight)
+    assert not torch.allclose(FixedDepth()(ut, h).state, FixedDepth()(stack, h).state)
+
+
+def test_film_at_initialization_is_the_ut():
+    torch.manual_seed(0)
+    film = FiLMCore(DIM, HEADS, STEPS)
+    ut = UniversalCore(DIM, HEADS, STEPS)
+    ut.load_state_dict(film.state_dict(), strict=False)
+    h = states()
+    torch.testing.assert_close(FixedDepth()(film, h).state, FixedDepth()(ut, h).state)
+    torch.nn.init.normal_(film.film.weight)
+    assert not torch.allclose(FixedDepth()(film, h).state, FixedDepth()(ut, h).state)
+
+
+@pytest.mark.parametrize("core_cls", [UniversalCore, HyperCore])
+@pytest.mark.parametrize("level", ["example", "token"])
+@pytest.mark.parametrize("bias", [-3.0, -1.0, 0.0, 1.0])
+def test_halting_weights_sum_to_one_and_remainder_is_never_negative(core_cls, level, bias):
+    torch.manual_seed(0)
+    core = core_cls(DIM, HEADS, STEPS)
+    depth = ACTDepth(DIM, bias=bias, level=level)
+    torch.nn.init.normal_(depth.halting.linear.weight, std=1.0)  # examples halt at different steps
+    out = depth(core, states(batch=32))
+    torch.testing.assert_close(out.halting.sum(-1), torch.ones(32))
+    assert (out.halting >= 0).all()
+    if level == "example":
+        remainder = out.ponder - out.steps
+        assert (remainder > 0).all() and (remainder <= 1 + 1e-6).all()
+    else:  # the mean over tokens of N + R, each token's R in (0, 1]
+        assert (out.ponder > 1).all() and (out.ponder <= STEPS + 1).all()
+    assert ((out.steps >= 1) & (out.steps <= STEPS)).all()
+
+
+@pytest.mark.parametrize("core_cls", [UniversalCore, FiLMCore, HyperCore])
+def test_act_saturated_at_halt_uses_one_step(core_cls):
+    torch.manual_seed(0)
+    core = core_cls(DIM, HEADS, STEPS)
+    depth = ACTDepth(DIM, bias=30.0)
+    h = states()
+    out = depth(core, h)
+    assert (out.steps == 1).all()
+    torch.testing.assert_close(out.ponder, torch.full((5,), 2.0))  # N = 1, R = 1 - 0
+    torch.testing.assert_close(out.state, core.step(h, 0))
+
+
+def test_act_never_halting_runs_every_step_and_forces_the_last():
+    torch.manual_seed(0)
+    core = UniversalCore(DIM, HEADS, STEPS)
+    out = ACTDepth(DIM, bias=-30.0)(core, states())
+    assert (out.steps == STEPS).all()
+    torch.testing.assert_close(out.halting[:, -1], torch.ones(5), atol=1e-6, rtol=0)
+
+
+def test_compacted_act_equals_masked_act_for_per_example_weights():
+    torch.manual_seed(0)
+    core = HyperCore(DIM, HEADS, STEPS, pool_size=4, code_dim=8, rank=2)
+    masked, compact = ACTDepth(DIM, bias=-1.0), ACTDepth(DIM, bias=-1.0, compact=True)
+    torch.nn.init.normal_(masked.halting.linear.weight, std=1.0)
+    compact.load_state_dict(masked.state_dict())
+    h = states(batch=16)
+    a, b = masked(core, h), compact(core, h)
+    assert a.steps.unique().numel() > 1  # the examples really halt at different steps
+    torch.testing.assert_close(a.state, b.state)
+    torch.testing.assert_close(a.steps, b.steps)
+
+
+def randomize_hypernetwork(core: HyperCore) -> None:
+    """The low-rank heads start at zero; give them values so the generated weights differ from the base."""
+    for head in (core.mlp.delta1, core.mlp.delta2):
+        torch.nn.init.normal_(head.right.weight, std=0.3)
+        torch.nn.init.normal_(head.right.bias, std=0.3)
+
+
+def test_pool_of_one_equals_a_shared_block_with_the_generated_weights():
+    torch.manual_seed(0)
+    core = HyperCore(DIM, HEADS, STEPS, pool_size=1, code_dim=8, rank=2)
+    randomize_hypernetwork(core)
+    w1, w2 = core.mlp.weights(core.router.pool)  # the only code there is
+    plain = Block(DIM, HEADS)
+    plain.load_state_dict(core.block.state_dict())
+    with torch.no_grad():
+        plain.mlp.fc1.weight.copy_(w1[0])
+        plain.mlp.fc2.weight.copy_(w2[0])
+    h = states()
+    for t in range(STEPS):
+        torch.testing.assert_close(core.step(h, t), plain(h + core.step_embedding.weight[t]))
+        torch.testing.assert_close(core.last_routing, torch.ones(5, 1))
+
+
+def test_hyper_weights_are_per_example_and_routing_is_a_distribution():
+    torch.manual_seed(0)
+    core = HyperCore(DIM, HEADS, STEPS, pool_size=8, code_dim=8, rank=2)
+    randomize_hypernetwork(core)
+    h = states(batch=6)
+    alpha, z = core.code(h, 0)
+    assert alpha.shape == (6, 8) and z.shape == (6, 8)
+    torch.testing.assert_close(alpha.sum(-1), torch.ones(6))
+    w1, _ = core.mlp.weights(z)
+    assert w1.shape == (6, 4 * DIM, DIM)
+    assert not torch.allclose(w1[0], w1[1])
+    # the generated weights are exactly what the step applies to each example
+    u = torch.randn(6, 3, DIM)
+    hidden = torch.nn.functional.gelu(torch.einsum("btd,bmd->btm", u, w1) + core.block.mlp.fc1.bias)
+    _, w2 = core.mlp.weights(z)
+    expected = torch.einsum("btm,bdm->btd", hidden, w2) + core.block.mlp.fc2.bias
+    torch.testing.assert_close(core.mlp(u, z), expected)
+
+
+def test_router_is_single_head_attention_over_the_pool():
+    torch.manual_seed(0)
+    router = Router(DIM, pool_size=3, code_dim=4)
+    summary, step = torch.randn(2, DIM), torch.randn(DIM)
+    alpha, z = router(summary, step)
+    q = router.query(torch.cat([summary, step.expand(2, -1)], -1))
+    k = router.key(router.pool)
+    torch.testing.assert_close(alpha, torch.softmax(q @ k.T / 2.0, -1))
+    torch.testing.assert_close(z, alpha @ router.pool)
+
+
+def test_bad_parameters_raise_naming_them():
+    with pytest.raises(ValueError, match="kind"):
+        H.build("lstm", LENGTH, SMALL)
+    with pytest.raises(ValueError, match="summary"):
+        HyperCore(DIM, HEADS, STEPS, summary="max")
+    with pytest.raises(ValueError, match="pool_size"):
+        HyperCore(DIM, HEADS, STEPS, pool_size=0)
+    with pytest.raises(ValueError, match="rank"):
+        HyperCore(DIM, HEADS, STEPS, rank=0)
+    with pytest.raises(ValueError, match="level"):
+        ACTDepth(DIM, level="layer")
+
+
+def test_smoke_run_reports_accuracy_and_steps_per_hop():
+    _, metrics = H.train_cpvr("hyper_act", "smoke", 0)
+    hops = [str(h) for h in H.SIZES["smoke"]["test_hops"]]
+    assert sorted(metrics["accuracy"]) == hops and sorted(metrics["steps"]) == hops
+    assert all(0 <= a <= 1 for a in metrics["accuracy"].values())
+    table = H.configurations("smoke")
+    assert list(table["model"]) == [H.LABELS[k] for k in H.KINDS]
+    assert table.set_index("model").loc["Transformer", "parameters"] > table.set_index("model").loc["UT", "parameters"]
