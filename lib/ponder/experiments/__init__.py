@@ -12,7 +12,7 @@ import importlib
 from ..profiles import PROFILES
 
 # name -> "module:function", imported only when run
-REGISTRY: dict[str, str] = {"survey": "ponder.experiments.survey:train_all"}
+REGISTRY: dict[str, str] = {"survey": "ponder.experiments.survey:train_all", "hyla": "ponder.experiments.hyla:train_all"}
 
 
 def train_all(profile: str, seed: int = 0, names: list[str] | None = None) -> None:

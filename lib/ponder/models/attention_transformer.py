@@ -59,6 +59,7 @@ class CausalLM(nn.Module):
     def __init__(self, vocab: int, length: int, dim: int = 128, heads: int = 8, depth: int = 4, kind: str = "softmax", mlp_ratio: float = 4.0):
         super().__init__()
         self.embed = nn.Embedding(vocab, dim)
+        nn.init.normal_(self.embed.weight, std=0.02)  # tied: small, so the first logits are near uniform
         self.position = nn.Parameter(torch.randn(length, dim) * 0.02)
         self.blocks = blocks(dim, heads, depth, kind, None, mlp_ratio, 0.0)
         self.norm = nn.LayerNorm(dim)

@@ -1,0 +1,307 @@
+"""Training runs of the HYLA notebooks (Schug et al., ICLR 2025): sraven, fuzzy logic, language modelling.
+
+Every function returns ``(model, metrics)`` from the run cache (:func:`ponder.training.train_run`),
+so the notebooks and ``python -m ponder.experiments hyla`` share the runs. The sizes of each
+profile are the tables below; ``paper`` holds the paper's sizes (Table A3, research notes §4.2).
+"""
+from dataclasses import asdict, dataclass, replace
+
+import torch
+import torch.nn.functional as F
+
+from ..models.attention_transformer import CausalLM, InContextTransformer
+from ..profiles import by_profile
+from ..runs import Run
+from ..tasks import fuzzy, sraven, text
+from ..training import TrainConfig, default_device, train_run
+
+CODE = ["ponder.models.attention", "ponder.models.attention_transformer", "ponder.models.transformer", "ponder.experiments.hyla"]
+MAIN_KINDS = ("softmax", "linear", "hyla")
+
+
+def train_config(s, seed: int) -> TrainConfig:
+    """AdamW with 5 % warmup and cosine decay for a run description ``s`` (steps, batch, lr, wd)."""
+    return TrainConfig(steps=s.steps, batch_size=s.batch_size, lr=s.lr, weight_decay=s.weight_decay, warmup=0.05, seed=seed, log_every=max(1, s.steps // 50))
+
+
+# -- sraven ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Sraven:
+    """One sraven run: task, model and optimisation (``width`` multiplies dim, heads and MLP)."""
+
+    kind: str = "hyla"
+    k: int = 4
+    f: int = 8
+    holdout: float = 0.25
+    dim: int = 64
+    heads: int = 8
+    head_dim: int = 4
+    depth: int = 2
+    width: int = 1
+    steps: int = 1000
+    batch_size: int = 64
+    lr: float = 1e-3
+    weight_decay: float = 0.1
+    eval_n: int = 1024
+
+    @property
+    def instances(self) -> int:
+        return self.steps * self.batch_size
+
+
+# quick: K = 4 stays at chance (all features right) at a CPU budget, so the quick sweeps use the
+# smaller-K variant K = 2 (36 rule combinations, 9 held out); K = 4 appears in the K sweep.
+SRAVEN = {
+    "smoke": Sraven(k=2, dim=16, heads=4, head_dim=4, depth=1, steps=6, batch_size=16, eval_n=64),
+    "quick": Sraven(k=2, dim=32, heads=8, head_dim=4, depth=2, steps=800, batch_size=64, lr=3e-3, eval_n=512),
+    "paper": Sraven(k=4, dim=128, heads=16, head_dim=4, depth=4, steps=156_250, batch_size=128, lr=1e-3, weight_decay=0.1, eval_n=51_200),
+}
+
+
+def sraven_setup(profile: str, **changes) -> Sraven:
+    """The profile's sraven run with ``changes`` (kind, k, depth, width, steps, ...)."""
+    return replace(by_profile(SRAVEN, profile), **changes)
+
+
+def sraven_model(s: Sraven) -> InContextTransformer:
+    return InContextTransformer(
+        in_dim=s.f, out_dim=s.f, length=9 * s.k, dim=s.dim * s.width, heads=s.heads * s.width, depth=s.depth, kind=s.kind, head_dim=s.head_dim
+    )
+
+
+def sraven_loss(model, batch) -> torch.Tensor:
+    """Cross-entropy of the ``K`` answer features, averaged."""
+    x, target = batch
+    logits = sraven.answer_logits(model(x), target.shape[1])
+    return F.cross_entropy(logits.flatten(0, 1), target.flatten())
+
+
+def sraven_sets(s: Sraven, seed: int) -> dict[str, tuple]:
+    """Fixed evaluation sets: in-distribution (a seed unlike training's) and held-out combinations."""
+    train, held = sraven.split(s.k, s.holdout)
+    return {name: sraven.dataset_tokens(sraven.dataset(s.eval_n, combos, s.f, seed=10_000 + 7 * seed + i), s.f) for i, (name, combos) in enumerate((("id", train), ("ood", held)))}
+
+
+@torch.no_grad()
+def predict(model, x: torch.Tensor, chunk: int = 512) -> torch.Tensor:
+    """Model outputs for ``x`` in chunks, on the model's device, returned on the CPU."""
+    device = next(model.parameters()).device
+    return torch.cat([model(x[i : i + chunk].to(device)).cpu() for i in range(0, len(x), chunk)])
+
+
+def sraven_scores(model, s: Sraven, seed: int) -> dict:
+    """All-features-correct and per-feature accuracy and loss on each evaluation set."""
+    out = {}
+    for name, (x, target) in sraven_sets(s, seed).items():
+        logits = predict(model, x)
+        answer = sraven.answer_logits(logits, s.k)
+        out[f"{name}_acc"] = sraven.all_correct(logits, target).float().mean().item()
+        out[f"{name}_feature_acc"] = (answer.argmax(-1) == target).float().mean().item()
+        out[f"{name}_loss"] = F.cross_entropy(answer.flatten(0, 1), target.flatten()).item()
+    return out
+
+
+def train_sraven(s: Sraven, profile: str, seed: int = 0):
+    """Train (or load) one sraven model; metrics hold ``id_acc``, ``ood_acc`` and the loss history."""
+    train_combos, _ = sraven.split(s.k, s.holdout)
+    cfg = train_config(s, seed)
+    run = Run(f"hyla/sraven/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=CODE + ["ponder.tasks.sraven"])
+    batches = lambda step: sraven.batch(s.batch_size, train_combos, s.f, seed=seed * 1_000_003 + step)
+    return train_run(run, lambda: sraven_model(s), sraven_loss, batches, cfg, evaluate=lambda m: sraven_scores(m, s, seed))
+
+
+# -- fuzzy logic ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Fuzzy:
+    """One fuzzy-logic run (official ``logic_4var_2term``: L = 4 variables, K = 2 terms)."""
+
+    kind: str = "hyla"
+    n_vars: int = 4
+    n_terms: int = 2
+    length: int = 32  # N, in-context examples including the query
+    frac_test: float = 0.7
+    dim: int = 32
+    heads: int = 8
+    head_dim: int = 2
+    depth: int = 2
+    steps: int = 1000
+    batch_size: int = 64
+    lr: float = 3e-3
+    weight_decay: float = 0.03
+    eval_n: int = 1024
+
+
+FUZZY = {
+    "smoke": Fuzzy(dim=16, heads=4, head_dim=2, depth=1, length=8, steps=6, batch_size=16, eval_n=64),
+    "quick": Fuzzy(dim=32, heads=8, head_dim=2, depth=2, steps=500, batch_size=64, eval_n=512),
+    "paper": Fuzzy(dim=128, heads=8, head_dim=2, depth=2, steps=50_000, batch_size=128, lr=3e-3, weight_decay=0.03, eval_n=16_000),
+}
+
+
+def fuzzy_setup(profile: str, **changes) -> Fuzzy:
+    return replace(by_profile(FUZZY, profile), **changes)
+
+
+def fuzzy_model(s: Fuzzy) -> InContextTransformer:
+    return InContextTransformer(in_dim=s.n_vars + 1, out_dim=1, length=s.length, dim=s.dim, heads=s.heads, depth=s.depth, kind=s.kind, head_dim=s.head_dim)
+
+
+def fuzzy_loss(model, batch) -> torch.Tensor:
+    """Mean-squared error of the query's prediction."""
+    seq, target, _ = batch
+    return F.mse_loss(model(seq)[:, -1, 0], target)
+
+
+def fuzzy_sets(s: Fuzzy, seed: int) -> dict[str, tuple]:
+    """Fixed evaluation sets: ``train`` tasks, ``test`` (held-out combinations), ``unknown`` terms."""
+    split = fuzzy.split(s.n_vars, s.n_terms, s.frac_test)
+    return {name: fuzzy.dataset_tokens(fuzzy.dataset(s.eval_n, split[name], s.n_vars, s.length, seed=20_000 + 7 * seed + i), s.n_vars) for i, name in enumerate(split)}
+
+
+def fuzzy_scores(model, s: Fuzzy, seed: int) -> dict:
+    """Mean per-sequence R² (and MSE) on each evaluation set."""
+    out = {}
+    for name, (seq, target, y) in fuzzy_sets(s, seed).items():
+        prediction = predict(model, seq)[:, -1, 0]
+        out[f"{name}_r2"] = fuzzy.r2(prediction, y).mean().item()
+        out[f"{name}_mse"] = F.mse_loss(prediction, target).item()
+    return out
+
+
+def train_fuzzy(s: Fuzzy, profile: str, seed: int = 0):
+    """Train (or load) one fuzzy-logic model; metrics hold ``test_r2`` (the paper's OOD R²)."""
+    combos = fuzzy.split(s.n_vars, s.n_terms, s.frac_test)["train"]
+    cfg = train_config(s, seed)
+    run = Run(f"hyla/fuzzy/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=CODE + ["ponder.tasks.fuzzy"])
+    batches = lambda step: fuzzy.batch(s.batch_size, combos, s.n_vars, s.length, seed=seed * 1_000_003 + step)
+    return train_run(run, lambda: fuzzy_model(s), fuzzy_loss, batches, cfg, evaluate=lambda m: fuzzy_scores(m, s, seed))
+
+
+# -- language modelling (stand-in for C4) ----------------------------------------------------
+@dataclass(frozen=True)
+class Text:
+    """One byte-level language model on Python's bundled documentation."""
+
+    kind: str = "hyla"
+    length: int = 64
+    dim: int = 64
+    heads: int = 8
+    depth: int = 2
+    steps: int = 400
+    batch_size: int = 32
+    lr: float = 3e-3
+    weight_decay: float = 0.1
+    eval_every: int = 50
+    eval_n: int = 128
+
+
+TEXT = {
+    "smoke": Text(dim=16, heads=4, depth=1, length=16, steps=6, batch_size=8, eval_every=3, eval_n=16),
+    "quick": Text(steps=300),
+    "paper": Text(length=128, dim=512, heads=8, depth=6, steps=20_000, batch_size=256, lr=1e-3, eval_every=500, eval_n=1024),
+}
+
+
+def text_setup(profile: str, **changes) -> Text:
+    return replace(by_profile(TEXT, profile), **changes)
+
+
+def lm_loss(model, tokens: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Next-byte cross-entropy (nats per byte)."""
+    return F.cross_entropy(model(tokens).flatten(0, 1), target.flatten())
+
+
+def train_text(s: Text, profile: str, seed: int = 0):
+    """Train (or load) one language model; metrics hold ``valid`` = ``[{"step", "loss"}]`` every
+    ``eval_every`` steps (the validation curve) besides the training-loss history.
+
+    The step travels in the batch so that the loss function can evaluate on the fixed validation
+    windows at the right steps; a run resumed from a checkpoint keeps only the later points.
+    """
+    data = text.splits()
+    valid = text.windows(data["valid"], s.eval_n, s.length, seed=30_000 + seed)
+    curve: list[dict] = []
+
+    @torch.no_grad()
+    def validate(model) -> float:
+        was_training = model.training
+        model.eval()
+        device = next(model.parameters()).device
+        loss = lm_loss(model, valid[0].to(device), valid[1].to(device)).item()
+        model.train(was_training)
+        return loss
+
+    def loss_fn(model, batch):
+        tokens, target, step = batch
+        if int(step[0]) % s.eval_every == 0:
+            curve.append({"step": int(step[0]), "loss": validate(model)})
+        return lm_loss(model, tokens, target)
+
+    def batches(step):
+        tokens, target = text.windows(data["train"], s.batch_size, s.length, seed=seed * 1_000_003 + step)
+        return tokens, target, torch.full((s.batch_size,), step)
+
+    cfg = train_config(s, seed)
+    run = Run(f"hyla/text/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=CODE + ["ponder.tasks.text"])
+    make = lambda: CausalLM(text.VOCAB, s.length, dim=s.dim, heads=s.heads, depth=s.depth, kind=s.kind)
+    evaluate = lambda model: {"valid": curve + [{"step": s.steps, "loss": validate(model)}]}
+    return train_run(run, make, loss_fn, batches, cfg, evaluate=evaluate)
+
+
+# -- which runs each target needs -------------------------------------------------------------
+SWEEPS = {
+    # instances as fractions of the base run's steps; widths, depths, heads, K, held-out fractions
+    "smoke": dict(fractions=(1.0,), widths=(1,), depths=(1,), heads=(1, 4), ks=(2,), holdouts=(0.25,), lengths=(8,), frac_tests=(0.3, 0.7)),
+    "quick": dict(fractions=(0.25, 1.0), widths=(1, 2), depths=(1, 2), heads=(1, 8), ks=(2, 4), holdouts=(0.25, 0.5, 0.75), lengths=(16, 32), frac_tests=(0.3, 0.7)),
+    "paper": dict(fractions=(0.5, 1.0, 2.0), widths=(1, 2, 4), depths=(4, 8, 16), heads=(1, 2, 4, 8, 16), ks=(2, 3, 4, 5), holdouts=(0.1, 0.25, 0.5, 0.75, 0.9), lengths=(16, 32, 64, 96), frac_tests=(0.3, 0.5, 0.7)),
+}
+
+
+def sweeps(profile: str) -> dict:
+    return by_profile(SWEEPS, profile)
+
+
+def scaling_setups(profile: str) -> list[dict]:
+    """hyla-4: ``{"panel", "kind", "width", "depth", "setup"}`` for OOD accuracy vs instances."""
+    base, sw = sraven_setup(profile), sweeps(profile)
+    rows = []
+    for kind in MAIN_KINDS:
+        for fraction in sw["fractions"]:
+            steps = max(1, int(base.steps * fraction))
+            rows += [{"panel": "width", "kind": kind, "width": w, "depth": base.depth, "setup": sraven_setup(profile, kind=kind, width=w, steps=steps)} for w in sw["widths"]]
+            rows += [{"panel": "depth", "kind": kind, "width": 1, "depth": d, "setup": sraven_setup(profile, kind=kind, depth=d, steps=steps)} for d in sw["depths"]]
+    return rows
+
+
+def heads_setup(profile: str, kind: str, heads: int) -> Sraven:
+    """The base sraven run with ``heads`` heads at the same total query/key/value width."""
+    base = sraven_setup(profile, kind=kind)
+    return replace(base, heads=heads, head_dim=base.heads * base.head_dim // heads)
+
+
+def fuzzy_grid(profile: str) -> list[Fuzzy]:
+    """hyla-2 (C): every (kind, N, held-out fraction)."""
+    sw = sweeps(profile)
+    return [fuzzy_setup(profile, kind=kind, length=n, frac_test=frac) for kind in MAIN_KINDS for n in sw["lengths"] for frac in sw["frac_tests"]]
+
+
+def train_all(profile: str, seed: int = 0) -> None:
+    """Every run of the HYLA notebooks."""
+    from ..models.attention import KINDS
+
+    sw = sweeps(profile)
+    for kind in KINDS:
+        train_sraven(sraven_setup(profile, kind=kind), profile, seed)
+        train_fuzzy(fuzzy_setup(profile, kind=kind), profile, seed)
+    for row in scaling_setups(profile):
+        train_sraven(row["setup"], profile, seed)
+    for kind in MAIN_KINDS:
+        for h in sw["heads"]:
+            train_sraven(heads_setup(profile, kind, h), profile, seed)
+        for k in sw["ks"]:
+            train_sraven(sraven_setup(profile, kind=kind, k=k), profile, seed)
+        for holdout in sw["holdouts"]:
+            train_sraven(sraven_setup(profile, kind=kind, holdout=holdout), profile, seed)
+        train_text(text_setup(profile, kind=kind), profile, seed)
+    for s in fuzzy_grid(profile):
+        train_fuzzy(s, profile, seed)

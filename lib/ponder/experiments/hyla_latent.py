@@ -1,0 +1,95 @@
+"""Latent-code analyses of the HYLA paper (Fig. 2B/D, Fig. 5A/B/E/F) with scikit-learn.
+
+The latent code of a query–key pair is the H-vector of its attention scores after σ
+(:func:`ponder.models.attention.recording`). Which pairs, as in the official callbacks:
+
+* **sraven** — on *unpermuted* instances (feature slot = rule slot), the query is the last
+  token (the answer placeholder of the last feature) and the keys are the same feature of the
+  panels (row 3, column 1) and (row 3, column 2): the code is the concatenation of the two
+  H-vectors. Labels: the rule of that feature, the target value, the prediction.
+* **fuzzy logic** — the query token attending to itself (H values per layer), on sequences
+  with a fixed context and a varying query; labels: which terms the task uses.
+
+Decoders are logistic regressions trained on codes of in-distribution tasks and scored on
+held-out compositions; t-SNE uses scikit-learn's defaults with a fixed ``random_state``.
+"""
+import numpy as np
+import torch
+from sklearn.linear_model import LogisticRegression
+from sklearn.manifold import TSNE
+from sklearn.metrics import f1_score
+from sklearn.preprocessing import StandardScaler
+
+from ..models.attention import recording
+from ..tasks import fuzzy, sraven
+
+
+@torch.no_grad()
+def layer_codes(model, x: torch.Tensor, pairs: list[tuple[int, int]], chunk: int = 512) -> np.ndarray:
+    """``[layers, n, len(pairs) · H]``: every layer's latent codes of the ``(query, key)`` pairs."""
+    device = next(model.parameters()).device
+    out = []
+    with recording(model) as layers:
+        for i in range(0, len(x), chunk):
+            model(x[i : i + chunk].to(device))
+            out.append(torch.stack([torch.cat([m.latent[:, :, q, k] for q, k in pairs], -1) for m in layers]).cpu())
+    return torch.cat(out, 1).numpy()
+
+
+def sraven_codes(model, k: int, f: int, combos, n: int, seed: int) -> dict[str, np.ndarray]:
+    """Codes and labels of ``n`` unpermuted instances drawn from ``combos``."""
+    drawn = sraven.sample(n, combos, f, seed=seed, permute=False)
+    x, target = sraven.tokens(drawn["grid"], f)
+    query = 9 * k - 1
+    codes = layer_codes(model, x, [(query, 6 * k + k - 1), (query, 7 * k + k - 1)])
+    with torch.no_grad():
+        prediction = sraven.answer_logits(model(x.to(next(model.parameters()).device)).cpu(), k).argmax(-1)[:, -1]
+    return {"codes": codes, "rule": drawn["rules"][:, -1], "target": target[:, -1].numpy(), "prediction": prediction.numpy()}
+
+
+def fuzzy_codes(model, s, combos, n: int, seed: int) -> dict[str, np.ndarray]:
+    """Codes of the query attending to itself, with a fixed context; ``terms`` ``[n, 2^L]`` 0/1."""
+    drawn = fuzzy.sample(n, combos, s.n_vars, s.length, seed=seed, fixed_context=True)
+    seq, target = fuzzy.tokens(drawn["x"], drawn["y"])
+    codes = layer_codes(model, seq, [(s.length - 1, s.length - 1)])
+    used = np.zeros((n, 2**s.n_vars), dtype=np.int64)
+    np.put_along_axis(used, np.asarray(combos)[drawn["combo"]], 1, axis=1)
+    return {"codes": codes, "terms": used, "target": target.numpy(), "combo": drawn["combo"]}
+
+
+def decode(train_codes: np.ndarray, train_labels: np.ndarray, test_codes: np.ndarray, test_labels: np.ndarray, metric: str = "accuracy") -> float:
+    """Fit a standardised logistic regression on ``train`` and score it on ``test``
+    (``accuracy`` or binary ``f1``)."""
+    if len(np.unique(train_labels)) < 2:
+        return float("nan")
+    scaler = StandardScaler().fit(train_codes)
+    clf = LogisticRegression(max_iter=500).fit(scaler.transform(train_codes), train_labels)
+    guess = clf.predict(scaler.transform(test_codes))
+    return float((guess == test_labels).mean()) if metric == "accuracy" else float(f1_score(test_labels, guess, zero_division=0))
+
+
+def rule_decoding(train: dict, test: dict) -> list[float]:
+    """Per layer: accuracy of decoding the rule from the code, trained on ``train`` codes
+    (in-distribution combinations), scored on ``test`` (held-out combinations)."""
+    return [decode(a, train["rule"], b, test["rule"]) for a, b in zip(train["codes"], test["codes"])]
+
+
+def term_decoding(train: dict, test: dict, terms: list[int]) -> list[float]:
+    """Per layer: F1 of per-term decoders (is term ``t`` in the task?), averaged over ``terms``."""
+    return [
+        float(np.nanmean([decode(a, train["terms"][:, t], b, test["terms"][:, t], metric="f1") for t in terms]))
+        for a, b in zip(train["codes"], test["codes"])
+    ]
+
+
+def tsne(codes: np.ndarray, seed: int = 0) -> np.ndarray:
+    """``[n, 2]`` t-SNE embedding of ``[n, d]`` codes."""
+    perplexity = min(30.0, max(2.0, (len(codes) - 1) / 3))
+    return TSNE(n_components=2, perplexity=perplexity, init="pca", random_state=seed).fit_transform(codes)
+
+
+def rule_similarity(codes: np.ndarray, rule: np.ndarray, n_rules: int = len(sraven.RULES)) -> np.ndarray:
+    """``[R, R]`` cosine similarity of the per-rule mean codes (NaN for a rule never seen)."""
+    means = np.stack([codes[rule == r].mean(0) if (rule == r).any() else np.full(codes.shape[1], np.nan) for r in range(n_rules)])
+    unit = means / np.linalg.norm(means, axis=1, keepdims=True)
+    return unit @ unit.T

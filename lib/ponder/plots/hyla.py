@@ -1,0 +1,113 @@
+"""Figures of the HYLA notebooks (Schug et al., ICLR 2025): one function per panel kind."""
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from ..models.attention import PAPER_NAMES
+from ..tasks import sraven
+from . import colors
+
+KIND_ORDER = ("softmax", "linear", "hyla")
+LABELS = {"softmax": "softmax", "linear": "linear", "hyla": "HYLA"}
+
+
+def kind_palette() -> dict[str, tuple]:
+    return dict(zip(KIND_ORDER, colors(3)))
+
+
+def draw_lines(ax: plt.Axes, frame: pd.DataFrame, x: str, y: str, style: str | None = None, logx: bool = False) -> None:
+    """``y`` against ``x``, one colour per attention kind (column ``kind``), line style by ``style``."""
+    frame = frame.assign(model=frame["kind"].map(LABELS))
+    palette = {LABELS[k]: c for k, c in kind_palette().items()}
+    sns.lineplot(frame, x=x, y=y, hue="model", hue_order=[LABELS[k] for k in KIND_ORDER], style=style, markers=True, dashes=True, palette=palette, ax=ax, errorbar=None)
+    if logx:
+        ax.set_xscale("log", base=2)
+
+
+def draw_table(ax: plt.Axes, frame: pd.DataFrame, title: str) -> None:
+    """A data frame as a table drawn on ``ax`` (first column left-aligned)."""
+    ax.axis("off")
+    table = ax.table(cellText=frame.values, colLabels=list(frame.columns), loc="center", cellLoc="center")
+    table.auto_set_font_size(False)
+    table.set_fontsize(9)
+    table.scale(1, 1.35)
+    for (row, col), cell in table.get_celld().items():
+        if row == 0:
+            cell.set_text_props(weight="bold")
+            cell.set_facecolor("0.9")
+        if col == 0:
+            cell.set_text_props(ha="left")
+            cell._loc = "left"
+    ax.set_title(title)
+
+
+def a1_frame(ours: dict[str, dict], paper: dict[str, tuple]) -> pd.DataFrame:
+    """Rows of Table A1: the paper's mean ± s.e. beside ours, for every kind we train."""
+    rows = []
+    for kind, name in PAPER_NAMES.items():
+        fuzzy_paper, sraven_paper = paper[kind]
+        rows.append(
+            {
+                "model": name,
+                "fuzzy OOD R² ×100, paper": fuzzy_paper,
+                "ours": f"{100 * ours[kind]['fuzzy']:.1f}",
+                "sraven OOD acc %, paper": sraven_paper,
+                "ours ": f"{100 * ours[kind]['sraven']:.1f}",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def draw_ambiguity(ax: plt.Axes, frame: pd.DataFrame) -> None:
+    """Ambiguous share per ``F``: ours (bars with binomial s.e.) next to the paper's Table A2."""
+    x = np.arange(len(frame))
+    c = colors(2)
+    ax.bar(x - 0.2, 100 * frame["paper"], 0.4, yerr=100 * frame["paper_se"], color=c[0], label="paper (Table A2)")
+    ax.bar(x + 0.2, 100 * frame["ours"], 0.4, yerr=100 * frame["ours_se"], color=c[1], label="ours")
+    ax.set(xticks=x, xticklabels=[f"F = {f}" for f in frame["f"]], ylabel="ambiguous instances (%)", yscale="symlog")
+    ax.legend()
+
+
+def draw_counts(axes, ks, fs) -> None:
+    """App. B.1 / Fig. A9: number of tasks and of instances against ``K``."""
+    axes[0].plot(ks, [sraven.count_tasks(k) for k in ks], "o-", color=colors(1)[0])
+    axes[0].set(yscale="log", xlabel="features per panel K", ylabel="tasks", title="Tasks: C(R+K−1, K)·((K!)² − K)")
+    for f, c in zip(fs, colors(len(fs))):
+        axes[1].plot(ks, [sraven.count_instances(k, f) for k in ks], "o-", color=c, label=f"F = {f}")
+    axes[1].set(yscale="log", xlabel="features per panel K", ylabel="instances (upper bound)", title="Instances")
+    axes[1].legend()
+
+
+def draw_embedding(ax: plt.Axes, points: np.ndarray, labels, title: str, names=None, cmap="viridis") -> None:
+    """A 2-d embedding coloured by ``labels`` (categorical with ``names``, else continuous)."""
+    labels = np.asarray(labels)
+    if names is None:
+        sc = ax.scatter(points[:, 0], points[:, 1], c=labels, s=6, cmap=cmap)
+        plt.colorbar(sc, ax=ax, fraction=0.046)
+    else:
+        palette = colors(len(names))
+        for i, name in enumerate(names):
+            pick = labels == i
+            if pick.any():
+                ax.scatter(points[pick, 0], points[pick, 1], s=6, color=palette[i], label=name)
+        ax.legend(fontsize=7, markerscale=2, loc="best")
+    ax.set(xticks=[], yticks=[], title=title)
+
+
+def draw_similarity(ax: plt.Axes, similarity: np.ndarray, names, title: str) -> None:
+    """Heatmap of the cosine similarity of per-rule mean codes."""
+    sns.heatmap(similarity, ax=ax, vmin=-1, vmax=1, cmap="vlag", xticklabels=names, yticklabels=names, square=True, cbar_kws={"shrink": 0.7})
+    ax.tick_params(labelsize=7)
+    ax.set_title(title)
+
+
+def draw_curves(ax: plt.Axes, curves: dict[str, list[dict]], ylabel: str) -> None:
+    """``{kind: [{"step", "loss"}, ...]}`` as one line per attention kind."""
+    palette = kind_palette()
+    for kind in KIND_ORDER:
+        if kind in curves:
+            steps = [p["step"] for p in curves[kind]]
+            ax.plot(steps, [p["loss"] for p in curves[kind]], "o-", ms=3, color=palette[kind], label=LABELS[kind])
+    ax.set(xlabel="training step", ylabel=ylabel)
+    ax.legend()

@@ -1,0 +1,69 @@
+"""HYLA experiments: tiny runs end to end, the latent-code read-out, the text corpus, the plans."""
+import numpy as np
+import pytest
+import torch
+
+from ponder.experiments import hyla as H
+from ponder.experiments import hyla_latent as L
+from ponder.tasks import fuzzy, sraven, text
+
+
+@pytest.fixture(autouse=True)
+def tmp_results(tmp_path, monkeypatch):
+    monkeypatch.setenv("PONDER_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("PONDER_DATA_CACHE", str(tmp_path / "data"))
+
+
+def test_sraven_run_and_latent_codes():
+    s = H.sraven_setup("smoke", kind="hyla", steps=3, eval_n=16)
+    model, metrics = H.train_sraven(s, "smoke")
+    assert {"id_acc", "ood_acc", "ood_feature_acc", "history"} <= set(metrics)
+    assert 0 <= metrics["ood_acc"] <= metrics["ood_feature_acc"] <= 1
+    train, held = sraven.split(s.k)
+    codes = L.sraven_codes(model, s.k, s.f, held, 20, seed=0)
+    assert codes["codes"].shape == (s.depth, 20, 2 * s.heads)
+    assert set(codes["rule"]) <= {r for c in held for r in c}
+    acc = L.rule_decoding(L.sraven_codes(model, s.k, s.f, train, 40, seed=1), codes)
+    assert len(acc) == s.depth and all(0 <= a <= 1 for a in acc)
+    # the cache: a second call loads the same model
+    again, metrics2 = H.train_sraven(s, "smoke")
+    assert metrics2["ood_acc"] == metrics["ood_acc"]
+    torch.testing.assert_close(dict(again.state_dict()), dict(model.state_dict()))
+
+
+def test_fuzzy_run_and_term_codes():
+    s = H.fuzzy_setup("smoke", steps=3, eval_n=16)
+    model, metrics = H.train_fuzzy(s, "smoke")
+    assert {"train_r2", "test_r2", "unknown_r2"} <= set(metrics)
+    split = fuzzy.split(s.n_vars, s.n_terms, s.frac_test)
+    codes = L.fuzzy_codes(model, s, split["test"], 12, seed=0)
+    assert codes["codes"].shape == (s.depth, 12, s.heads)
+    assert (codes["terms"].sum(1) == s.n_terms).all()
+
+
+def test_text_run_has_a_validation_curve():
+    s = H.text_setup("smoke", kind="linear", steps=4, eval_every=2)
+    _, metrics = H.train_text(s, "smoke")
+    assert [p["step"] for p in metrics["valid"]] == [0, 2, 4]
+    assert metrics["valid"][0]["loss"] == pytest.approx(np.log(text.VOCAB), rel=0.1)  # near uniform at the start
+
+
+def test_text_corpus_is_offline_and_split():
+    data = text.splits()
+    assert len(data["train"]) > 300_000 and len(data["valid"]) > 30_000
+    x, y = text.windows(data["valid"], 3, 10, seed=0)
+    assert (x[:, 1:] == y[:, :-1]).all()
+
+
+def test_plans_cover_the_main_kinds():
+    rows = H.scaling_setups("quick")
+    assert {r["kind"] for r in rows} == set(H.MAIN_KINDS)
+    assert {r["setup"].k for r in rows} == {2}
+    assert H.heads_setup("quick", "hyla", 1).head_dim == 32
+    assert H.sraven_setup("paper").k == 4
+
+
+def test_rule_similarity_is_cosine():
+    codes = np.array([[1.0, 0], [2, 0], [0, 1]])
+    sim = L.rule_similarity(codes, np.array([0, 0, 1]), n_rules=2)
+    np.testing.assert_allclose(sim, [[1, 0], [0, 1]])
