@@ -52,10 +52,11 @@ def _place(digits: torch.Tensor, size: int, canvas: int, generator: torch.Genera
     small = F.interpolate(digits[:, None], size=(size, size), mode="bilinear", align_corners=False).clamp(0, 1)
     n, room = len(digits), canvas - size
     offsets = torch.randint(0, room + 1, (n, 2), generator=generator)
-    out = torch.zeros(n, 1, canvas, canvas)
-    for i, (r, c) in enumerate(offsets.tolist()):
-        out[i, :, r : r + size, c : c + size] = small[i]
-    return out
+    rows = (offsets[:, 0, None] + torch.arange(size))[:, :, None]  # [n, size, 1]
+    cols = (offsets[:, 1, None] + torch.arange(size))[:, None, :]  # [n, 1, size]
+    out = torch.zeros(n, canvas, canvas)
+    out[torch.arange(n)[:, None, None], rows, cols] = small[:, 0]
+    return out[:, None]
 
 
 def _check_geometry(size: int, canvas: int) -> None:

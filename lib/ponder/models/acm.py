@@ -1,0 +1,186 @@
+"""Adaptive Computation Modules (Wójcik et al., AAAI 2025, arXiv 2312.10193).
+
+An ACM replaces one module ``f`` of a trained network (an MLP, or a q/k/v/o projection) with
+``N`` small *learners* ``s_1..s_N`` and a *gate* ``g`` that picks, per token, how many run:
+
+    h(z, k) = Σ_{n=1..k} s_n(z),          s_n(z) = W2_n act(W1_n z + b1_n)   (no output bias)
+
+Each ``k`` in ``k_min..N`` is a valid output; more learners refine the sum. ``k_min = 0`` under a
+residual connection (the MLP: zero output costs nothing), ``1`` for attention projections.
+
+**Gate.** Two linear layers with a GELU; its scores are discretised with the hard Gumbel-softmax
+(Jang et al. 2017), straight-through: forward uses the one-hot ``ν̂``, backward the soft ``ν``:
+
+    ν = softmax((log g(z) + γ) / T),   γ ~ Gumbel(0, 1),   T = 0.8
+    y = Σ_k ν̂_k h(z, k) = Σ_n m_n s_n(z),   m_n = Σ_{k ≥ n} ν̂_k   (m_n = 1 iff learner n runs)
+
+Writing the output through ``ν̂`` lets the task loss reach the gate. *Fix of the official code*
+(research/acm.md §7.3): there the one-hot is not multiplied into the output, so the gate learns
+only from the auxiliary losses. At inference the gate takes the arg-max (no noise).
+
+**Execution.** The learners are packed: ``w1 [N·h, d_in]``, ``b1 [N·h]``, ``w2 [d_out, N·h]``;
+learner ``n`` owns hidden units ``n·h .. (n+1)·h``. The first-``k`` sum is therefore *one* pair of
+matrix products over the first ``k·h`` hidden units (:meth:`Learners.prefix`).
+
+* ``masked`` (naive, and always in training): every learner runs, the hidden units of unused
+  learners are multiplied by zero. Costs as much as the dense module.
+* ``grouped`` (inference): tokens are sorted by their ``k`` and each group runs
+  :meth:`Learners.prefix` once — ``N`` matrix-product pairs, no per-token loop. Costs in
+  proportion to the learners executed. *Fix of the official code*: its loop
+  ``for i in range(1, highest_choice)`` runs one learner fewer than chosen for the tokens with
+  the largest ``k``; here every token runs exactly ``k`` learners (tested).
+"""
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..checks import check_choice, check_int, check_positive
+
+ACTIVATIONS = ("gelu", "relu", "identity")
+EXECUTIONS = ("masked", "grouped")
+
+
+def _activate(x: torch.Tensor, activation: str) -> torch.Tensor:
+    return F.gelu(x) if activation == "gelu" else F.relu(x) if activation == "relu" else x
+
+
+class Learners(nn.Module):
+    """``N`` two-layer learners ``d_in -> hidden -> d_out`` packed into two matrices."""
+
+    def __init__(self, d_in: int, d_out: int, n: int, hidden: int, activation: str = "gelu"):
+        super().__init__()
+        check_int("n", n, minimum=1)
+        check_int("hidden", hidden, minimum=1)
+        check_choice("activation", activation, ACTIVATIONS)
+        self.n, self.hidden, self.activation = n, hidden, activation
+        self.d_in, self.d_out = d_in, d_out
+        self.w1 = nn.Parameter(torch.randn(n * hidden, d_in) / d_in**0.5)
+        self.b1 = nn.Parameter(torch.zeros(n * hidden))
+        self.w2 = nn.Parameter(torch.randn(d_out, n * hidden) / (n * hidden) ** 0.5)
+
+    @property
+    def macs(self) -> int:
+        """Multiply-adds of one learner on one token."""
+        return self.hidden * (self.d_in + self.d_out)
+
+    def prefix(self, z: torch.Tensor, k: int) -> torch.Tensor:
+        """``h(z, k)``: ``[..., d_in] -> [..., d_out]``, the sum of the first ``k`` learners."""
+        if k == 0:
+            return z.new_zeros(*z.shape[:-1], self.d_out)
+        units = k * self.hidden
+        return F.linear(_activate(F.linear(z, self.w1[:units], self.b1[:units]), self.activation), self.w2[:, :units])
+
+    def hidden_units(self, z: torch.Tensor) -> torch.Tensor:
+        """``[..., d_in] -> [..., N, hidden]``, every learner's activations."""
+        return _activate(F.linear(z, self.w1, self.b1), self.activation).unflatten(-1, (self.n, self.hidden))
+
+    def each(self, z: torch.Tensor) -> torch.Tensor:
+        """``[..., d_in] -> [..., N, d_out]``: ``s_n(z)`` for every learner."""
+        return torch.einsum("...nh,dnh->...nd", self.hidden_units(z), self.w2.unflatten(1, (self.n, self.hidden)))
+
+    def cumulative(self, z: torch.Tensor) -> torch.Tensor:
+        """``[..., d_in] -> [..., N, d_out]``: ``h(z, k)`` for ``k = 1..N``."""
+        return self.each(z).cumsum(dim=-2)
+
+    def masked(self, z: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """``Σ_n mask_n s_n(z)``; ``mask [..., N]`` (0/1, may carry straight-through gradients)."""
+        units = self.hidden_units(z) * mask.unsqueeze(-1)
+        return F.linear(units.flatten(-2), self.w2)
+
+    def grouped(self, z: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        """``h(z_t, k_t)`` per token: ``z [..., d_in]``, ``k [...]`` (long) -> ``[..., d_out]``.
+
+        Tokens sorted by ``k``; one :meth:`prefix` per group (``N`` products, not one per token).
+        """
+        flat, ks = z.reshape(-1, self.d_in), k.reshape(-1)
+        order = torch.argsort(ks, stable=True)
+        counts = torch.bincount(ks, minlength=self.n + 1).tolist()
+        out = flat.new_zeros(len(flat), self.d_out)
+        start = 0
+        for group, count in enumerate(counts):
+            if group and count:
+                rows = order[start : start + count]
+                out.index_copy_(0, rows, self.prefix(flat.index_select(0, rows), group))
+            start += count
+        return out.view(*z.shape[:-1], self.d_out)
+
+
+class Gate(nn.Module):
+    """``[..., dim] -> [..., choices]`` scores: ``Linear -> GELU -> Linear``."""
+
+    def __init__(self, dim: int, choices: int, hidden: int):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(dim, hidden), nn.Linear(hidden, choices)
+
+    @property
+    def macs(self) -> int:
+        """Multiply-adds per token."""
+        return self.fc1.in_features * self.fc1.out_features + self.fc2.in_features * self.fc2.out_features
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        return self.fc2(F.gelu(self.fc1(z)))
+
+
+def hard_gumbel(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    """One-hot sample ``ν̂`` whose gradient is that of ``ν = softmax((logits + γ) / T)`` (straight-through)."""
+    soft = ((logits + _gumbel_noise(logits)) / temperature).softmax(dim=-1)
+    hard = F.one_hot(soft.argmax(dim=-1), logits.shape[-1]).to(soft.dtype)
+    return hard - soft.detach() + soft
+
+
+def _gumbel_noise(like: torch.Tensor) -> torch.Tensor:
+    uniform = torch.rand_like(like).clamp_(1e-9, 1 - 1e-9)
+    return -torch.log(-torch.log(uniform))
+
+
+class ACM(nn.Module):
+    """An Adaptive Computation Module ``[..., d_in] -> [..., d_out]``.
+
+    After each forward, ``self.k`` holds the learners run per token ``[...]`` (long) and
+    ``self.used`` the same as floats carrying the gate's straight-through gradient (for the
+    budget loss); ``self.probs`` the gate's softmax ``[..., choices]`` (for the entropy loss).
+    Set ``force_k`` to run a fixed number of learners (distillation, evaluation).
+    """
+
+    def __init__(self, d_in: int, d_out: int, n: int = 4, hidden: int = 64, activation: str = "gelu", k_min: int = 0, gate_hidden: int = 4, temperature: float = 0.8):
+        super().__init__()
+        check_int("k_min", k_min, minimum=0, maximum=1)
+        check_positive("temperature", temperature)
+        self.learners = Learners(d_in, d_out, n, hidden, activation)
+        self.gate = Gate(d_in, n + 1 - k_min, gate_hidden)
+        self.n, self.k_min, self.temperature = n, k_min, temperature
+        self.register_buffer("choices", torch.arange(k_min, n + 1), persistent=False)
+        self.execution = "masked"
+        self.force_k: int | None = None
+        self.k = self.used = self.probs = None
+
+    def set_execution(self, execution: str) -> None:
+        """``masked`` (every learner runs, unused ones zeroed) or ``grouped`` (sorted by k); inference only."""
+        self.execution = check_choice("execution", execution, EXECUTIONS)
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        if self.force_k is not None:
+            self.k = torch.full(z.shape[:-1], self.force_k, dtype=torch.long, device=z.device)
+            self.used, self.probs = self.k.float(), None
+            return self.learners.prefix(z, self.force_k)
+        logits = self.gate(z)
+        self.probs = logits.softmax(dim=-1)
+        if self.training:
+            onehot = hard_gumbel(logits, self.temperature)
+        else:
+            onehot = F.one_hot(logits.argmax(dim=-1), len(self.choices)).to(z.dtype)
+        self.used = onehot @ self.choices.to(z.dtype)
+        self.k = self.used.detach().round().long()
+        if self.training or self.execution == "masked":
+            return self.learners.masked(z, self.learner_mask(onehot))
+        return self.learners.grouped(z, self.k)
+
+    def learner_mask(self, onehot: torch.Tensor) -> torch.Tensor:
+        """``[..., choices] -> [..., N]``: ``m_n = Σ_{k ≥ n} ν̂_k``, 1 where learner ``n`` runs."""
+        at_least = onehot.flip(-1).cumsum(-1).flip(-1)  # at_least[c] = Σ_{c' ≥ c} ν̂_c' = [k ≥ choices[c]]
+        return at_least[..., 1 - self.k_min :]  # learner n (1-based) runs iff k ≥ n
+
+    def macs(self) -> torch.Tensor:
+        """Multiply-adds of the last forward per token ``[...]``: the gate plus ``k`` learners."""
+        gate = 0 if self.force_k is not None else self.gate.macs
+        return gate + self.k * self.learners.macs

@@ -1,0 +1,175 @@
+"""Adaptive Computation Modules: learners, gate, conversion, phases, FLOPs, grouped execution."""
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from ponder.models import acmize as A
+from ponder.models import flops
+from ponder.models.acm import ACM, Learners, hard_gumbel
+from ponder.models.acm_phases import distill_loss, finetune_loss, gate_labels
+from ponder.models.transformer import MLP
+from ponder.models.vit import ViT
+
+
+def test_prefix_is_the_sum_of_the_first_k_learners():
+    torch.manual_seed(0)
+    learners = Learners(6, 5, n=4, hidden=3)
+    z = torch.randn(7, 6)
+    each = learners.each(z)
+    for k in range(5):
+        torch.testing.assert_close(learners.prefix(z, k), each[:, :k].sum(1), atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(learners.cumulative(z)[:, -1], learners.prefix(z, 4), atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("k_min", [0, 1])
+def test_grouped_and_masked_run_exactly_k_learners(k_min):
+    torch.manual_seed(1)
+    acm = ACM(8, 8, n=4, hidden=4, k_min=k_min).eval()
+    z = torch.randn(3, 9, 8)
+    masked = acm(z)
+    k = acm.k.clone()
+    assert k.min() >= k_min and k.max() <= 4
+    acm.set_execution("grouped")
+    grouped = acm(z)
+    torch.testing.assert_close(grouped, masked, atol=1e-5, rtol=1e-5)
+    # every token, the ones with the batch's largest k included, runs exactly k learners (the official off-by-one fixed)
+    expected = torch.stack([acm.learners.prefix(z[b, t], int(k[b, t])) for b in range(3) for t in range(9)]).view(3, 9, 8)
+    torch.testing.assert_close(grouped, expected, atol=1e-5, rtol=1e-5)
+    one = torch.ones(5, dtype=torch.long)  # the case where the official loop ran no learner at all
+    torch.testing.assert_close(acm.learners.grouped(z[0, :5], one), acm.learners.prefix(z[0, :5], 1), atol=1e-6, rtol=1e-5)
+
+
+def test_hard_gumbel_forward_is_one_hot_and_gradient_is_the_soft_one():
+    logits = torch.randn(6, 5, requires_grad=True)
+    weights = torch.randn(6, 5)
+    torch.manual_seed(3)
+    hard = hard_gumbel(logits, 0.8)
+    assert torch.equal(hard.detach().sum(-1), torch.ones(6)) and set(hard.detach().unique().tolist()) <= {0.0, 1.0}
+    (hard * weights).sum().backward()
+    grad_hard = logits.grad.clone()
+    logits.grad = None
+    torch.manual_seed(3)
+    uniform = torch.rand_like(logits).clamp_(1e-9, 1 - 1e-9)
+    soft = ((logits - torch.log(-torch.log(uniform))) / 0.8).softmax(-1)
+    (soft * weights).sum().backward()
+    torch.testing.assert_close(grad_hard, logits.grad)
+    assert torch.equal(hard.detach().argmax(-1), soft.detach().argmax(-1))
+
+
+def test_task_loss_reaches_the_gate_in_training():
+    torch.manual_seed(0)
+    acm = ACM(8, 8, n=4, hidden=4).train()
+    acm(torch.randn(4, 8)).pow(2).sum().backward()
+    assert acm.gate.fc1.weight.grad.abs().sum() > 0
+
+
+def test_distilled_acm_with_all_learners_matches_the_module():
+    """Phase I's objective (MSE over every k) fits h(z, N) to the replaced MLP; errors fall with k."""
+    torch.manual_seed(0)
+    mlp = MLP(8, 32).requires_grad_(False)
+    acm = ACM(8, 8, n=4, hidden=8)
+    optimizer = torch.optim.Adam(acm.learners.parameters(), lr=2e-2)
+    for _ in range(200):
+        z = torch.randn(128, 8)
+        loss = (acm.learners.cumulative(z) - mlp(z).unsqueeze(-2)).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    z = torch.randn(512, 8)
+    with torch.no_grad():
+        target = mlp(z)
+        errors = [(acm.learners.prefix(z, k) - target).pow(2).mean().item() for k in range(1, 5)]
+        acm.force_k = 4
+        full = acm(z)
+    assert errors == sorted(errors, reverse=True)
+    assert (full - target).pow(2).mean() < 0.05 * target.var()
+
+
+def test_distill_loss_trains_the_learners_of_an_acmized_vit():
+    torch.manual_seed(0)
+    base = ViT(image=8, patch=4, dim=8, depth=1, heads=2).eval().requires_grad_(False)
+    model = A.acmize(base, n=4)
+    for name, p in model.named_parameters():
+        p.requires_grad = ".learners." in name
+    x = torch.rand(16, 1, 8, 8)
+    optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-2)
+    losses = []
+    for _ in range(40):
+        loss = distill_loss(base, model, x)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0]
+
+
+def test_acmize_replaces_every_mlp_and_projection_at_equal_cost():
+    base = ViT(image=8, patch=4, dim=16, depth=2, heads=2)
+    model = A.acmize(base, n=4)
+    assert A.replaced(model) == [f"blocks.{i}.{m}" for i in range(2) for m in ("attn.q_proj", "attn.k_proj", "attn.v_proj", "attn.o_proj", "mlp")]
+    mlp, q = model.blocks[0].mlp, model.blocks[0].attn.q_proj
+    assert (mlp.k_min, mlp.learners.activation, q.k_min, q.learners.activation) == (0, "gelu", 1, "identity")
+    assert 4 * mlp.learners.macs == 2 * 16 * 64 and abs(4 * q.learners.macs - 16 * 16) <= 4 * 33
+    assert A.projection_rank(768, 768, 4) == 96  # the official sizing for ViT-B
+
+
+def test_gate_labels_stop_where_the_next_learner_helps_too_little():
+    errors = torch.tensor([[10.0, 5.0, 4.5, 1.0, 0.9], [10.0, 5.0, 2.0, 1.0, 0.5], [1.0, 1.0, 1.0, 1.0, 1.0]])
+    assert gate_labels(errors, 1.2).tolist() == [1, 4, 0]
+
+
+def test_dense_flops_match_a_hand_count_and_torch():
+    torch.manual_seed(0)
+    vit = ViT(image=8, patch=4, channels=1, classes=3, dim=4, depth=1, heads=1, mlp_ratio=2.0).eval()
+    x = torch.rand(2, 1, 8, 8)
+    # embed 4 patches * 16 px * 4 + projections 5 tokens * 4 * 16 + mixing 5 * 2*5*4 + MLP 5 * 2*4*8 + head 4*3
+    hand = 4 * 16 * 4 + 5 * 4 * 16 + 5 * 2 * 5 * 4 + 5 * 2 * 4 * 8 + 4 * 3
+    assert hand == 1108
+    with FlopCounterMode(display=False) as counter:
+        vit(x)
+    assert flops.vit(vit, 2).tolist() == [hand, hand]
+    # torch counts 2 FLOPs per multiply-add; its counter skips the CPU attention kernel (mixing, 5 * 40 MACs)
+    assert counter.get_total_flops() in (2 * 2 * hand, 2 * 2 * (hand - 5 * 2 * 5 * 4))
+
+
+def test_acm_flops_count_the_gate_and_the_learners_run():
+    acm = ACM(8, 8, n=4, hidden=2, gate_hidden=3, k_min=0)
+    assert acm.learners.macs == 2 * (8 + 8) and acm.gate.macs == 8 * 3 + 3 * 5
+    acm.k = torch.tensor([[0, 2, 4]])
+    assert acm.macs().tolist() == [[39, 39 + 64, 39 + 128]]
+    assert flops.module(acm, 3, 1).tolist() == [3 * 39 + 6 * 32]
+
+
+def test_acm_vit_flops_fall_with_fewer_learners():
+    torch.manual_seed(0)
+    model = A.acmize(ViT(image=8, patch=4, dim=8, depth=2, heads=2), n=4).eval()
+    x = torch.rand(3, 1, 8, 8)
+    counts = []
+    for k in (1, 2, 4):
+        A.force_k(model, k)
+        model(x)
+        counts.append(flops.vit(model, 3)[0].item())
+    dense = flops.vit(ViT(image=8, patch=4, dim=8, depth=2, heads=2), 3)[0].item()
+    assert counts[0] < counts[1] < counts[2] and abs(counts[2] - dense) / dense < 0.1
+
+
+def test_finetune_loss_terms_and_budget_gradient():
+    torch.manual_seed(0)
+    model = A.acmize(ViT(image=8, patch=4, dim=8, depth=1, heads=2), n=4).train()
+    x, y = torch.rand(4, 1, 8, 8), torch.randint(0, 10, (4,))
+    loss = finetune_loss(model, x, y, budget=0.25, weights={"budget": 1.0, "entropy": 0.0, "diversity": 0.0})
+    loss.backward()
+    assert model.blocks[0].mlp.gate.fc2.weight.grad.abs().sum() > 0
+    beta = A.cost_fraction(model)
+    assert beta.shape == (4,) and ((beta >= 0) & (beta <= 1)).all()
+
+
+def test_bad_parameters_raise():
+    with pytest.raises(ValueError, match="activation"):
+        Learners(4, 4, 2, 2, activation="tanh")
+    with pytest.raises(ValueError, match="execution"):
+        ACM(4, 4).set_execution("fast")
+    with pytest.raises(ValueError, match="k_min"):
+        ACM(4, 4, k_min=2)
+    with pytest.raises(ValueError, match="divisible"):
+        A.acmize(ViT(image=8, patch=4, dim=8, depth=1, heads=2), n=3)
