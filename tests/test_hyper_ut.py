@@ -185,3 +185,50 @@ def test_smoke_run_reports_accuracy_and_steps_per_hop():
     table = H.configurations("smoke")
     assert list(table["model"]) == [H.LABELS[k] for k in H.KINDS]
     assert table.set_index("model").loc["Transformer", "parameters"] > table.set_index("model").loc["UT", "parameters"]
+
+
+# -- hut-7: the seq2seq stand-in ----------------------------------------------------------
+def test_scratchpad_targets_of_the_worked_example():
+    from ponder.experiments.hyper_ut_scratchpad import encode
+
+    x = torch.tensor([[3, 9, 4, 6, 0, 2, 8, 1, 5, 7]])  # 0 -> 3 -> 6 -> 8, label 5; SEP = 10, EOS = 11
+    tokens, mask = encode(x, "scratchpad")
+    assert tokens[0, 10:].tolist() == [10, 3, 6, 8, 5] + [11] * 7
+    assert tokens[0, 1:][mask[0]].tolist() == [3, 6, 8, 5, 11]
+    tokens, mask = encode(x, "answer")
+    assert tokens[0, 1:][mask[0]].tolist() == [5, 11]
+    with pytest.raises(ValueError, match="target"):
+        encode(x, "chain")
+
+
+def test_greedy_decode_stops_at_eos_and_reads_the_answer():
+    from ponder.experiments.hyper_ut_scratchpad import SIZES, answers, build
+    from ponder.models.seq2seq import greedy_decode
+
+    torch.manual_seed(0)
+    sizes = SIZES["smoke"]
+    model = build(sizes)
+    eos = sizes["length"] + 1
+    with torch.no_grad():  # make EOS the only token the model ever emits
+        model.head.bias.fill_(-10.0)
+        model.head.bias[eos] = 10.0
+    x = torch.randint(sizes["length"], (3, sizes["length"]))
+    out = greedy_decode(model, x, max_new=5, eos=eos)
+    assert out.tolist() == [[eos]] * 3
+    assert answers(model, x).tolist() == [-1, -1, -1]  # no answer before EOS
+
+
+# -- hut-8: the image models --------------------------------------------------------------
+def test_patch_embedding_is_the_vits_and_every_image_model_runs():
+    from ponder.experiments.hyper_ut_vision import KINDS, SIZES, PatchEmbedding
+    from ponder.models.vit import ViT
+
+    torch.manual_seed(0)
+    embedding = PatchEmbedding(image=16, patch=4, dim=DIM)
+    vit = ViT(image=16, patch=4, dim=DIM, depth=1, heads=HEADS)
+    vit.load_state_dict(embedding.state_dict(), strict=False)
+    images = torch.rand(2, 1, 16, 16)
+    torch.testing.assert_close(embedding(images), vit.embed(images))
+    for kind in KINDS:
+        model = H.build(kind, 0, SMALL, embedding=PatchEmbedding(16, 4, DIM), classes=10)
+        assert model(images).logits.shape == (2, 10)
