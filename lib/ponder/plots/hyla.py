@@ -20,9 +20,12 @@ def draw_lines(ax: plt.Axes, frame: pd.DataFrame, x: str, y: str, style: str | N
     """``y`` against ``x``, one colour per attention kind (column ``kind``), line style by ``style``."""
     frame = frame.assign(model=frame["kind"].map(LABELS))
     palette = {LABELS[k]: c for k, c in kind_palette().items()}
-    sns.lineplot(frame, x=x, y=y, hue="model", hue_order=[LABELS[k] for k in KIND_ORDER], style=style, markers=True, dashes=True, palette=palette, ax=ax, errorbar=None)
+    sns.lineplot(frame, x=x, y=y, hue="model", hue_order=[LABELS[k] for k in KIND_ORDER], style=style or "model", markers=True, dashes=True, palette=palette, ax=ax, errorbar=None)
     if logx:
         ax.set_xscale("log", base=2)
+        ticks = sorted(frame[x].unique())
+        ax.set_xticks(ticks, [f"{t:,.0f}" for t in ticks])
+        ax.minorticks_off()
 
 
 def draw_table(ax: plt.Axes, frame: pd.DataFrame, title: str) -> None:
@@ -51,9 +54,9 @@ def a1_frame(ours: dict[str, dict], paper: dict[str, tuple]) -> pd.DataFrame:
             {
                 "model": name,
                 "fuzzy OOD R² ×100, paper": fuzzy_paper,
-                "ours": f"{100 * ours[kind]['fuzzy']:.1f}",
+                "fuzzy, ours": f"{100 * ours[kind]['fuzzy']:.1f}",
                 "sraven OOD acc %, paper": sraven_paper,
-                "ours ": f"{100 * ours[kind]['sraven']:.1f}",
+                "sraven, ours": f"{100 * ours[kind]['sraven']:.1f}",
             }
         )
     return pd.DataFrame(rows)
@@ -65,7 +68,8 @@ def draw_ambiguity(ax: plt.Axes, frame: pd.DataFrame) -> None:
     c = colors(2)
     ax.bar(x - 0.2, 100 * frame["paper"], 0.4, yerr=100 * frame["paper_se"], color=c[0], label="paper (Table A2)")
     ax.bar(x + 0.2, 100 * frame["ours"], 0.4, yerr=100 * frame["ours_se"], color=c[1], label="ours")
-    ax.set(xticks=x, xticklabels=[f"F = {f}" for f in frame["f"]], ylabel="ambiguous instances (%)", yscale="symlog")
+    ax.set(xticks=x, xticklabels=[f"F = {f}" for f in frame["f"]], ylabel="ambiguous instances (%)")
+    ax.set_yscale("symlog", linthresh=0.01)
     ax.legend()
 
 
