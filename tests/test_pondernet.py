@@ -143,3 +143,23 @@ def test_recurrent_ponderer_runs_and_learns_a_step(halting):
 def test_recurrent_ponderer_rejects_unknown_halting():
     with pytest.raises(ValueError, match="halting"):
         RecurrentPonderer(dim=4, hidden=8, max_steps=3, halting="calm")
+
+
+def test_ponder_classifier_on_a_universal_transformer():
+    from ponder.models.classifier import Classifier, FixedDepth, SequenceEmbedding
+    from ponder.models.pondernet import PonderClassifier
+    from ponder.models.universal import UniversalCore
+
+    torch.manual_seed(0)
+    base = Classifier(SequenceEmbedding(10, 10, 16), UniversalCore(16, 2, 5), FixedDepth(), 16, classes=10)
+    model = PonderClassifier(base, 16, halting_bias=-0.5).eval()
+    nn.init.normal_(model.halting_unit.linear.weight, std=3.0)
+    x = torch.randint(10, (32, 10))
+    logits, log_p = model(x, all_steps=True)
+    assert logits.shape == (32, 5, 10) and log_p.shape == (32, 5)
+    compact = model(x)
+    model.compact = False
+    masked = model(x)
+    assert torch.equal(compact.steps, masked.steps) and compact.steps.unique().numel() > 1
+    torch.testing.assert_close(compact.logits, masked.logits, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(compact.logits, logits[torch.arange(32), compact.steps.long() - 1], atol=1e-5, rtol=1e-5)

@@ -1,4 +1,4 @@
-"""Early exit (ponder.models.early_exit) and Mixture-of-Depths routing (ponder.models.mod)."""
+"""Early exit (ponder.models.calm) and Mixture-of-Depths routing (ponder.models.mod)."""
 import math
 
 import pytest
@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from ponder.models.classifier import Classifier, FixedDepth, LayerStack, SequenceEmbedding
-from ponder.models.early_exit import EarlyExitClassifier, confidence, layer_weights
+from ponder.models.calm import EarlyExitClassifier, confidence, early_exit_loss, layer_weights
 from ponder.models.mod import MoDBlock, MoDStack, block_macs, capacity_tokens, mod_macs
 
 
@@ -56,7 +56,11 @@ def test_exit_compact_equals_masked():
 
 def test_early_exit_loss_trains_every_layer():
     model = early_exit_model().train()
-    loss = model.loss(torch.randint(10, (8, 10)), torch.randint(10, (8,)))
+    x, label = torch.randint(10, (8, 10)), torch.randint(10, (8,))
+    logits = model(x, all_layers=True)
+    expected = sum(w * torch.nn.functional.cross_entropy(logits[:, l], label) for l, w in enumerate(layer_weights(4)))
+    loss = early_exit_loss(logits, label)
+    torch.testing.assert_close(loss, expected)
     loss.backward()
     assert all(b.mlp.fc2.weight.grad.abs().sum() > 0 for b in model.core.blocks)
 

@@ -1,104 +1,277 @@
-"""The survey of adaptive computation (targets survey-1 … survey-4): runs and their numbers.
+"""The survey on C-PVR (targets survey-2 … survey-4): early exit, Mixture-of-Depths, PonderNet-UT,
+and one table of every adaptive method against its dense twin.
 
-* survey-1 — parity, ACT vs PonderNet (:class:`ponder.models.recurrent.RecurrentPonderer`):
-  accuracy and steps per difficulty, trained on difficulties ``1..n``, tested on ``1..dim``.
+The task, sizes, test set and the Transformer / UT / UT+ACT / Hyper-UT models are those of the
+Hyper-UT experiments (``ponder.experiments.hyper_ut``: same ``SIZES``, same runs in the cache);
+this module adds the models of the survey, trained on the same data:
+
+============  ===========================================================  ==================
+name          model                                                         its dense twin
+============  ===========================================================  ==================
+early_exit    the Transformer + one shared head after every layer (CALM)    itself, no exit
+mod_<c>       Transformer blocks behind top-k routers at capacity ``c``      the Transformer
+pondernet     the UT's shared block with PonderNet halting                  UT (fixed steps)
+============  ===========================================================  ==================
 """
+import math
+import statistics
 from collections.abc import Sequence
+from contextlib import contextmanager
 
 import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from ..checks import check_choice
-from ..models.pondernet import kl_to_prior, reconstruction_loss
-from ..models.recurrent import HALTING, RecurrentPonderer
+from ..bench import time_it
+from ..models.classifier import Classifier, FixedDepth, SequenceEmbedding
+from ..models.calm import EarlyExitClassifier, early_exit_loss
+from ..models.mod import MoDStack, block_macs, mod_macs
+from ..models.pondernet import PonderClassifier, kl_to_prior, reconstruction_loss
 from ..profiles import by_profile
 from ..runs import Run
-from ..tasks import parity
+from ..tasks import cpvr
 from ..training import TrainConfig, default_device, train_run
+from . import hyper_ut
+from .hyper_ut import build, parameter_count, per_hop, test_set
+from .survey_parity import parity_frame, train_parity
 
-PARITY_CODE = ("ponder.tasks.parity", "ponder.models.act", "ponder.models.pondernet", "ponder.models.recurrent", "ponder.experiments.survey")
+CODE = hyper_ut.CODE + ("ponder.models.calm", "ponder.models.mod", "ponder.models.pondernet", "ponder.experiments.survey")
 
-PARITY = {
-    "smoke": dict(dim=6, train_max=3, hidden=16, max_steps=5, steps=40, batch_size=64, lr=3e-3, n_test=64, seeds=(0,),
-                  tau=1e-3, halting_bias=-1.0, lambda_p=0.2, beta=0.01),
-    "quick": dict(dim=10, train_max=5, hidden=64, max_steps=10, steps=1200, batch_size=128, lr=3e-3, n_test=500, seeds=(0, 1),
-                  tau=1e-3, halting_bias=-1.0, lambda_p=0.2, beta=0.01),
-    "paper": dict(dim=96, train_max=48, hidden=128, max_steps=20, steps=100_000, batch_size=128, lr=3e-4, n_test=2_000, seeds=(0, 1, 2),
-                  tau=1e-3, halting_bias=-1.0, lambda_p=0.2, beta=0.01),
+# What the survey adds to hyper_ut.SIZES, per profile.
+SURVEY = {
+    "smoke": dict(thresholds=(0.5, 0.9, math.inf), capacities=(0.25, 1.0), table_capacity=0.25, table_threshold=0.9, lambda_p=0.3, beta=0.01, timing_rounds=1),
+    "quick": dict(thresholds=(0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99, math.inf), capacities=(0.125, 0.25, 0.5, 1.0), table_capacity=0.5, table_threshold=0.9, lambda_p=0.3, beta=0.01, timing_rounds=3),
+    "paper": dict(thresholds=(0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99, math.inf), capacities=(0.125, 0.25, 0.5, 1.0), table_capacity=0.5, table_threshold=0.9, lambda_p=0.2, beta=0.01, timing_rounds=10),
 }
-LABELS = {"act": "ACT", "pondernet": "PonderNet"}
 
 
-def parity_loss(halting: str, tau: float, lambda_p: float, beta: float):
-    """ACT: ``BCE(y, y_mix) + tau * mean(N + R)``; PonderNet: ``sum_n p_n BCE(y, y_n) + beta KL(p || p_G)``."""
-    check_choice("halting", halting, HALTING)
+def make_mod(length: int, model: dict, capacity: float) -> Classifier:
+    """The Transformer of ``hyper_ut`` with every block behind a top-k router (CLS always routed)."""
+    m = model
+    core = MoDStack(m["dim"], m["heads"], m["steps"], capacity, m["mlp_ratio"])
+    return Classifier(SequenceEmbedding(length, length, m["dim"], m["values"]), core, FixedDepth(), m["dim"], classes=length)
 
-    def act_loss(model, batch):
+
+def early_exit_train_loss(model, batch):
+    x, _, label = batch
+    return early_exit_loss(model(x, all_layers=True), label)
+
+
+def pondernet_train_loss(lambda_p: float, beta: float):
+    """``sum_n p_n CE(y, y_n) + beta KL(p || p_G)``."""
+
+    def loss(model, batch):
         x, _, label = batch
-        logits, out = model.act(x)
-        return F.binary_cross_entropy_with_logits(logits, label.float()) + tau * out.ponder_cost.mean()
+        logits, log_p = model(x, all_steps=True)  # [B, N, C], [B, N]
+        step_losses = F.cross_entropy(logits.transpose(1, 2), label[:, None].expand(-1, logits.shape[1]), reduction="none")
+        return reconstruction_loss(log_p, step_losses) + beta * kl_to_prior(log_p, lambda_p)
 
-    def pondernet_loss(model, batch):
-        x, _, label = batch
-        logits, out = model.unroll(x)  # [B, N]
-        step_losses = F.binary_cross_entropy_with_logits(logits, label[:, None].float().expand_as(logits), reduction="none")
-        return reconstruction_loss(out.log_p, step_losses) + beta * kl_to_prior(out.log_p, lambda_p)
-
-    return act_loss if halting == "act" else pondernet_loss
+    return loss
 
 
-def parity_test_set(dim: int, n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``n`` fixed examples of every difficulty ``1..dim`` (seeds far from the training steps')."""
-    parts = [parity.sample(n, dim, k, seed=800_000_000 + 1000 * k) for k in range(1, dim + 1)]
-    return tuple(torch.cat(p) for p in zip(*parts))
+def mod_train_loss(model, batch):
+    x, _, label = batch
+    return F.cross_entropy(model(x).logits, label)
 
 
-@torch.no_grad()
-def parity_per_difficulty(model: RecurrentPonderer, dim: int, n: int, seed: int = 0) -> dict:
-    """``{"accuracy": {k: acc}, "steps": {k: mean steps}}``; PonderNet's halting step is sampled."""
-    model.eval()
-    x, k, label = parity_test_set(dim, n)
-    logits, steps = model.predict(x.to(default_device()), generator=torch.Generator().manual_seed(seed))
-    correct = ((logits > 0).long().cpu() == label).float()
-    steps = steps.float().cpu()
-    return {"accuracy": {str(d): correct[k == d].mean().item() for d in range(1, dim + 1)}, "steps": {str(d): steps[k == d].mean().item() for d in range(1, dim + 1)}}
-
-
-def train_parity(halting: str, profile: str, seed: int, **overrides):
-    """Train (or load) one parity model; ``(model, metrics)``. ``overrides`` replace ``PARITY[profile]`` fields."""
-    s = dict(by_profile(PARITY, profile), **overrides)
-    cfg = TrainConfig(steps=s["steps"], batch_size=s["batch_size"], lr=s["lr"], seed=seed)
-    config = {"halting": halting, **{k: v for k, v in s.items() if k != "seeds"}, "train": cfg.as_dict()}
-    run = Run(f"survey/parity/{halting}", config, profile, code=PARITY_CODE)
-    difficulties = list(range(1, s["train_max"] + 1))
+def train_survey_model(name: str, profile: str, seed: int, make, loss, extra: dict | None = None):
+    """Train (or load) one survey model on C-PVR with ``hyper_ut.SIZES[profile]``; ``(model, metrics)``."""
+    sizes = by_profile(hyper_ut.SIZES, profile)
+    length, hops = sizes["length"], sizes["test_hops"]
+    cfg = TrainConfig(steps=sizes["steps"], batch_size=sizes["batch_size"], lr=sizes["lr"], seed=seed)
+    config = {"model": sizes["model"], "length": length, "train_hops": sizes["train_hops"], "test_hops": hops, "n_test": sizes["n_test"], "train": cfg.as_dict(), **(extra or {})}
+    run = Run(f"survey/cpvr/{name}", config, profile, code=CODE)
 
     def batches(step):
-        return parity.sample(cfg.batch_size, s["dim"], difficulties, seed=cfg.seed * 1_000_003 + step)
+        return cpvr.sample(cfg.batch_size, length, list(sizes["train_hops"]), seed=cfg.seed * 1_000_003 + step)
+
+    def evaluate(net):
+        return {**per_hop(net, length, hops, sizes["n_test"]), "params": parameter_count(net)}
+
+    return train_run(run, make, loss, batches, cfg, evaluate)
+
+
+def train_early_exit(profile: str, seed: int = 0):
+    sizes = by_profile(hyper_ut.SIZES, profile)
+    return train_survey_model("early_exit", profile, seed, lambda: EarlyExitClassifier(build("transformer", sizes["length"], sizes["model"])), early_exit_train_loss)
+
+
+def train_mod(profile: str, capacity: float, seed: int = 0):
+    sizes = by_profile(hyper_ut.SIZES, profile)
+    return train_survey_model(f"mod_{capacity:g}", profile, seed, lambda: make_mod(sizes["length"], sizes["model"], capacity), mod_train_loss, {"capacity": capacity})
+
+
+def train_pondernet(profile: str, seed: int = 0):
+    sizes, survey = by_profile(hyper_ut.SIZES, profile), by_profile(SURVEY, profile)
+    m = sizes["model"]
 
     def make():
-        return RecurrentPonderer(s["dim"], s["hidden"], s["max_steps"], halting, s["halting_bias"])
+        return PonderClassifier(build("ut", sizes["length"], m), m["dim"], halting_bias=m["act_bias"], seed=seed)
 
-    def evaluate(model):
-        return parity_per_difficulty(model, s["dim"], s["n_test"], seed)
-
-    return train_run(run, make, parity_loss(halting, s["tau"], s["lambda_p"], s["beta"]), batches, cfg, evaluate)
+    extra = {"lambda_p": survey["lambda_p"], "beta": survey["beta"]}
+    return train_survey_model("pondernet_ut", profile, seed, make, pondernet_train_loss(survey["lambda_p"], survey["beta"]), extra)
 
 
-def parity_frame(profile: str, seed: int = 0, methods: Sequence[str] = HALTING) -> pd.DataFrame:
-    """survey-1: one row per method, seed and test difficulty: ``accuracy``, ``steps``, ``in_training``."""
-    s = by_profile(PARITY, profile)
+# -- survey-2: early exit -----------------------------------------------------------------
+def exit_sweep(profile: str, seed: int = 0) -> pd.DataFrame:
+    """One row per threshold and test hop count: ``accuracy`` and mean ``layers`` used."""
+    sizes, survey = by_profile(hyper_ut.SIZES, profile), by_profile(SURVEY, profile)
+    model, _ = train_early_exit(profile, seed)
+    x, hops, label = test_set(sizes["length"], sizes["test_hops"], sizes["n_test"])
     rows = []
-    for halting in methods:
-        for offset in s["seeds"]:
-            _, metrics = train_parity(halting, profile, seed + offset)
-            final_loss = metrics["history"][-1]["loss"]
-            for d, acc in metrics["accuracy"].items():
-                rows.append({"method": LABELS[halting], "seed": seed + offset, "difficulty": int(d), "accuracy": acc,
-                             "steps": metrics["steps"][d], "in_training": int(d) <= s["train_max"], "final_loss": final_loss})
+    for threshold in survey["thresholds"]:
+        model.threshold = threshold
+        with torch.no_grad():
+            out = model(x.to(default_device()))
+        correct = (out.logits.argmax(-1).cpu() == label).float()
+        layers = out.steps.cpu()
+        for h in sizes["test_hops"]:
+            rows.append({"threshold": threshold, "hops": h, "accuracy": correct[hops == h].mean().item(), "layers": layers[hops == h].mean().item(),
+                         "in_training": h in sizes["train_hops"]})
     return pd.DataFrame(rows)
 
 
+def sweep_summary(sweep: pd.DataFrame) -> pd.DataFrame:
+    """Per threshold: in-distribution and out-of-distribution accuracy and mean layers (hop counts weighted equally)."""
+    table = sweep.groupby(["threshold", "in_training"])[["accuracy", "layers"]].mean().unstack("in_training")
+    table.columns = [f"{metric} ({'in' if inside else 'out of'} training)" for metric, inside in table.columns]
+    return table.reset_index()
+
+
+# -- survey-3: Mixture-of-Depths ----------------------------------------------------------
+def mod_frame(profile: str, seed: int = 0) -> pd.DataFrame:
+    """One row per capacity (and the Transformer) and test hop count: ``accuracy``, relative MACs."""
+    sizes, survey = by_profile(hyper_ut.SIZES, profile), by_profile(SURVEY, profile)
+    m, tokens = sizes["model"], sizes["length"] + 1
+    dense = m["steps"] * block_macs(tokens, m["dim"], m["mlp_ratio"])
+    parts = []
+    for capacity in survey["capacities"]:
+        _, metrics = train_mod(profile, capacity, seed)
+        parts.append(hyper_ut.frame(metrics, model=f"MoD c={capacity:g}", capacity=capacity, macs=mod_macs(tokens, m["dim"], m["steps"], capacity, m["mlp_ratio"]) / dense))
+    _, metrics = hyper_ut.train_cpvr("transformer", profile, seed)
+    parts.append(hyper_ut.frame(metrics, model="Transformer", capacity=1.0, macs=1.0))
+    frame = pd.concat(parts, ignore_index=True)
+    frame["in_training"] = frame["hops"].isin(sizes["train_hops"])
+    return frame
+
+
+# -- survey-4: every adaptive method against its dense twin --------------------------------
+@torch.no_grad()
+def paired_seconds(model: torch.nn.Module, twin: torch.nn.Module, x: torch.Tensor, rounds: int) -> tuple[float, float]:
+    """Median seconds of one inference pass over ``x`` (batches of 256) for ``model`` and ``twin``,
+    measured in alternation for ``rounds`` rounds, so that a busy machine slows both alike."""
+    batches = x.to(default_device()).split(256)
+    times = {id(model): [], id(twin): []}
+    for net in (model, twin):
+        net.eval()
+    for _ in range(rounds):
+        for net in (model, twin):
+            times[id(net)].append(time_it(lambda: [net(b) for b in batches], repeats=3, warmup=1))
+    return statistics.median(times[id(model)]), statistics.median(times[id(twin)])
+
+
+def _summary(metrics: dict, train_hops: Sequence[int]) -> dict:
+    """Mean accuracy in and out of the training hop counts, and mean steps (hop counts weighted equally)."""
+    frame = hyper_ut.frame(metrics)
+    inside = frame["hops"].isin(train_hops)
+    return {"accuracy (in training)": frame.loc[inside, "accuracy"].mean(), "accuracy (out of training)": frame.loc[~inside, "accuracy"].mean(), "steps": frame["steps"].mean()}
+
+
+def adaptive_table(profile: str, seed: int = 0) -> pd.DataFrame:
+    """survey-4: every adaptive method on C-PVR beside its dense twin.
+
+    Columns: accuracy in and out of the training hops, mean layers or steps used, compute as a
+    fraction of the dense twin's (steps / max steps; MACs for MoD), and the measured inference
+    seconds of the method and its twin over the whole test set (ACT, PonderNet and early exit
+    with halted examples leaving the batch), measured one after the other in this process.
+    """
+    sizes, survey = by_profile(hyper_ut.SIZES, profile), by_profile(SURVEY, profile)
+    m = sizes["model"]
+    runs = {kind: hyper_ut.train_cpvr(kind, profile, seed) for kind in ("transformer", "ut", "ut_act", "hyper", "hyper_act")}
+    models = {kind: model for kind, (model, _) in runs.items()}
+    for kind in ("ut_act", "hyper_act"):
+        models[kind].depth.compact = True  # halted examples leave the batch at inference
+    early_exit, _ = train_early_exit(profile, seed)
+    dense_exit = EarlyExitClassifier(early_exit)  # the same weights without exits: its dense twin
+    early_exit.threshold = survey["table_threshold"]
+    mod, mod_metrics = train_mod(profile, survey["table_capacity"], seed)
+    pondernet, ponder_metrics = train_pondernet(profile, seed)
+    tokens, t = sizes["length"] + 1, m["steps"]
+    mod_share = mod_macs(tokens, m["dim"], t, survey["table_capacity"], m["mlp_ratio"]) / (t * block_macs(tokens, m["dim"], m["mlp_ratio"]))
+    exit_metrics = per_hop(early_exit, sizes["length"], sizes["test_hops"], sizes["n_test"])
+    rows = [  # (method, model, metrics, dense twin name, twin, share of the twin's compute or None for steps / T)
+        ("Transformer", models["transformer"], runs["transformer"][1], "Transformer", models["transformer"], 1.0),
+        ("UT", models["ut"], runs["ut"][1], "UT", models["ut"], 1.0),
+        ("UT+ACT", models["ut_act"], runs["ut_act"][1], "UT", models["ut"], None),
+        ("Hyper-UT", models["hyper_act"], runs["hyper_act"][1], "Hyper-UT w/o ACT", models["hyper"], None),
+        ("PonderNet-UT", pondernet, ponder_metrics, "UT", models["ut"], None),
+        (f"Early exit (λ={survey['table_threshold']:g})", early_exit, exit_metrics, "same net, all layers", dense_exit, None),
+        (f"MoD (c={survey['table_capacity']:g})", mod, mod_metrics, "Transformer", models["transformer"], mod_share),
+    ]
+    x = test_set(sizes["length"], sizes["test_hops"], sizes["n_test"])[0]
+    table = []
+    for name, model, metrics, twin_name, twin, share in rows:
+        summary = _summary(metrics, sizes["train_hops"])
+        seconds, twin_seconds = paired_seconds(model, twin, x, survey["timing_rounds"])
+        table.append({"method": name, **summary, "compute (share of dense)": summary["steps"] / t if share is None else share,
+                      "dense twin": twin_name, "inference s": seconds, "twin inference s": twin_seconds, "time / twin": seconds / twin_seconds})
+    return pd.DataFrame(table)
+
+
 def train_all(profile: str, seed: int = 0) -> None:
-    """Every run the survey notebooks need."""
+    """Every run the survey notebooks need (the Hyper-UT models come from ``hyper_ut``'s cache)."""
     parity_frame(profile, seed)
+    exit_sweep(profile, seed)
+    mod_frame(profile, seed)
+    train_pondernet(profile, seed)
+
+
+# -- the knobs users ask about, on the trained models (widget notebook) ---------------------
+@contextmanager
+def shifted_halting_bias(unit: torch.nn.Module, offset: float):
+    """Temporarily add ``offset`` to a halting unit's bias (negative: halt later, "deep start")."""
+    with torch.no_grad():
+        unit.linear.bias += offset
+    try:
+        yield unit
+    finally:
+        with torch.no_grad():
+            unit.linear.bias -= offset
+
+
+def knob_halting_bias(profile: str, offset: float, seed: int = 0) -> pd.DataFrame:
+    """UT+ACT on C-PVR with its trained halting bias shifted by ``offset``: accuracy and steps per hop."""
+    sizes = by_profile(hyper_ut.SIZES, profile)
+    model, _ = hyper_ut.train_cpvr("ut_act", profile, seed)
+    with shifted_halting_bias(model.depth.halting, offset):
+        metrics = per_hop(model, sizes["length"], sizes["test_hops"], sizes["n_test"])
+    return hyper_ut.frame(metrics, knob=offset)
+
+
+def knob_exit_threshold(profile: str, threshold: float, seed: int = 0) -> pd.DataFrame:
+    """The early-exit Transformer at ``threshold``: accuracy and layers per hop."""
+    sizes = by_profile(hyper_ut.SIZES, profile)
+    model, _ = train_early_exit(profile, seed)
+    model.threshold = threshold
+    return hyper_ut.frame(per_hop(model, sizes["length"], sizes["test_hops"], sizes["n_test"]), knob=threshold)
+
+
+def knob_mod_capacity(profile: str, capacity: float, seed: int = 0) -> pd.DataFrame:
+    """The MoD model trained at the table's capacity, run at ``capacity``: accuracy per hop, relative MACs."""
+    sizes, survey = by_profile(hyper_ut.SIZES, profile), by_profile(SURVEY, profile)
+    m, tokens = sizes["model"], sizes["length"] + 1
+    model, _ = train_mod(profile, survey["table_capacity"], seed)
+    model.core.set_capacity(capacity)
+    try:
+        metrics = per_hop(model, sizes["length"], sizes["test_hops"], sizes["n_test"])
+    finally:
+        model.core.set_capacity(survey["table_capacity"])
+    macs = mod_macs(tokens, m["dim"], m["steps"], capacity, m["mlp_ratio"]) / (m["steps"] * block_macs(tokens, m["dim"], m["mlp_ratio"]))
+    return hyper_ut.frame(metrics, knob=capacity, macs=macs)
+
+
+def knob_ponder_weight(profile: str, halting: str, weight: float, seed: int = 0) -> pd.DataFrame:
+    """Parity trained with ACT's ``tau`` or PonderNet's ``lambda_p`` set to ``weight`` (trains if not cached)."""
+    override = {"tau": weight} if halting == "act" else {"lambda_p": weight}
+    _, metrics = train_parity(halting, profile, seed, **override)
+    return pd.DataFrame([{"difficulty": int(d), "accuracy": a, "steps": metrics["steps"][d], "knob": weight} for d, a in metrics["accuracy"].items()])

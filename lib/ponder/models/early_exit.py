@@ -1,103 +1,62 @@
-"""Early exit with a confidence threshold (CALM, Schuster et al. 2022; for classification as in
-DeeBERT / PABEE): one classifier head shared by every layer, stop at the first confident layer.
+"""Early exits with a confidence threshold, in the style of Zero Time Waste (Wołczyk et al. 2021).
 
-With ``h_l`` the state after layer ``l`` (``l = 1..L``) and the shared readout ``W LN(.)`` of the
-CLS state,
-
-    y_l    = softmax(W LN(h_l[:, 0]))                      every layer's prediction
-    c_l    = max_k y_l[k]                                  confidence (softmax top-1 probability)
-    exit   = min{ l : c_l >= lambda },  or L               the first confident layer
-    L_train = sum_l (l / sum_j j) CE(y, y_l)               CALM's layer-weighted average
-
-The threshold ``lambda`` is an inference knob: ``lambda = inf`` never exits early (the dense
-twin), lower values exit earlier. Exited examples leave the batch (``compact=True``): later
-layers run only on the examples still going, so the saved layers are saved time.
-
-The model wraps the parts of a :class:`ponder.models.classifier.Classifier` (``embedding``,
-``core`` with ``step(h, t)`` and ``max_steps``, ``norm``, ``head``), so an early-exit
-Transformer is the Transformer with a training loss over every layer.
+A small head after each block but the last reads the class token; heads are *cascaded*: head
+``l`` also reads the logits of head ``l − 1`` (ZTW's stacking). The backbone is frozen and
+only the heads train (CE at every head). At inference a sample leaves at the first head whose
+softmax confidence ``max_c p_c`` reaches the threshold ``τ``; the last exit is the model's own
+head. Sweeping ``τ`` gives a cost-vs-accuracy curve. (ZTW's ensembling phase is left out.)
 """
-import math
-from dataclasses import dataclass
-
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .classifier import Prediction
+from .vit import ViT
 
 
-def layer_weights(layers: int, device=None) -> torch.Tensor:
-    """``[layers]`` CALM's weights ``l / sum_j j`` (deeper layers count more)."""
-    w = torch.arange(1, layers + 1, dtype=torch.float, device=device)
-    return w / w.sum()
+class ExitHead(nn.Module):
+    """``LN(cls) -> Linear -> GELU -> Linear`` plus a linear read of the previous head's logits."""
 
-
-def confidence(logits: torch.Tensor) -> torch.Tensor:
-    """``[..., C] -> [...]``: the softmax top-1 probability."""
-    return logits.softmax(dim=-1).amax(dim=-1)
-
-
-@dataclass
-class Exits:
-    """``logits`` ``[B, C]`` at each example's exit layer, ``layers`` ``[B]`` long (1-based)."""
-
-    logits: torch.Tensor
-    layers: torch.Tensor
-
-
-class EarlyExitClassifier(nn.Module):
-    """Early exit over the layers of ``classifier`` (a ``Classifier``; its depth loop is unused)."""
-
-    def __init__(self, classifier: nn.Module, threshold: float = math.inf, compact: bool = True):
+    def __init__(self, dim: int, classes: int, cascade: bool):
         super().__init__()
-        self.embedding, self.core = classifier.embedding, classifier.core
-        self.norm, self.head = classifier.norm, classifier.head
-        self.threshold, self.compact = threshold, compact
+        self.norm, self.fc1, self.fc2 = nn.LayerNorm(dim), nn.Linear(dim, dim), nn.Linear(dim, classes)
+        self.previous = nn.Linear(classes, classes) if cascade else None
 
-    def readout(self, h: torch.Tensor) -> torch.Tensor:
-        return self.head(self.norm(h[:, 0]))
+    @property
+    def macs(self) -> int:
+        extra = self.previous.in_features * self.previous.out_features if self.previous is not None else 0
+        return self.fc1.in_features * self.fc1.out_features + self.fc2.in_features * self.fc2.out_features + extra
 
-    def all_layers(self, x: torch.Tensor) -> torch.Tensor:
-        """``[B, L, C]``: every layer's logits (training, and the threshold sweep)."""
-        h, logits = self.embedding(x), []
-        for t in range(self.core.max_steps):
-            h = self.core.step(h, t)
-            logits.append(self.readout(h))
-        return torch.stack(logits, dim=1)
+    def forward(self, cls: torch.Tensor, previous: torch.Tensor | None) -> torch.Tensor:
+        logits = self.fc2(F.gelu(self.fc1(self.norm(cls))))
+        return logits if self.previous is None else logits + self.previous(previous)
 
-    def loss(self, x: torch.Tensor, label: torch.Tensor) -> torch.Tensor:
-        """``sum_l (l / sum_j j) CE(y, y_l)``."""
-        logits = self.all_layers(x)
-        per_layer = F.cross_entropy(logits.flatten(0, 1), label.repeat_interleave(logits.shape[1]), reduction="none")
-        return (per_layer.view(logits.shape[:2]).mean(0) * layer_weights(logits.shape[1], x.device)).sum()
 
-    def exit(self, x: torch.Tensor, threshold: float | None = None, compact: bool | None = None) -> Exits:
-        """Run layer by layer; an example leaves at its first layer with confidence ``>= threshold``."""
-        threshold = self.threshold if threshold is None else threshold
-        compact = self.compact if compact is None else compact
-        h = self.embedding(x)
-        batch, layers = x.shape[0], self.core.max_steps
-        index = torch.arange(batch, device=x.device)
-        logits = torch.zeros(batch, self.head.out_features, device=x.device)
-        used = torch.full((batch,), layers, dtype=torch.long, device=x.device)
-        running = torch.ones(batch, dtype=torch.bool, device=x.device)
-        for t in range(layers):
-            h = self.core.step(h, t)
-            y = self.readout(h)
-            exits = running[index] & ((confidence(y) >= threshold) | (t == layers - 1))
-            logits[index[exits]] = y[exits]
-            used[index[exits]] = t + 1
-            running[index[exits]] = False
-            if not running.any():
-                break
-            if compact:
-                keep = running[index]
-                index, h = index[keep], h[keep]
-        return Exits(logits, used)
+class EarlyExitViT(nn.Module):
+    """A :class:`ViT` with exits after blocks ``1..depth-1``; ``forward`` returns every exit's logits ``[exits, B, C]``."""
 
-    def forward(self, x: torch.Tensor) -> Prediction:
-        """Inference at ``self.threshold``; ``steps`` = layers used (a ``Prediction`` like every classifier's)."""
-        out = self.exit(x)
-        layers = out.layers.float()
-        return Prediction(out.logits, layers, torch.zeros_like(layers))
+    def __init__(self, vit: ViT):
+        super().__init__()
+        self.vit = vit
+        dim, classes = vit.head.in_features, vit.head.out_features
+        self.heads = nn.ModuleList(ExitHead(dim, classes, cascade=i > 0) for i in range(len(vit.blocks) - 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h, outs, previous = self.vit.embed(x), [], None
+        for i, block in enumerate(self.vit.blocks):
+            h = block(h)
+            previous = self.heads[i](h[:, 0], previous) if i < len(self.heads) else self.vit.classify(h)
+            outs.append(previous)
+        return torch.stack(outs)
+
+
+def exit_loss(model: EarlyExitViT, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Mean CE over the trainable exits (the last exit is the frozen model's own head)."""
+    logits = model(x)[:-1]
+    return F.cross_entropy(logits.flatten(0, 1), y.repeat(len(logits)))
+
+
+def exit_at(logits: torch.Tensor, threshold: float) -> torch.Tensor:
+    """``[exits, B, C] -> [B]``: index of the first exit whose confidence reaches ``threshold`` (else the last)."""
+    confident = logits.softmax(-1).amax(-1) >= threshold
+    confident[-1] = True
+    return confident.int().argmax(0)

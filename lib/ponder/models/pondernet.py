@@ -32,9 +32,11 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 from ..checks import check_int
 from .act import HaltingUnit, StepFn, pooled
+from .classifier import Prediction
 
 
 def log_halting_distribution(logits: torch.Tensor) -> torch.Tensor:
@@ -129,3 +131,34 @@ def sample_halting(
             keep = running[index]
             index, state = index[keep], state[keep]
     return output, steps
+
+
+class PonderClassifier(nn.Module):
+    """PonderNet over the steps of a :class:`ponder.models.classifier.Classifier`'s core (PonderNet-UT).
+
+    Every step answers through the classifier's readout of the CLS state; ``forward(x,
+    all_steps=True)`` gives ``(logits [B, N, C], log_p [B, N])`` for training, ``forward(x)`` samples
+    the halting step (halted examples leave the batch) and returns a ``Prediction`` whose
+    ``steps`` are the sampled steps. Draws come from a generator seeded with ``seed`` at every
+    call, so evaluation is deterministic.
+    """
+
+    def __init__(self, classifier: nn.Module, dim: int, halting_bias: float = -1.0, seed: int = 0):
+        super().__init__()
+        self.embedding, self.core = classifier.embedding, classifier.core
+        self.norm, self.head = classifier.norm, classifier.head
+        self.halting_unit = HaltingUnit(dim, bias=halting_bias)
+        self.seed, self.compact = seed, True
+
+    def step_fn(self, h: torch.Tensor, n: int, index: torch.Tensor) -> torch.Tensor:
+        return self.core.step(h, n)
+
+    def forward(self, x: torch.Tensor, all_steps: bool = False):
+        h = self.embedding(x)
+        if all_steps:
+            out = unroll(self.step_fn, h, self.core.max_steps, self.halting_unit)
+            return self.head(self.norm(out.states[:, :, 0])), out.log_p
+        generator = torch.Generator().manual_seed(self.seed)
+        state, steps = sample_halting(self.step_fn, h, self.core.max_steps, self.halting_unit, generator, self.compact)
+        steps = steps.float()
+        return Prediction(self.head(self.norm(state[:, 0])), steps, torch.zeros_like(steps))

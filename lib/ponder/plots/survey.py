@@ -27,15 +27,52 @@ def draw_parity(axes, frame: pd.DataFrame, train_max: int) -> None:
     axes[1].get_legend().remove()
 
 
-def draw_tradeoff(ax: plt.Axes, frame: pd.DataFrame, x: str, y: str, hue: str, label: str | None = None, xlabel: str = "", ylabel: str = "accuracy") -> None:
-    """An accuracy-vs-compute curve per ``hue`` group, points annotated with ``label``."""
-    groups = sorted(frame[hue].unique())
-    for color, group in zip(colors(len(groups)), groups):
-        part = frame[frame[hue] == group].sort_values(x)
-        ax.plot(part[x], part[y], marker="o", color=color, label=str(group))
-        if label is not None:
-            for _, row in part.iterrows():
-                ax.annotate(str(row[label]), (row[x], row[y]), textcoords="offset points", xytext=(4, 4), fontsize=8, color=color)
-    ax.set_xlabel(xlabel or x)
-    ax.set_ylabel(ylabel)
-    ax.legend(title=hue)
+def draw_exit_sweep(axes, summary: pd.DataFrame, sweep: pd.DataFrame, max_layers: int, shown=(0.5, 0.9, float("inf"))) -> None:
+    """survey-2: accuracy vs mean layers over the threshold sweep (left); layers per hop count (right)."""
+    ax = axes[0]
+    for color, where in zip(colors(2), ("in", "out of")):
+        x, y = summary[f"layers ({where} training)"], summary[f"accuracy ({where} training)"]
+        ax.plot(x, y, marker="o", color=color, label=f"hops {where} training")
+        for threshold, xi, yi in zip(summary["threshold"], x, y):
+            ax.annotate("no exit" if threshold == float("inf") else f"λ={threshold:g}", (xi, yi), textcoords="offset points", xytext=(3, 4), fontsize=7, color=color)
+    ax.set_xlim(0.5, max_layers + 0.5)
+    ax.set_xlabel("mean layers used")
+    ax.set_ylabel("accuracy")
+    ax.legend(loc="lower right")
+    part = sweep[sweep["threshold"].isin(shown)].copy()
+    part["threshold"] = part["threshold"].map(lambda t: "no exit" if t == float("inf") else f"λ={t:g}")
+    sns.lineplot(part, x="hops", y="layers", hue="threshold", marker="o", palette=colors(len(shown)), ax=axes[1])
+    axes[1].set_ylim(0, max_layers + 0.5)
+    axes[1].set_xlabel("test hop count")
+    axes[1].set_ylabel("mean layers used")
+    shade_beyond(axes[1], sweep.loc[sweep["in_training"], "hops"].max())
+
+
+def draw_mod(ax: plt.Axes, frame: pd.DataFrame) -> None:
+    """survey-3: accuracy vs relative MACs, in and out of the training hops; MoD curve and the Transformer."""
+    means = frame.groupby(["model", "capacity", "macs", "in_training"], as_index=False)["accuracy"].mean()
+    for color, inside in zip(colors(2), (True, False)):
+        part = means[means["in_training"] == inside]
+        mod = part[part["model"] != "Transformer"].sort_values("macs")
+        ax.plot(mod["macs"], mod["accuracy"], marker="o", color=color, label=f"MoD, hops {'in' if inside else 'out of'} training")
+        for _, row in mod.iterrows():
+            ax.annotate(f"c={row['capacity']:g}", (row["macs"], row["accuracy"]), textcoords="offset points", xytext=(3, 4), fontsize=8, color=color)
+        dense = part[part["model"] == "Transformer"]
+        ax.scatter(dense["macs"], dense["accuracy"], marker="*", s=180, color=color, edgecolor="black", zorder=3, label=f"Transformer, hops {'in' if inside else 'out of'} training")
+    ax.set_xlabel("multiply-adds per example, relative to the Transformer")
+    ax.set_ylabel("accuracy")
+    ax.legend(fontsize=8)
+
+
+def draw_table(ax: plt.Axes, table: pd.DataFrame, formats: dict) -> None:
+    """A DataFrame as a matplotlib table (survey-4), numbers formatted per column."""
+    cells = [[formats.get(c, "{}").format(v) for c, v in row.items()] for _, row in table.iterrows()]
+    ax.axis("off")
+    drawn = ax.table(cellText=cells, colLabels=[c.replace(" (", "\n(") for c in table.columns], loc="center", cellLoc="center")
+    drawn.auto_set_font_size(False)
+    drawn.set_fontsize(8)
+    drawn.scale(1, 2.0)
+    for (row, _), cell in drawn.get_celld().items():
+        if row == 0:
+            cell.set_text_props(weight="bold")
+            cell.set_height(cell.get_height() * 1.4)

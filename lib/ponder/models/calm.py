@@ -1,0 +1,107 @@
+"""Early exit with a confidence threshold (CALM, Schuster et al. 2022; for classification as in
+DeeBERT / PABEE): one classifier head shared by every layer, stop at the first confident layer.
+
+With ``h_l`` the state after layer ``l`` (``l = 1..L``) and the shared readout ``W LN(.)`` of the
+CLS state,
+
+    y_l    = softmax(W LN(h_l[:, 0]))                      every layer's prediction
+    c_l    = max_k y_l[k]                                  confidence (softmax top-1 probability)
+    exit   = min{ l : c_l >= lambda },  or L               the first confident layer
+    L_train = sum_l (l / sum_j j) CE(y, y_l)               CALM's layer-weighted average
+
+The threshold ``lambda`` is an inference knob: ``lambda = inf`` never exits early (the dense
+twin), lower values exit earlier. Exited examples leave the batch (``compact=True``): later
+layers run only on the examples still going, so the saved layers are saved time.
+
+The model wraps the parts of a :class:`ponder.models.classifier.Classifier` (``embedding``,
+``core`` with ``step(h, t)`` and ``max_steps``, ``norm``, ``head``), so an early-exit
+Transformer is the Transformer with a training loss over every layer.
+"""
+import math
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .classifier import Prediction
+
+
+def layer_weights(layers: int, device=None) -> torch.Tensor:
+    """``[layers]`` CALM's weights ``l / sum_j j`` (deeper layers count more)."""
+    w = torch.arange(1, layers + 1, dtype=torch.float, device=device)
+    return w / w.sum()
+
+
+def early_exit_loss(logits: torch.Tensor, label: torch.Tensor) -> torch.Tensor:
+    """``sum_l (l / sum_j j) CE(y, y_l)`` from every layer's logits ``[B, L, C]`` and labels ``[B]``."""
+    per_layer = F.cross_entropy(logits.transpose(1, 2), label[:, None].expand(-1, logits.shape[1]), reduction="none")  # [B, L]
+    return (per_layer.mean(0) * layer_weights(logits.shape[1], logits.device)).sum()
+
+
+def confidence(logits: torch.Tensor) -> torch.Tensor:
+    """``[..., C] -> [...]``: the softmax top-1 probability."""
+    return logits.softmax(dim=-1).amax(dim=-1)
+
+
+@dataclass
+class Exits:
+    """``logits`` ``[B, C]`` at each example's exit layer, ``layers`` ``[B]`` long (1-based)."""
+
+    logits: torch.Tensor
+    layers: torch.Tensor
+
+
+class EarlyExitClassifier(nn.Module):
+    """Early exit over the layers of ``classifier`` (a ``Classifier``; its depth loop is unused)."""
+
+    def __init__(self, classifier: nn.Module, threshold: float = math.inf, compact: bool = True):
+        super().__init__()
+        self.embedding, self.core = classifier.embedding, classifier.core
+        self.norm, self.head = classifier.norm, classifier.head
+        self.threshold, self.compact = threshold, compact
+
+    def readout(self, h: torch.Tensor) -> torch.Tensor:
+        return self.head(self.norm(h[:, 0]))
+
+    def all_layers(self, x: torch.Tensor) -> torch.Tensor:
+        """``[B, L, C]``: every layer's logits (training, and the threshold sweep)."""
+        h, logits = self.embedding(x), []
+        for t in range(self.core.max_steps):
+            h = self.core.step(h, t)
+            logits.append(self.readout(h))
+        return torch.stack(logits, dim=1)
+
+    def exit(self, x: torch.Tensor, threshold: float | None = None, compact: bool | None = None) -> Exits:
+        """Run layer by layer; an example leaves at its first layer with confidence ``>= threshold``."""
+        threshold = self.threshold if threshold is None else threshold
+        compact = self.compact if compact is None else compact
+        h = self.embedding(x)
+        batch, layers = x.shape[0], self.core.max_steps
+        index = torch.arange(batch, device=x.device)
+        logits = torch.zeros(batch, self.head.out_features, device=x.device)
+        used = torch.full((batch,), layers, dtype=torch.long, device=x.device)
+        running = torch.ones(batch, dtype=torch.bool, device=x.device)
+        for t in range(layers):
+            h = self.core.step(h, t)
+            y = self.readout(h)
+            exits = running[index] & ((confidence(y) >= threshold) | (t == layers - 1))
+            logits[index[exits]] = y[exits]
+            used[index[exits]] = t + 1
+            running[index[exits]] = False
+            if not running.any():
+                break
+            if compact:
+                keep = running[index]
+                index, h = index[keep], h[keep]
+        return Exits(logits, used)
+
+    def forward(self, x: torch.Tensor, all_layers: bool = False) -> Prediction | torch.Tensor:
+        """Inference at ``self.threshold``: a ``Prediction`` whose ``steps`` are the layers used.
+        With ``all_layers`` (training): every layer's logits ``[B, L, C]``."""
+        if all_layers:
+            return self.all_layers(x)
+        out = self.exit(x)
+        layers = out.layers.float()
+        return Prediction(out.logits, layers, torch.zeros_like(layers))
