@@ -12,36 +12,64 @@ from torch import nn
 
 from ..models import acmize as acmize_lib
 from ..models import flops
+from ..models import moe as moe_lib
 from ..models.acm_phases import LOSS_WEIGHTS, distill_loss, finetune_loss, gate_loss
+from ..models.early_exit import EarlyExitViT, exit_at, exit_loss
+from ..models.halting import HaltingViT, halting_loss
+from ..checks import check_choice
+from ..models.audio import FrameTransformer
 from ..models.vit import ViT
 from ..profiles import by_profile
 from ..runs import Run
-from ..tasks import images
+from ..tasks import images, speech
 from ..training import TrainConfig, default_device, train_run
 
 BUDGETS = (0.25, 0.4, 0.6, 0.75)
-SIZES = {
-    "smoke": dict(dim=32, depth=2, heads=2, batch=32, base_steps=40, distill_steps=10, gate_steps=10, finetune_steps=20, eval_images=96),
-    "quick": dict(dim=48, depth=4, heads=4, batch=48, base_steps=700, distill_steps=100, gate_steps=50, finetune_steps=250, eval_images=359),
-    "paper": dict(dim=192, depth=12, heads=3, batch=256, base_steps=20_000, distill_steps=400, gate_steps=200, finetune_steps=19_400, eval_images=359),
+TASKS = ("digits", "speech")
+SIZES = {  # digits (the ViT); speech overrides a few entries in SPEECH_SIZES
+    "smoke": dict(dim=32, depth=2, heads=2, batch=32, base_steps=40, distill_steps=10, gate_steps=10, finetune_steps=20, ablation_steps=10, eval_images=96),
+    "quick": dict(dim=32, depth=4, heads=4, batch=32, base_steps=800, distill_steps=100, gate_steps=50, finetune_steps=300, ablation_steps=100, eval_images=359),
+    "paper": dict(dim=192, depth=12, heads=3, batch=256, base_steps=20_000, distill_steps=400, gate_steps=200, finetune_steps=19_400, ablation_steps=1000, eval_images=359),
+}
+SPEECH_SIZES = {
+    "smoke": dict(base_steps=40),
+    "quick": dict(base_steps=800),
+    "paper": dict(base_steps=20_000),
 }
 GATE_HIDDEN = 4
-CODE_BASE = ["ponder.tasks.images", "ponder.models.vit", "ponder.models.transformer"]
-CODE_ACM = CODE_BASE + ["ponder.models.acm", "ponder.models.acmize", "ponder.models.acm_phases"]
+CODE_TASK = {"digits": ["ponder.tasks.images", "ponder.models.vit"], "speech": ["ponder.tasks.speech", "ponder.models.audio"]}
+CODE_ACM = ["ponder.models.transformer", "ponder.models.acm", "ponder.models.acmize", "ponder.models.acm_phases"]
+PREFIX = {"digits": "acm", "speech": "acm/speech"}  # run names
+EXPERTS, MOE_TOP_K = 8, (1, 2, 3, 4, 6, 8)
+AVIT_DEPTHS = (4 / 3, 2.0, 8 / 3, 10 / 3)  # the official {4, 6, 8, 10} of 12 blocks, scaled to 4
+EXIT_THRESHOLDS = tuple(round(0.3 + 0.7 * i / 40, 4) for i in range(41))
 
 
-def sizes(profile: str) -> dict:
-    return by_profile(SIZES, profile)
+def sizes(profile: str, task: str = "digits") -> dict:
+    check_choice("task", task, TASKS)
+    s = dict(by_profile(SIZES, profile))
+    return s | by_profile(SPEECH_SIZES, profile) if task == "speech" else s
 
 
-def batches(batch: int, seed: int) -> Callable[[int], tuple]:
-    """Training batches of the digits task, a function of the step."""
-    return lambda step: images.sample(batch, seed=seed * 1_000_003 + step)
+def code(task: str, *extra: str) -> list[str]:
+    """The modules a run of ``task`` depends on."""
+    return CODE_TASK[task] + ["ponder.models.transformer", *extra]
 
 
-def test_set(profile: str) -> tuple[torch.Tensor, torch.Tensor]:
-    x, y = images.images("test")
-    n = sizes(profile)["eval_images"]
+def batches(batch: int, seed: int, task: str = "digits") -> Callable[[int], tuple]:
+    """Training batches, a function of the step."""
+    sampler = images.sample if task == "digits" else speech.sample
+    return lambda step: sampler(batch, seed=seed * 1_000_003 + step)
+
+
+def test_set(profile: str, task: str = "digits") -> tuple[torch.Tensor, torch.Tensor]:
+    """Evaluation inputs (images, or log-mel frames) and labels."""
+    if task == "digits":
+        x, y = images.images("test")
+    else:
+        wave, y, _ = speech.clips("test")
+        x = speech.features(wave)
+    n = sizes(profile, task)["eval_images"]
     return x[:n], y[:n]
 
 
@@ -59,14 +87,20 @@ def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch: int = 12
     return {"accuracy": correct / len(x), "macs": cost / len(x)}
 
 
-def base_vit(profile: str, seed: int = 0) -> tuple[ViT, dict]:
-    """The "pre-trained" model: a small ViT trained here on the digits (stand-in for ViT-B on ImageNet)."""
-    s = sizes(profile)
-    arch = dict(image=32, patch=4, dim=s["dim"], depth=s["depth"], heads=s["heads"])
+def base_model(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Module, dict]:
+    """The "pre-trained" model trained here: a small ViT on the digits (stand-in for ViT-B on ImageNet)
+    or a frame transformer on the eSpeak words (stand-in for XLS-R on CommonVoice)."""
+    s = sizes(profile, task)
+    if task == "digits":
+        arch = dict(image=32, patch=4, dim=s["dim"], depth=s["depth"], heads=s["heads"])
+        make = lambda: ViT(**arch)  # noqa: E731
+    else:
+        arch = dict(frames=speech.frames(), features=speech.MELS, classes=len(speech.WORDS), dim=s["dim"], depth=s["depth"], heads=s["heads"])
+        make = lambda: FrameTransformer(**arch)  # noqa: E731
     cfg = TrainConfig(steps=s["base_steps"], batch_size=s["batch"], lr=2e-3, weight_decay=0.05, seed=seed)
-    run = Run("acm/base", {"arch": arch, "train": cfg.as_dict()}, profile, code=CODE_BASE)
-    x, y = test_set(profile)
-    return train_run(run, lambda: ViT(**arch), lambda m, b: F.cross_entropy(m(b[0]), b[1]), batches(cfg.batch_size, seed), cfg, evaluate=lambda m: evaluate(m, x, y))
+    run = Run(f"{PREFIX[task]}/base", {"arch": arch, "train": cfg.as_dict()}, profile, code=code(task))
+    x, y = test_set(profile, task)
+    return train_run(run, make, lambda m, b: F.cross_entropy(m(b[0]), b[1]), batches(cfg.batch_size, seed, task), cfg, evaluate=lambda m: evaluate(m, x, y))
 
 
 def trainable(model: nn.Module, part: str) -> nn.Module:
@@ -76,51 +110,54 @@ def trainable(model: nn.Module, part: str) -> nn.Module:
     return model
 
 
-def distilled(profile: str, seed: int = 0, n: int = 4, steps: int | None = None) -> tuple[nn.Module, dict]:
-    """Phase I: the ACM-ized base model with learners fitted to the replaced modules (lr 1e-3)."""
-    s = sizes(profile)
-    base, base_metrics = base_vit(profile, seed)
+def distilled(profile: str, seed: int = 0, n: int = 4, steps: int | None = None, task: str = "digits") -> tuple[nn.Module, dict]:
+    """Phase I: the ACM-ized base model with learners fitted to the replaced modules (lr 1e-3); ``steps=0``: random learners."""
+    s = sizes(profile, task)
+    base, base_metrics = base_model(profile, seed, task)
     steps = s["distill_steps"] if steps is None else steps
-    cfg = TrainConfig(steps=max(steps, 1), batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
-    run = Run(f"acm/phase1-n{n}", {"base": base_metrics["accuracy"], "n": n, "gate_hidden": GATE_HIDDEN, "train": cfg.as_dict(), "skip": steps == 0}, profile, code=CODE_ACM)
     make = lambda: trainable(acmize_lib.acmize(base, n, GATE_HIDDEN), "learners")  # noqa: E731
-    if steps == 0:  # "without phase I": random learners
+    if steps == 0:  # "without phase I"
+        torch.manual_seed(seed)
         return make().to(default_device()), {}
-    return train_run(run, make, lambda m, b: distill_loss(base, m, b[0]), batches(cfg.batch_size, seed), cfg)
+    cfg = TrainConfig(steps=steps, batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
+    run = Run(f"{PREFIX[task]}/phase1-n{n}", {"base": base_metrics["accuracy"], "n": n, "gate_hidden": GATE_HIDDEN, "train": cfg.as_dict()}, profile, code=code(task, *CODE_ACM))
+    return train_run(run, make, lambda m, b: distill_loss(base, m, b[0]), batches(cfg.batch_size, seed, task), cfg)
 
 
-def gates_pretrained(profile: str, seed: int = 0, n: int = 4, distill_steps: int | None = None) -> tuple[nn.Module, dict]:
+def gates_pretrained(profile: str, seed: int = 0, n: int = 4, distill_steps: int | None = None, task: str = "digits") -> tuple[nn.Module, dict]:
     """Phase II: gates trained on the labels of the distillation errors (lr 1e-2); learners fixed."""
-    s = sizes(profile)
-    base, _ = base_vit(profile, seed)
-    phase1, _ = distilled(profile, seed, n, distill_steps)
+    s = sizes(profile, task)
+    base, _ = base_model(profile, seed, task)
+    phase1, _ = distilled(profile, seed, n, distill_steps, task)
     cfg = TrainConfig(steps=s["gate_steps"], batch_size=s["batch"], lr=1e-2, weight_decay=0.0, seed=seed)
-    config = {"phase1": _state_key(phase1), "train": cfg.as_dict()}
-    run = Run(f"acm/phase2-n{n}", config, profile, code=CODE_ACM)
+    run = Run(f"{PREFIX[task]}/phase2-n{n}", {"phase1": _state_key(phase1), "train": cfg.as_dict()}, profile, code=code(task, *CODE_ACM))
     make = lambda: trainable(copy.deepcopy(phase1), "gate")  # noqa: E731
-    return train_run(run, make, lambda m, b: gate_loss(base, m, b[0]), batches(cfg.batch_size, seed), cfg)
+    return train_run(run, make, lambda m, b: gate_loss(base, m, b[0]), batches(cfg.batch_size, seed, task), cfg)
 
 
-def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: dict | None = None, pretraining: str = "full") -> tuple[nn.Module, dict]:
+def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: dict | None = None, pretraining: str = "full", steps: int | None = None, task: str = "digits") -> tuple[nn.Module, dict]:
     """Phase III: end-to-end fine-tuning at ``budget`` with CE + budget + entropy + diversity losses.
 
     ``pretraining``: ``full`` (phases I, II, III), ``no_phase1`` (random learners, then II and III)
     or ``none`` (only phase III, from random learners and gates); the steps a variant skips go
-    to phase III, so every variant has the same total (as the official ablation).
+    to phase III, so every variant has the same total (as the official ablation). ``steps``
+    overrides the phase-III length (the short ablation runs).
     """
-    s = sizes(profile)
+    check_choice("pretraining", pretraining, ("full", "no_phase1", "none"))
+    s = sizes(profile, task)
     weights = dict(LOSS_WEIGHTS if weights is None else weights)
     skipped = {"full": 0, "no_phase1": s["distill_steps"], "none": s["distill_steps"] + s["gate_steps"]}[pretraining]
     if pretraining == "none":
-        start, _ = distilled(profile, seed, n, steps=0)
+        start, _ = distilled(profile, seed, n, steps=0, task=task)
     else:
-        start, _ = gates_pretrained(profile, seed, n, distill_steps=0 if pretraining == "no_phase1" else None)
-    cfg = TrainConfig(steps=s["finetune_steps"] + skipped, batch_size=s["batch"], lr=5e-4, weight_decay=0.05, seed=seed)
+        start, _ = gates_pretrained(profile, seed, n, distill_steps=0 if pretraining == "no_phase1" else None, task=task)
+    steps = s["finetune_steps"] if steps is None else steps
+    cfg = TrainConfig(steps=steps + skipped, batch_size=s["batch"], lr=5e-4, weight_decay=0.05, seed=seed)
     config = {"start": _state_key(start), "budget": budget, "weights": weights, "pretraining": pretraining, "train": cfg.as_dict()}
-    run = Run(f"acm/phase3-n{n}", config, profile, code=CODE_ACM)
+    run = Run(f"{PREFIX[task]}/phase3-n{n}", config, profile, code=code(task, *CODE_ACM))
     make = lambda: trainable(copy.deepcopy(start), "all")  # noqa: E731
-    x, y = test_set(profile)
-    return train_run(run, make, lambda m, b: finetune_loss(m, b[0], b[1], budget, weights), batches(cfg.batch_size, seed), cfg,
+    x, y = test_set(profile, task)
+    return train_run(run, make, lambda m, b: finetune_loss(m, b[0], b[1], budget, weights), batches(cfg.batch_size, seed, task), cfg,
                      evaluate=lambda m: evaluate_acm(m, x, y))
 
 
@@ -143,6 +180,76 @@ def compute_maps(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
     return per_token[:, 1:].unflatten(1, (model.grid, model.grid)).float().cpu()
 
 
+@torch.no_grad()
+def mean_learners(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """``[B, T]`` learners run per token, averaged over every ACM (acm-7's bars)."""
+    model.eval()
+    model(x.to(next(model.parameters()).device))
+    ks = [m.k.float() for m in acmize_lib.acms(model)]
+    return (sum(ks) / len(ks)).cpu()
+
+
+def content_patches(x: torch.Tensor, grid: int, threshold: float = 0.05) -> torch.Tensor:
+    """``[B, 1, H, W] -> [B, grid, grid]`` bool: patches whose mean intensity exceeds ``threshold`` (the digit)."""
+    return F.adaptive_avg_pool2d(x, grid)[:, 0] > threshold
+
+
+@torch.no_grad()
+def distillation_errors(profile: str, seed: int = 0, module: str | None = None, images_: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
+    """acm-5: per-token MSE of ``h(z, k)``, ``k = 1..N``, after phase I for one MLP (default: the second-to-last block's),
+    on test images; also the phase-II labels (learners needed, ``k_min..N``) of those tokens."""
+    from ..models.acm_phases import capture, errors_per_k, gate_labels
+
+    base, _ = base_model(profile, seed)
+    model, _ = distilled(profile, seed)
+    module = module or f"blocks.{len(base.blocks) - 2}.mlp"
+    x, _ = test_set(profile)
+    z, target = capture(base, [module], x[:images_].to(next(base.parameters()).device))[module]
+    acm = model.get_submodule(module)
+    errors = errors_per_k(acm, z, target).flatten(0, 1).cpu()  # [tokens, 1 + N] (k = 0..N)
+    return errors[:, 1:], gate_labels(errors) + acm.k_min
+
+
+ABLATIONS = {  # acm-8: which auxiliary terms are on
+    "all": LOSS_WEIGHTS,
+    "no entropy": LOSS_WEIGHTS | {"entropy": 0.0},
+    "no diversity": LOSS_WEIGHTS | {"diversity": 0.0},
+    "neither": LOSS_WEIGHTS | {"entropy": 0.0, "diversity": 0.0},
+    "no budget": LOSS_WEIGHTS | {"budget": 0.0},
+}
+LEARNER_COUNTS = (2, 4, 8, 16)
+PRETRAINING = ("full", "no_phase1", "none")
+ABLATION_BUDGET = 0.6
+
+
+def ablation(profile: str, name: str, seed: int = 0) -> tuple[nn.Module, dict]:
+    """acm-8: a short phase III at β = 0.6 with some auxiliary losses switched off (the official 5-epoch ablation)."""
+    check_choice("name", name, tuple(ABLATIONS))
+    return acm_model(profile, ABLATION_BUDGET, seed, weights=ABLATIONS[name], steps=sizes(profile)["ablation_steps"])
+
+
+def granularity(profile: str, n: int, seed: int = 0) -> tuple[nn.Module, dict]:
+    """acm-10: ``n`` learners at the same total cost (phases I and II, a short phase III at β = 0.6)."""
+    return acm_model(profile, ABLATION_BUDGET, seed, n=n, steps=sizes(profile)["ablation_steps"])
+
+
+def pretraining_variant(profile: str, variant: str, seed: int = 0) -> tuple[nn.Module, dict]:
+    """acm-10: with both pre-training phases, without phase I, without either (same total steps), β = 0.6."""
+    return acm_model(profile, ABLATION_BUDGET, seed, pretraining=variant)
+
+
+@torch.no_grad()
+def robustness(model: nn.Module, profile: str, severities=range(6)) -> list[dict]:
+    """acm-10: accuracy, MACs and realised β under each corruption of :data:`images.CORRUPTIONS` at each severity."""
+    x, y = test_set(profile)
+    rows = []
+    for kind in images.CORRUPTIONS:
+        for severity in severities:
+            corrupted = images.corrupt(x, kind, severity, seed=severity)
+            rows.append({"corruption": kind, "severity": severity, **evaluate_acm(model, corrupted, y)})
+    return rows
+
+
 def _state_key(model: nn.Module) -> str:
     """A short fingerprint of a model's weights (ties a downstream run to its exact start)."""
     import hashlib
@@ -154,7 +261,142 @@ def _state_key(model: nn.Module) -> str:
     return digest.hexdigest()[:16]
 
 
+# -- baselines, each from the same base model with the ACM's total training steps --------------
+def _acm_steps(s: dict) -> int:
+    return s["distill_steps"] + s["gate_steps"] + s["finetune_steps"]
+
+
+def moefied(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Module, dict]:
+    """MoEfication: ReLU-fication fine-tuning (phase-III steps), expert split, routers (phases I+II steps).
+
+    Metrics hold ``curve``: accuracy and MACs for each top-k in :data:`MOE_TOP_K`.
+    """
+    s = sizes(profile, task)
+    base, base_metrics = base_model(profile, seed, task)
+    modules = code(task, "ponder.models.moe")
+    cfg = TrainConfig(steps=s["finetune_steps"], batch_size=s["batch"], lr=5e-4, weight_decay=0.05, seed=seed)
+    run = Run(f"{PREFIX[task]}/moe-relu", {"base": base_metrics["accuracy"], "experts": EXPERTS, "train": cfg.as_dict()}, profile, code=modules)
+    relu, _ = train_run(run, lambda: moe_lib.moefy(copy.deepcopy(base), EXPERTS), lambda m, b: F.cross_entropy(m(b[0]), b[1]), batches(cfg.batch_size, seed, task), cfg)
+
+    def make():
+        model = copy.deepcopy(relu)
+        for layer in moe_lib.moe_layers(model):
+            moe_lib.split_experts(layer, seed)
+        for name, p in model.named_parameters():
+            p.requires_grad = ".router." in name
+        return model
+
+    cfg = TrainConfig(steps=s["distill_steps"] + s["gate_steps"], batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
+    run = Run(f"{PREFIX[task]}/moe-router", {"relu": _state_key(relu), "train": cfg.as_dict()}, profile, code=modules)
+    x, y = test_set(profile, task)
+    return train_run(run, make, lambda m, b: moe_lib.router_loss(m, _mlp_inputs(m, b[0])), batches(cfg.batch_size, seed, task), cfg, evaluate=lambda m: {"curve": moe_curve(m, x, y)})
+
+
+def _mlp_inputs(model: nn.Module, x: torch.Tensor) -> dict:
+    """``{MoE layer: its input}`` of a forward of ``model`` (no gradient)."""
+    found, hooks = {}, []
+    for layer in moe_lib.moe_layers(model):
+        hooks.append(layer.register_forward_pre_hook(lambda m, args: found.__setitem__(m, args[0])))
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        for h in hooks:
+            h.remove()
+    return found
+
+
+def moe_curve(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> list[dict]:
+    curve = []
+    for k in MOE_TOP_K:
+        moe_lib.set_top_k(model, k)
+        curve.append({"k": k, **evaluate(model, x, y)})
+    moe_lib.set_top_k(model, None)
+    return curve
+
+
+def halting(profile: str, target_depth: float, seed: int = 0) -> tuple[nn.Module, dict]:
+    """A-ViT-style token halting fine-tuned from the base model towards ``target_depth`` blocks."""
+    s = sizes(profile)
+    base, base_metrics = base_model(profile, seed)
+    cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=5e-4, weight_decay=0.0, grad_clip=1.5, seed=seed)
+    run = Run("acm/avit", {"base": base_metrics["accuracy"], "target_depth": target_depth, "train": cfg.as_dict()}, profile, code=code("digits", "ponder.models.halting"))
+    x, y = test_set(profile)
+    return train_run(run, lambda: HaltingViT(copy.deepcopy(base)), lambda m, b: halting_loss(m, b[0], b[1], target_depth), batches(cfg.batch_size, seed), cfg,
+                     evaluate=lambda m: evaluate(m, x, y, macs=lambda mm, n: flops.halting_vit(mm)))
+
+
+def early_exits(profile: str, seed: int = 0) -> tuple[nn.Module, dict]:
+    """ZTW-style cascaded exit heads on the frozen base model; metrics hold the threshold ``curve``."""
+    s = sizes(profile)
+    base, base_metrics = base_model(profile, seed)
+    cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
+    run = Run("acm/ztw", {"base": base_metrics["accuracy"], "train": cfg.as_dict()}, profile, code=code("digits", "ponder.models.early_exit"))
+
+    def make():
+        model = EarlyExitViT(copy.deepcopy(base))
+        model.vit.requires_grad_(False)
+        return model
+
+    x, y = test_set(profile)
+    return train_run(run, make, lambda m, b: exit_loss(m, b[0], b[1]), batches(cfg.batch_size, seed), cfg, evaluate=lambda m: {"curve": exit_curve(m, x, y)})
+
+
+@torch.no_grad()
+def exit_curve(model: EarlyExitViT, x: torch.Tensor, y: torch.Tensor) -> list[dict]:
+    model.eval()
+    logits = model(x.to(next(model.parameters()).device)).cpu()
+    curve = []
+    for threshold in EXIT_THRESHOLDS:
+        exits = exit_at(logits, threshold)
+        predictions = logits[exits, torch.arange(len(x))].argmax(-1)
+        curve.append({"threshold": threshold, "accuracy": (predictions == y).float().mean().item(), "macs": flops.early_exit_vit(model, exits).mean().item()})
+    return curve
+
+
 def train_all(profile: str, seed: int = 0) -> None:
     """Every run the ACM notebooks need."""
     for budget in BUDGETS:
         acm_model(profile, budget, seed)
+    moefied(profile, seed)
+    early_exits(profile, seed)
+    for depth in AVIT_DEPTHS:
+        halting(profile, depth, seed)
+    for name in ABLATIONS:
+        ablation(profile, name, seed)
+    for n in LEARNER_COUNTS:
+        granularity(profile, n, seed)
+    for variant in PRETRAINING:
+        pretraining_variant(profile, variant, seed)
+    for budget in BUDGETS:
+        acm_model(profile, budget, seed, task="speech")
+    moefied(profile, seed, task="speech")
+
+
+# -- checks of the claims ------------------------------------------------------------------------
+def best_at(cost: float, points: list[tuple[float, float]], floor: float) -> float:
+    """The best quality among ``points (cost, quality)`` costing at most ``cost`` (``floor`` if none is that cheap)."""
+    return max([q for c, q in points if c <= cost], default=floor)
+
+
+def leads(ours: list[tuple[float, float]], others: list[tuple[float, float]], floor: float) -> list[float]:
+    """For each of ``ours`` (sorted by cost): its quality minus the best of ``others`` at no more cost."""
+    return [q - best_at(c, others, floor) for c, q in sorted(ours)]
+
+
+def diversity(maps: torch.Tensor, per_sample: torch.Tensor) -> dict:
+    """acm-8: spatial diversity (mean over samples of the spread of compute over patches) and
+    per-sample diversity (spread of the per-sample compute), both as standard deviations."""
+    return {"spatial": maps.flatten(1).std(1).mean().item(), "per_sample": per_sample.std().item()}
+
+
+@torch.no_grad()
+def cost_per_sample(model: nn.Module, x: torch.Tensor, batch: int = 128) -> torch.Tensor:
+    """``[B]`` realised compute fraction ``β_i`` of each sample."""
+    model.eval()
+    device = next(model.parameters()).device
+    out = []
+    for start in range(0, len(x), batch):
+        model(x[start : start + batch].to(device))
+        out.append(acmize_lib.cost_fraction(model).cpu())
+    return torch.cat(out)

@@ -54,11 +54,42 @@ def block(b: nn.Module, tokens: int, batch: int) -> torch.Tensor:
 
 
 def vit(model: nn.Module, batch: int) -> torch.Tensor:
-    """MACs per sample ``[batch]`` of a :class:`ViT` (dense or with dynamic modules) after a forward.
+    """MACs per sample ``[batch]`` of a :class:`ViT` or ``FrameTransformer`` (dense or with dynamic modules) after a forward.
 
-    Patch embedding ``P · C p² · d`` + every block + the head ``d · classes``.
+    Patch embedding ``P · C p² · d`` (or ``frames · features · d``) + every block + the head ``d · classes``.
     """
-    conv = model.patch_embed
-    embed = model.grid**2 * conv.in_channels * conv.kernel_size[0] * conv.kernel_size[1] * conv.out_channels
-    head = linear(model.head.in_features, model.head.out_features)
+    embed, head, _, _ = vit_parts(model)
     return embed + head + sum(block(b, model.tokens, batch) for b in model.blocks)
+
+
+def dense_block(tokens, dim: int, hidden: int):
+    """MACs per sample of a dense block over ``tokens`` tokens (int or ``[B]`` tensor): the formula of :func:`block`."""
+    return tokens * (4 * dim * dim + 2 * dim * hidden) + tokens * attention_mixing(tokens, dim)
+
+
+def vit_parts(model: nn.Module) -> tuple[int, int, int, int]:
+    """``(embedding MACs, head MACs, dim, MLP hidden)`` per sample of a :class:`ViT` or ``FrameTransformer``."""
+    if hasattr(model, "patch_embed"):  # ViT: a convolution over the patches
+        conv = model.patch_embed
+        embed, dim = model.grid**2 * conv.in_channels * conv.kernel_size[0] * conv.kernel_size[1] * conv.out_channels, conv.out_channels
+    else:  # FrameTransformer: a linear layer per frame
+        embed, dim = model.frames * linear(model.frame_embed.in_features, model.frame_embed.out_features), model.frame_embed.out_features
+    mlp = model.blocks[0].mlp
+    hidden = mlp.fc1.out_features if hasattr(mlp, "fc1") else mlp.learners.n * mlp.learners.hidden
+    return embed, linear(model.head.in_features, model.head.out_features), dim, hidden
+
+
+def halting_vit(model: nn.Module) -> torch.Tensor:
+    """MACs per sample ``[B]`` of a :class:`~ponder.models.halting.HaltingViT` after a forward: only active tokens count."""
+    embed, head, dim, hidden = vit_parts(model.vit)
+    return embed + head + sum(dense_block(a.double(), dim, hidden) for a in model.active_counts)
+
+
+def early_exit_vit(model: nn.Module, exits: torch.Tensor) -> torch.Tensor:
+    """MACs per sample ``[B]`` of an :class:`~ponder.models.early_exit.EarlyExitViT` leaving at exit ``exits [B]`` (0-based)."""
+    embed, head, dim, hidden = vit_parts(model.vit)
+    per_block = dense_block(model.vit.tokens, dim, hidden)
+    heads = torch.tensor([0] + [h.macs for h in model.heads], dtype=torch.float64).cumsum(0)  # heads[j]: the first j heads
+    e = exits.cpu().long()
+    last = len(model.vit.blocks) - 1
+    return embed + (e + 1).double() * per_block + heads[(e + 1).clamp(max=len(model.heads))] + (e == last).double() * head

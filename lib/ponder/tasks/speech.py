@@ -1,0 +1,167 @@
+"""Spoken words synthesised with eSpeak NG: a stand-in for CommonVoice (ACM's second modality).
+
+Ten command words (as in Speech Commands) are spoken by eSpeak NG — the library and its voice
+data come with the PyPI package ``espeakng-loader``, nothing is installed system-wide — with
+several voices, speaking rates and pitches. Each utterance is pasted at a random offset into a
+one-second clip and white noise is added at a random signal-to-noise ratio, so every clip has
+speech *and* silence. Features are log-mel spectrogram frames (25 ms windows, 20 ms hop,
+40 mel bands); a model sees one token per frame.
+
+* :func:`utterances` — the synthesised words (cached as a ``datasets.Dataset``), split by a fixed shuffle;
+* :func:`clips` — one split as fixed clips; :func:`sample` — fresh training clips from a seed;
+* :func:`features` — waveform → log-mel frames; :func:`speech_frames` — which frames hold speech.
+"""
+import ctypes
+import math
+from functools import lru_cache
+
+import numpy as np
+import torch
+
+from ..checks import check_choice, check_int
+from ..paths import data_cache_dir
+
+VERSION = "1"
+WORDS = ("yes", "no", "up", "down", "left", "right", "on", "off", "stop", "go")
+VOICES = ("en-us", "en", "en-gb-scotland", "en-us+f3", "en+m3", "en+f2", "en-us+m7", "en+klatt")
+RATES = (120, 150, 180, 210)
+PITCHES = (30, 50, 70)
+RATE = 16_000  # samples per second of the clips
+CLIP_SECONDS = 1.0
+WINDOW, HOP, MELS = 400, 320, 40  # 25 ms, 20 ms, mel bands
+SPLITS = ("train", "test")
+
+
+class _ESpeak:
+    """Minimal ctypes binding: synchronous synthesis into a callback that collects 16-bit samples."""
+
+    def __init__(self):
+        import espeakng_loader
+
+        self.lib = ctypes.CDLL(espeakng_loader.get_library_path())
+        callback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p)
+        self.chunks: list[np.ndarray] = []
+        self._callback = callback(self._collect)  # kept alive as long as the binding
+        self.rate = self.lib.espeak_Initialize(2, 0, espeakng_loader.get_data_path().encode(), 0)  # 2: synchronous
+        if self.rate <= 0:
+            raise RuntimeError("eSpeak NG failed to initialise")
+        self.lib.espeak_SetSynthCallback(self._callback)
+        self.lib.espeak_Synth.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint, ctypes.c_int, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p]
+
+    def _collect(self, wave, count, events) -> int:
+        if count > 0:
+            self.chunks.append(np.ctypeslib.as_array(wave, shape=(count,)).copy())
+        return 0
+
+    def say(self, text: str, voice: str, rate: int, pitch: int) -> np.ndarray:
+        """Float waveform in ``[-1, 1]`` at :data:`RATE`."""
+        if self.lib.espeak_SetVoiceByName(voice.encode()) != 0:
+            raise ValueError(f"eSpeak NG has no voice {voice!r}")
+        self.lib.espeak_SetParameter(1, rate, 0)  # espeakRATE, words per minute
+        self.lib.espeak_SetParameter(3, pitch, 0)  # espeakPITCH, 0..100
+        self.chunks = []
+        data = text.encode()
+        self.lib.espeak_Synth(data, len(data) + 1, 0, 1, 0, 0, None, None)
+        self.lib.espeak_Synchronize()
+        wave = np.concatenate(self.chunks).astype(np.float32) / 32768.0
+        positions = np.arange(0, len(wave) - 1, self.rate / RATE)  # linear resampling to RATE
+        return np.interp(positions, np.arange(len(wave)), wave).astype(np.float32)
+
+
+@lru_cache(maxsize=1)
+def _espeak() -> _ESpeak:
+    return _ESpeak()
+
+
+def _generate(words, voices, rates, pitches, version):
+    engine = _espeak()
+    for w, word in enumerate(words):
+        for voice in voices:
+            for rate in rates:
+                for pitch in pitches:
+                    wave = engine.say(word, voice, rate, pitch)
+                    keep = np.nonzero(np.abs(wave) > 0.01)[0]  # trim eSpeak's leading/trailing silence
+                    wave = wave[keep[0] : keep[-1] + 1][: int(0.8 * RATE)]
+                    yield {"wave": wave, "label": w, "voice": voice, "rate": rate, "pitch": pitch}
+
+
+@lru_cache(maxsize=1)
+def utterances():
+    """Every (word, voice, rate, pitch) utterance as a cached ``datasets.Dataset`` (960 rows)."""
+    import datasets
+
+    return datasets.Dataset.from_generator(
+        _generate, gen_kwargs={"words": WORDS, "voices": VOICES, "rates": RATES, "pitches": PITCHES, "version": VERSION}, cache_dir=str(data_cache_dir())
+    ).with_format("numpy")
+
+
+@lru_cache(maxsize=1)
+def _split(split: str) -> tuple[list[np.ndarray], torch.Tensor]:
+    data = utterances()
+    order = torch.randperm(len(data), generator=torch.Generator().manual_seed(0)).tolist()
+    cut = int(0.8 * len(order))
+    idx = order[:cut] if split == "train" else order[cut:]
+    waves, labels = data["wave"], data["label"]
+    return [np.asarray(waves[i], dtype=np.float32) for i in idx], torch.as_tensor(np.asarray(labels)[idx], dtype=torch.long)
+
+
+def _clips(waves: list[np.ndarray], picks: list[int], generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """Paste each picked utterance at a random offset into a noisy clip; also return the clean speech."""
+    length = int(CLIP_SECONDS * RATE)
+    clean = torch.zeros(len(picks), length)
+    for row, i in enumerate(picks):
+        wave = torch.from_numpy(waves[i])
+        wave = wave / wave.abs().max().clamp_min(1e-6) * 0.5
+        offset = int(torch.randint(0, length - len(wave) + 1, (1,), generator=generator))
+        clean[row, offset : offset + len(wave)] = wave
+    snr_db = 10 + 20 * torch.rand(len(picks), 1, generator=generator)  # 10..30 dB
+    power = clean.pow(2).sum(1, keepdim=True) / (clean != 0).sum(1, keepdim=True).clamp_min(1)
+    noise = torch.randn(clean.shape, generator=generator) * (power / 10 ** (snr_db / 10)).sqrt()
+    return clean + noise, clean
+
+
+def clips(split: str, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """A fixed set: noisy clips ``[n, RATE]``, labels ``[n]``, clean speech ``[n, RATE]`` (for speech masks)."""
+    check_choice("split", split, SPLITS)
+    waves, labels = _split(split)
+    noisy, clean = _clips(waves, list(range(len(waves))), torch.Generator().manual_seed(7919 * seed + SPLITS.index(split)))
+    return noisy, labels, clean
+
+
+def sample(n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``n`` training clips (log-mel features ``[n, frames, MELS]``) and labels, a function of ``seed``."""
+    check_int("n", n, minimum=1)
+    waves, labels = _split("train")
+    generator = torch.Generator().manual_seed(seed)
+    picks = torch.randint(0, len(waves), (n,), generator=generator).tolist()
+    noisy, _ = _clips(waves, picks, generator)
+    return features(noisy), labels[picks]
+
+
+@lru_cache(maxsize=1)
+def _mel_filters() -> torch.Tensor:
+    """``[WINDOW // 2 + 1, MELS]`` triangular mel filters between 50 Hz and 8 kHz."""
+    mel = lambda f: 2595 * math.log10(1 + f / 700)  # noqa: E731
+    edges = 700 * (10 ** (torch.linspace(mel(50), mel(RATE / 2), MELS + 2) / 2595) - 1)
+    freqs = torch.linspace(0, RATE / 2, WINDOW // 2 + 1)
+    lower, centre, upper = edges[:-2, None], edges[1:-1, None], edges[2:, None]
+    up = (freqs - lower) / (centre - lower)
+    down = (upper - freqs) / (upper - centre)
+    return torch.clamp(torch.minimum(up, down), min=0).T
+
+
+def features(wave: torch.Tensor) -> torch.Tensor:
+    """``[n, samples] -> [n, frames, MELS]``: log-mel energies, 25 ms windows every 20 ms."""
+    spectrum = torch.stft(wave, n_fft=WINDOW, hop_length=HOP, window=torch.hann_window(WINDOW), center=False, return_complex=True)
+    power = spectrum.abs().pow(2).transpose(1, 2)  # [n, frames, freqs]
+    return torch.log(power @ _mel_filters() + 1e-6)
+
+
+def speech_frames(clean: torch.Tensor) -> torch.Tensor:
+    """``[n, samples] -> [n, frames]`` bool: frames whose window overlaps the pasted utterance."""
+    voiced = (clean != 0).float().unfold(1, WINDOW, HOP).mean(-1)
+    return voiced > 0.5
+
+
+def frames() -> int:
+    return (int(CLIP_SECONDS * RATE) - WINDOW) // HOP + 1
