@@ -1,0 +1,84 @@
+"""ACM's baselines (MoEfication, token halting, early exits), their MAC counts, and the eSpeak NG speech task."""
+import numpy as np
+import pytest
+import torch
+
+from ponder.models import flops
+from ponder.models.audio import FrameTransformer
+from ponder.models.early_exit import EarlyExitViT, exit_at
+from ponder.models.halting import HaltingViT
+from ponder.models.moe import MoE, balanced_kmeans, split_experts
+from ponder.models.transformer import MLP
+from ponder.models.vit import ViT
+from ponder.tasks import speech
+
+
+def test_moe_split_keeps_the_function_and_top_all_is_dense():
+    torch.manual_seed(0)
+    moe = MoE(MLP(8, 32), experts=4)
+    z = torch.randn(6, 8)
+    dense = moe(z)
+    split_experts(moe)
+    torch.testing.assert_close(moe(z), dense, atol=1e-5, rtol=1e-5)
+    moe.top_k = 4
+    torch.testing.assert_close(moe(z), dense, atol=1e-5, rtol=1e-5)
+    moe.top_k = 1
+    moe(z)
+    assert moe.macs().tolist() == [8 * 4 + 16 + 2 * 8 * 8] * 6  # router + one expert of 8 units
+
+
+def test_balanced_kmeans_gives_equal_clusters():
+    rows = np.random.default_rng(0).normal(size=(24, 5))
+    assign = balanced_kmeans(rows, 4)
+    assert np.bincount(assign, minlength=4).tolist() == [6, 6, 6, 6]
+
+
+def test_halting_that_never_fires_is_the_vit_and_costs_the_same():
+    torch.manual_seed(0)
+    vit = ViT(image=8, patch=4, dim=8, depth=3, heads=2).eval()
+    model = HaltingViT(vit, shift=-1e4).eval()
+    x = torch.rand(2, 1, 8, 8)
+    torch.testing.assert_close(model(x), vit(x), atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(flops.halting_vit(model), flops.vit(vit, 2))
+
+
+def test_halting_that_fires_at_once_runs_one_block_per_patch():
+    torch.manual_seed(0)
+    model = HaltingViT(ViT(image=8, patch=4, dim=8, depth=3, heads=2), shift=1e4).eval()
+    model(torch.rand(2, 1, 8, 8))
+    assert [c.tolist() for c in model.active_counts] == [[5, 5], [1, 1], [1, 1]]  # the class token never halts
+
+
+def test_early_exits_pick_the_first_confident_head_and_count_its_cost():
+    logits = torch.tensor([[[5.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [5.0, 0.0]], [[0.0, 0.0], [0.0, 0.0]]])  # [exits, B, C]
+    assert exit_at(logits, 0.9).tolist() == [0, 1]
+    assert exit_at(logits, 0.999).tolist() == [2, 2]
+    model = EarlyExitViT(ViT(image=8, patch=4, dim=8, depth=3, heads=2))
+    full = flops.vit(model.vit, 1).item() + sum(h.macs for h in model.heads)
+    assert flops.early_exit_vit(model, torch.tensor([2])).item() == full
+    first = flops.early_exit_vit(model, torch.tensor([0])).item()
+    embed, head, dim, hidden = flops.vit_parts(model.vit)
+    assert first == embed + flops.dense_block(5, dim, hidden) + model.heads[0].macs
+
+
+def test_frame_transformer_flops_match_the_hand_count():
+    model = FrameTransformer(frames=3, features=5, classes=2, dim=4, depth=1, heads=1, mlp_ratio=2.0)
+    model(torch.randn(2, 3, 5))
+    hand = 3 * 5 * 4 + 4 * (4 * 16) + 4 * 2 * 4 * 4 + 4 * 2 * 4 * 8 + 4 * 2
+    assert flops.vit(model, 2).tolist() == [hand, hand]
+
+
+def test_espeak_synthesises_a_word_offline():
+    wave = speech._espeak().say("yes", "en-us", 150, 50)
+    assert wave.dtype == np.float32 and 0.1 * speech.RATE < len(wave) < 2 * speech.RATE and np.abs(wave).max() > 0.05
+    with pytest.raises(ValueError, match="voice"):
+        speech._espeak().say("yes", "no-such-voice", 150, 50)
+
+
+def test_features_and_speech_frames():
+    clean = torch.zeros(2, speech.RATE)
+    clean[0, 4000:8000] = 0.3
+    feats = speech.features(clean + 0.01 * torch.randn(2, speech.RATE))
+    assert feats.shape == (2, speech.frames(), speech.MELS) and torch.isfinite(feats).all()
+    voiced = speech.speech_frames(clean)
+    assert voiced[1].sum() == 0 and 10 <= voiced[0].sum() <= 13  # 4000 samples = 12.5 hops
