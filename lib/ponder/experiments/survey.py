@@ -33,9 +33,9 @@ from ..tasks import cpvr
 from ..training import TrainConfig, default_device, train_run
 from . import hyper_ut
 from .hyper_ut import build, parameter_count, per_hop, test_set
-from .survey_parity import parity_frame, train_parity
+from .survey_parity import one_thread, parity_frame, train_parity
 
-CODE = hyper_ut.CODE + ("ponder.models.calm", "ponder.models.mod", "ponder.models.pondernet", "ponder.experiments.survey")
+CODE = hyper_ut.CODE + ("ponder.models.calm", "ponder.models.exits", "ponder.models.mod", "ponder.models.pondernet", "ponder.experiments.survey")
 
 # What the survey adds to hyper_ut.SIZES, per profile.
 SURVEY = {
@@ -88,7 +88,8 @@ def train_survey_model(name: str, profile: str, seed: int, make, loss, extra: di
     def evaluate(net):
         return {**per_hop(net, length, hops, sizes["n_test"]), "params": parameter_count(net)}
 
-    return train_run(run, make, loss, batches, cfg, evaluate)
+    with one_thread():
+        return train_run(run, make, loss, batches, cfg, evaluate)
 
 
 def train_early_exit(profile: str, seed: int = 0):
@@ -113,6 +114,7 @@ def train_pondernet(profile: str, seed: int = 0):
 
 
 # -- survey-2: early exit -----------------------------------------------------------------
+@one_thread()
 def exit_sweep(profile: str, seed: int = 0) -> pd.DataFrame:
     """One row per threshold and test hop count: ``accuracy`` and mean ``layers`` used."""
     sizes, survey = by_profile(hyper_ut.SIZES, profile), by_profile(SURVEY, profile)
@@ -139,6 +141,7 @@ def sweep_summary(sweep: pd.DataFrame) -> pd.DataFrame:
 
 
 # -- survey-3: Mixture-of-Depths ----------------------------------------------------------
+@one_thread()
 def mod_frame(profile: str, seed: int = 0) -> pd.DataFrame:
     """One row per capacity (and the Transformer) and test hop count: ``accuracy``, relative MACs."""
     sizes, survey = by_profile(hyper_ut.SIZES, profile), by_profile(SURVEY, profile)
@@ -177,6 +180,7 @@ def _summary(metrics: dict, train_hops: Sequence[int]) -> dict:
     return {"accuracy (in training)": frame.loc[inside, "accuracy"].mean(), "accuracy (out of training)": frame.loc[~inside, "accuracy"].mean(), "steps": frame["steps"].mean()}
 
 
+@one_thread()
 def adaptive_table(profile: str, seed: int = 0) -> pd.DataFrame:
     """survey-4: every adaptive method on C-PVR beside its dense twin.
 

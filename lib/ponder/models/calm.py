@@ -26,6 +26,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .classifier import Prediction
+from .exits import run_until_stopped
 
 
 def layer_weights(layers: int, device=None) -> torch.Tensor:
@@ -77,25 +78,12 @@ class EarlyExitClassifier(nn.Module):
         """Run layer by layer; an example leaves at its first layer with confidence ``>= threshold``."""
         threshold = self.threshold if threshold is None else threshold
         compact = self.compact if compact is None else compact
-        h = self.embedding(x)
-        batch, layers = x.shape[0], self.core.max_steps
-        index = torch.arange(batch, device=x.device)
-        logits = torch.zeros(batch, self.head.out_features, device=x.device)
-        used = torch.full((batch,), layers, dtype=torch.long, device=x.device)
-        running = torch.ones(batch, dtype=torch.bool, device=x.device)
-        for t in range(layers):
-            h = self.core.step(h, t)
-            y = self.readout(h)
-            exits = running[index] & ((confidence(y) >= threshold) | (t == layers - 1))
-            logits[index[exits]] = y[exits]
-            used[index[exits]] = t + 1
-            running[index[exits]] = False
-            if not running.any():
-                break
-            if compact:
-                keep = running[index]
-                index, h = index[keep], h[keep]
-        return Exits(logits, used)
+
+        def stops(h: torch.Tensor, t: int, index: torch.Tensor) -> torch.Tensor:
+            return confidence(self.readout(h)) >= threshold
+
+        state, used = run_until_stopped(lambda h, t, index: self.core.step(h, t), self.embedding(x), self.core.max_steps, stops, compact)
+        return Exits(self.readout(state), used)
 
     def forward(self, x: torch.Tensor, all_layers: bool = False) -> Prediction | torch.Tensor:
         """Inference at ``self.threshold``: a ``Prediction`` whose ``steps`` are the layers used.

@@ -37,6 +37,7 @@ from torch import nn
 from ..checks import check_int
 from .act import HaltingUnit, StepFn, pooled
 from .classifier import Prediction
+from .exits import run_until_stopped
 
 
 def log_halting_distribution(logits: torch.Tensor) -> torch.Tensor:
@@ -109,28 +110,15 @@ def sample_halting(
     """Inference: halt at step ``n`` with probability ``lambda_n``; return ``(h_halt, steps)``.
 
     ``h_halt`` is the state at each example's halting step (same shape as ``state``), ``steps``
-    ``[B]`` long. The draws are made for the whole batch at every step (uniforms on the CPU from
-    ``generator``), so ``compact=True`` and ``compact=False`` give identical results.
+    ``[B]`` long. The uniforms are drawn for the whole batch and every step up front (on the CPU,
+    from ``generator``), so ``compact=True`` and ``compact=False`` give identical results.
     """
-    check_int("max_steps", max_steps, minimum=1)
-    batch, device = state.shape[0], state.device
-    index = torch.arange(batch, device=device)
-    output = torch.zeros_like(state)
-    steps = torch.full((batch,), max_steps, dtype=torch.long, device=device)
-    running = torch.ones(batch, dtype=torch.bool, device=device)
-    for n in range(max_steps):
-        state = step_fn(state, n, index)
-        uniform = torch.rand(batch, generator=generator).to(device)[index]
-        halts = running[index] & ((uniform < halting_unit(pooled(state))) | (n == max_steps - 1))
-        output[index[halts]] = state[halts]
-        steps[index[halts]] = n + 1
-        running[index[halts]] = False
-        if not running.any():
-            break
-        if compact:
-            keep = running[index]
-            index, state = index[keep], state[keep]
-    return output, steps
+    uniforms = torch.rand(state.shape[0], max_steps, generator=generator).to(state.device)  # [B, N]
+
+    def stops(h: torch.Tensor, n: int, index: torch.Tensor) -> torch.Tensor:
+        return uniforms[index, n] < halting_unit(pooled(h))
+
+    return run_until_stopped(step_fn, state, max_steps, stops, compact)
 
 
 class PonderClassifier(nn.Module):
