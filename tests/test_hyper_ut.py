@@ -113,7 +113,7 @@ def test_compacted_act_equals_masked_act_for_per_example_weights():
 
 def randomize_hypernetwork(core: HyperCore) -> None:
     """The low-rank heads start at zero; give them values so the generated weights differ from the base."""
-    for head in (core.mlp.delta1, core.mlp.delta2):
+    for head in (core.hyper.delta1, core.hyper.delta2):
         torch.nn.init.normal_(head.right.weight, std=0.3)
         torch.nn.init.normal_(head.right.bias, std=0.3)
 
@@ -122,7 +122,7 @@ def test_pool_of_one_equals_a_shared_block_with_the_generated_weights():
     torch.manual_seed(0)
     core = HyperCore(DIM, HEADS, STEPS, pool_size=1, code_dim=8, rank=2)
     randomize_hypernetwork(core)
-    w1, w2 = core.mlp.weights(core.router.pool)  # the only code there is
+    w1, w2 = core.hyper.weights(core.block.mlp, core.router.pool)  # the only code there is
     plain = Block(DIM, HEADS)
     plain.load_state_dict(core.block.state_dict())
     with torch.no_grad():
@@ -142,15 +142,14 @@ def test_hyper_weights_are_per_example_and_routing_is_a_distribution():
     alpha, z = core.code(h, 0)
     assert alpha.shape == (6, 8) and z.shape == (6, 8)
     torch.testing.assert_close(alpha.sum(-1), torch.ones(6))
-    w1, _ = core.mlp.weights(z)
+    w1, w2 = core.hyper.weights(core.block.mlp, z)
     assert w1.shape == (6, 4 * DIM, DIM)
     assert not torch.allclose(w1[0], w1[1])
     # the generated weights are exactly what the step applies to each example
     u = torch.randn(6, 3, DIM)
     hidden = torch.nn.functional.gelu(torch.einsum("btd,bmd->btm", u, w1) + core.block.mlp.fc1.bias)
-    _, w2 = core.mlp.weights(z)
     expected = torch.einsum("btm,bdm->btd", hidden, w2) + core.block.mlp.fc2.bias
-    torch.testing.assert_close(core.mlp(u, z), expected)
+    torch.testing.assert_close(core.hyper(core.block.mlp, u, z), expected)
 
 
 def test_router_is_single_head_attention_over_the_pool():
@@ -175,6 +174,16 @@ def test_bad_parameters_raise_naming_them():
         HyperCore(DIM, HEADS, STEPS, rank=0)
     with pytest.raises(ValueError, match="level"):
         ACTDepth(DIM, level="layer")
+
+
+def test_every_kind_saves_and_loads_its_state():
+    from safetensors.torch import load_file, save_file
+
+    for kind in H.KINDS:
+        model = H.build(kind, LENGTH, SMALL)
+        path = f"/tmp/test_hyper_ut_{kind}.safetensors"
+        save_file(model.state_dict(), path)  # fails if two names share one tensor
+        H.build(kind, LENGTH, SMALL).load_state_dict(load_file(path))
 
 
 def test_smoke_run_reports_accuracy_and_steps_per_hop():

@@ -47,17 +47,21 @@ LABELS = {
 }
 ACT_KINDS = tuple(k for k in KINDS if k.endswith("_act"))
 
-# The modules a C-PVR run's result depends on (its cache key hashes their source).
-CODE = (
-    "ponder.tasks.cpvr",
-    "ponder.models.transformer",
-    "ponder.models.classifier",
-    "ponder.models.universal",
-    "ponder.models.film",
-    "ponder.models.hyper",
-    "ponder.models.act",
-    "ponder.experiments.hyper_ut",
-)
+# The modules a C-PVR run's result depends on (its cache key hashes their source): the common
+# ones, and the core of its kind, so that editing one core does not retrain the other kinds.
+COMMON_CODE = ("ponder.tasks.cpvr", "ponder.models.transformer", "ponder.models.act", "ponder.models.classifier", "ponder.experiments.hyper_ut")
+CORE_CODE = {
+    "transformer": (),
+    "ut": ("ponder.models.universal",),
+    "film": ("ponder.models.universal", "ponder.models.film"),
+    "hyper": ("ponder.models.hyper",),
+}
+
+
+def code(kind: str) -> tuple[str, ...]:
+    """The modules whose source the runs of ``kind`` depend on."""
+    return COMMON_CODE + CORE_CODE[check_choice("kind", kind, KINDS).removesuffix("_act")]
+
 
 # The model every kind shares (a kind uses the fields it needs). ``steps`` is the depth of the
 # Transformer, the steps of UT / Hyper-UT without ACT and the most steps ACT may take.
@@ -156,7 +160,7 @@ def train_cpvr(kind: str, profile: str, seed: int, model: dict | None = None, tr
     length = sizes["length"]
     cfg = TrainConfig(steps=steps or sizes["steps"], batch_size=sizes["batch_size"], lr=sizes["lr"], seed=seed)
     config = {"kind": kind, "model": model_cfg, "length": length, "train_hops": train_hops, "test_hops": test_hops, "n_test": sizes["n_test"], "train": cfg.as_dict()}
-    run = Run(f"{name}/{kind}", config, profile, code=CODE)
+    run = Run(f"{name}/{kind}", config, profile, code=code(kind))
 
     def batches(step):
         return cpvr.sample(cfg.batch_size, length, list(train_hops), seed=cfg.seed * 1_000_003 + step)

@@ -20,12 +20,11 @@ from ..profiles import by_profile
 from ..runs import Run
 from ..tasks import images
 from ..training import TrainConfig, default_device, train_run
-from .hyper_ut import CODE as CPVR_CODE
-from .hyper_ut import MODEL, build, parameter_count
+from .hyper_ut import MODEL, build, code, parameter_count
 
 KINDS = ("transformer", "ut_act", "hyper_act")
 LABELS = {"transformer": "ViT", "ut_act": "U-ViT+ACT", "hyper_act": "HyperU-ViT"}
-CODE = CPVR_CODE + ("ponder.models.vit", "ponder.tasks.images", "ponder.experiments.hyper_ut_vision")
+CODE = ("ponder.models.vit", "ponder.tasks.images", "ponder.experiments.hyper_ut_vision")
 
 SIZES = {
     "smoke": dict(size=8, canvas=16, patch=4, steps=30, batch_size=32, lr=3e-3, model=dict(MODEL, dim=16, heads=2, steps=3, pool_size=4, code_dim=8, rank=2)),
@@ -50,7 +49,7 @@ def train_vision(kind: str, profile: str, seed: int):
     sizes = by_profile(SIZES, profile)
     m = sizes["model"]
     cfg = TrainConfig(steps=sizes["steps"], batch_size=sizes["batch_size"], lr=sizes["lr"], seed=seed)
-    run = Run(f"hut/vision/{kind}", {"kind": kind, "sizes": sizes, "train": cfg.as_dict()}, profile, code=CODE)
+    run = Run(f"hut/vision/{kind}", {"kind": kind, "sizes": sizes, "train": cfg.as_dict()}, profile, code=code(kind) + CODE)
     geometry = dict(size=sizes["size"], canvas=sizes["canvas"])
 
     def make():

@@ -82,24 +82,26 @@ class LowRankHead(nn.Module):
 
 
 class HyperMLP(nn.Module):
-    """The block's MLP with weights ``W(z) = W + A(z) B(z)`` generated per example: ``[B, T, D] -> [B, T, D]``."""
+    """The hypernetwork of an MLP: ``W(z) = W + A(z) B(z)`` on the weights of a ``base`` MLP, ``[B, T, D] -> [B, T, D]``.
 
-    def __init__(self, mlp: nn.Module, code_dim: int, rank: int):
+    It holds only the generator heads; the base MLP (``fc1``, ``fc2``) is the shared block's own
+    and is passed in, so its weights are stored once.
+    """
+
+    def __init__(self, dim: int, hidden: int, code_dim: int, rank: int):
         super().__init__()
         check_int("rank", rank, minimum=1)
-        self.base = mlp
-        dim, hidden = mlp.fc1.in_features, mlp.fc1.out_features
         self.delta1 = LowRankHead(code_dim, dim, hidden, rank)
         self.delta2 = LowRankHead(code_dim, hidden, dim, rank)
 
-    def forward(self, u: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
-        hidden = F.gelu(self.base.fc1(u) + self.delta1.apply(u, z))
-        return self.base.fc2(hidden) + self.delta2.apply(hidden, z)
+    def forward(self, base: nn.Module, u: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+        hidden = F.gelu(base.fc1(u) + self.delta1.apply(u, z))
+        return base.fc2(hidden) + self.delta2.apply(hidden, z)
 
-    def weights(self, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def weights(self, base: nn.Module, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The generated ``nn.Linear``-layout weights ``(W_1 [B, M, D], W_2 [B, D, M])``."""
         (a1, b1), (a2, b2) = self.delta1.factors(z), self.delta2.factors(z)
-        return self.base.fc1.weight + (a1 @ b1).mT, self.base.fc2.weight + (a2 @ b2).mT
+        return base.fc1.weight + (a1 @ b1).mT, base.fc2.weight + (a2 @ b2).mT
 
 
 class HyperCore(nn.Module):
@@ -116,7 +118,7 @@ class HyperCore(nn.Module):
         self.step_embedding = nn.Embedding(max_steps, dim)
         nn.init.normal_(self.step_embedding.weight, std=0.02)
         self.router = Router(dim, pool_size, code_dim)
-        self.mlp = HyperMLP(self.block.mlp, code_dim, rank)
+        self.hyper = HyperMLP(dim, int(dim * mlp_ratio), code_dim, rank)
         self.max_steps = max_steps
         self.last_routing: torch.Tensor | None = None
 
@@ -133,4 +135,4 @@ class HyperCore(nn.Module):
         alpha, z = self.code(h, t)
         self.last_routing = alpha.detach()
         h = h + self.block.attn(self.block.norm1(h))
-        return h + self.mlp(self.block.norm2(h), z)
+        return h + self.hyper(self.block.mlp, self.block.norm2(h), z)

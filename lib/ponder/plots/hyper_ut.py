@@ -7,6 +7,11 @@ import seaborn as sns
 from . import colors
 
 
+def styles(order: list[str]) -> tuple[dict, dict]:
+    """One colour and one marker per model, the same in every figure."""
+    return dict(zip(order, colors(len(order)))), dict(zip(order, ["o", "X", "s", "P", "D", "*", "^", "v"]))
+
+
 def shade_out_of_distribution(ax: plt.Axes, train_max: int, hops_max: int) -> None:
     """Grey band over the hop counts above the training range."""
     ax.axvspan(train_max + 0.5, hops_max + 0.5, color="0.92", zorder=0)
@@ -22,16 +27,18 @@ def draw_depth_heatmap(ax: plt.Axes, frame: pd.DataFrame) -> None:
 
 def draw_accuracy_vs_hops(ax: plt.Axes, frame: pd.DataFrame, order: list[str], train_max: int) -> None:
     """hut-3: mean accuracy per test hop count with the standard error over seeds."""
-    sns.lineplot(frame, x="hops", y="accuracy", hue="model", hue_order=order, style="model", style_order=order, markers=True, dashes=False, errorbar="se", err_style="bars", ax=ax, palette=colors(len(order)))
+    palette, markers = styles(order)
+    sns.lineplot(frame, x="hops", y="accuracy", hue="model", hue_order=order, style="model", style_order=order, markers=markers, dashes=False, errorbar="se", err_style="bars", ax=ax, palette=palette)
     shade_out_of_distribution(ax, train_max, int(frame["hops"].max()))
     ax.set(xlabel="test hop count", ylabel="accuracy", ylim=(0, 1.02), xticks=sorted(frame["hops"].unique()))
     ax.legend(title=None, fontsize=9)
 
 
-def draw_steps_vs_hops(ax: plt.Axes, frame: pd.DataFrame, act_order: list[str], fixed_steps: int, train_max: int) -> None:
-    """hut-4: mean ponder steps per test hop count for the ACT models; the fixed depth as a line."""
+def draw_steps_vs_hops(ax: plt.Axes, frame: pd.DataFrame, order: list[str], act_order: list[str], fixed_steps: int, train_max: int) -> None:
+    """hut-4: mean ponder steps per test hop count for the ACT models (coloured as in hut-3); the fixed depth as a line."""
     act = frame[frame["model"].isin(act_order)]
-    sns.lineplot(act, x="hops", y="steps", hue="model", hue_order=act_order, style="model", markers=True, dashes=False, errorbar="se", err_style="bars", ax=ax, palette=colors(len(act_order)))
+    palette, markers = styles(order)
+    sns.lineplot(act, x="hops", y="steps", hue="model", hue_order=act_order, style="model", style_order=act_order, markers={m: markers[m] for m in act_order}, dashes=False, errorbar="se", err_style="bars", ax=ax, palette={m: palette[m] for m in act_order})
     ax.axhline(fixed_steps, color="0.3", ls="--", label=f"fixed depth ({fixed_steps}): Transformer, UT, Hyper-UT w/o ACT")
     shade_out_of_distribution(ax, train_max, int(frame["hops"].max()))
     ax.set(xlabel="test hop count", ylabel="average ponder steps N", ylim=(0, fixed_steps + 0.5), xticks=sorted(frame["hops"].unique()))
