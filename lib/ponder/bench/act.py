@@ -31,25 +31,39 @@ BENCH_MODEL = dict(MODEL, dim=128, heads=4, steps=12)
 
 
 def spread_halting(model: nn.Module, x: torch.Tensor, seed: int = 0) -> None:
-    """Seeded random halting weights, scaled (and the bias set) so that the batch's halting steps
-    spread widely: the setting whose histogram of steps has the most entropy."""
+    """Set the halting unit so that the batch's examples halt at steps spread evenly over ``1..T``.
+
+    Each example gets a target step ``N_i`` (seeded, uniform over ``1..T``) and the unit is fitted
+    by least squares so that its halting probability on the example's state at every step is about
+    ``1 / (N_i - 1/2)``: with a constant probability ``p`` ACT halts after ``ceil(0.99 / p)``
+    steps. Least squares shrinks the fitted logits towards their mean; of a few stretches of the
+    fit around that mean, the one whose histogram of steps has the most entropy is kept.
+    """
     generator = torch.Generator().manual_seed(seed)
-    unit = model.depth.halting.linear
-    direction = torch.randn(unit.weight.shape, generator=generator).to(unit.weight)
+    unit, t = model.depth.halting.linear, model.core.max_steps
+    target = torch.randint(1, t + 1, (x.shape[0],), generator=generator).float().to(x.device)
+    p = (1 / (target - 0.5)).clamp(max=0.999)
+    h, pooled = model.embedding(x), []
+    for n in range(t):  # the example's pooled state at every step should give the same p_i
+        h = model.core.step(h, n)
+        pooled.append(h.mean(dim=1))
+    pooled = torch.cat(pooled)  # [T * B, D]
+    design = torch.cat([pooled, torch.ones_like(pooled[:, :1])], dim=1)
+    fit = torch.linalg.lstsq(design, torch.logit(p).repeat(t)[:, None]).solution[:, 0]  # [D + 1]
+    centre = (pooled @ fit[:-1]).mean()
     best = None
-    for scale in (0.5, 1, 2, 4):
-        for bias in (-2.0, -1.0, 0.0):
-            with torch.no_grad():
-                unit.weight.copy_(direction * scale)
-                unit.bias.fill_(bias)
-                steps = model(x).steps.long()
-            share = torch.bincount(steps).float() / len(steps)
-            entropy = -(share[share > 0] * share[share > 0].log()).sum().item()
-            if best is None or entropy > best[0]:
-                best = (entropy, scale, bias)
+    for stretch in (1.0, 2.0, 3.0, 4.0, 6.0):  # least squares shrinks towards the mean: undo some of it
+        with torch.no_grad():
+            unit.weight.copy_(stretch * fit[:-1][None])
+            unit.bias.fill_((fit[-1] + (1 - stretch) * centre).item())
+            steps = model(x).steps.long()
+        share = torch.bincount(steps).float() / len(steps)
+        entropy = -(share[share > 0] * share[share > 0].log()).sum().item()
+        if best is None or entropy > best[0]:
+            best = (entropy, unit.weight.clone(), unit.bias.clone())
     with torch.no_grad():
-        unit.weight.copy_(direction * best[1])
-        unit.bias.fill_(best[2])
+        unit.weight.copy_(best[1])
+        unit.bias.copy_(best[2])
 
 
 @torch.no_grad()
@@ -58,7 +72,7 @@ def main() -> dict:
     device = default_device()
     model = build("ut_act", LENGTH, BENCH_MODEL).to(device).eval()
     x = cpvr.sample(BATCH, LENGTH, list(range(1, LENGTH)), seed=0)[0].to(device)
-    spread_halting(model, x[:64])
+    spread_halting(model, x)
 
     def forward(compact: bool):
         model.depth.compact = compact

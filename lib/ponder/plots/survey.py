@@ -20,7 +20,7 @@ def draw_parity(axes, frame: pd.DataFrame, train_max: int) -> None:
         ax.set_xlim(0.5, frame["difficulty"].max() + 0.5)
         if y == "accuracy":
             ax.axhline(0.5, color="0.4", ls=":", lw=1)
-            ax.set_ylim(0.3, 1.05)
+            ax.set_ylim(0, 1.05)
         shade_beyond(ax, train_max)
         ax.set_xlabel("difficulty (non-zero entries)")
         ax.set_ylabel(label)
@@ -33,7 +33,7 @@ def draw_exit_sweep(axes, summary: pd.DataFrame, sweep: pd.DataFrame, max_layers
     for color, where in zip(colors(2), ("in", "out of")):
         x, y = summary[f"layers ({where} training)"], summary[f"accuracy ({where} training)"]
         ax.plot(x, y, marker="o", color=color, label=f"hops {where} training")
-        for threshold, xi, yi in zip(summary["threshold"], x, y):
+        for threshold, xi, yi in zip(summary["threshold"], x, y) if where == "in" else ():  # one curve labelled: no overlaps
             ax.annotate("no exit" if threshold == float("inf") else f"λ={threshold:g}", (xi, yi), textcoords="offset points", xytext=(3, 4), fontsize=7, color=color)
     ax.set_xlim(0.5, max_layers + 0.5)
     ax.set_xlabel("mean layers used")
