@@ -35,7 +35,12 @@ from . import hyper_ut
 from .hyper_ut import build, parameter_count, per_hop, test_set
 from .survey_parity import one_thread, parity_frame, train_parity
 
-CODE = hyper_ut.CODE + ("ponder.models.calm", "ponder.models.exits", "ponder.models.mod", "ponder.models.pondernet", "ponder.experiments.survey")
+# The modules each survey model's runs depend on (their cache keys hash this source).
+CODE = {
+    "early_exit": hyper_ut.code("transformer") + ("ponder.models.calm", "ponder.models.exits", "ponder.experiments.survey"),
+    "mod": hyper_ut.code("transformer") + ("ponder.models.mod", "ponder.experiments.survey"),
+    "pondernet": hyper_ut.code("ut") + ("ponder.models.pondernet", "ponder.models.exits", "ponder.experiments.survey"),
+}
 
 # What the survey adds to hyper_ut.SIZES, per profile.
 SURVEY = {
@@ -74,13 +79,13 @@ def mod_train_loss(model, batch):
     return F.cross_entropy(model(x).logits, label)
 
 
-def train_survey_model(name: str, profile: str, seed: int, make, loss, extra: dict | None = None):
+def train_survey_model(name: str, profile: str, seed: int, make, loss, code: Sequence[str], extra: dict | None = None):
     """Train (or load) one survey model on C-PVR with ``hyper_ut.SIZES[profile]``; ``(model, metrics)``."""
     sizes = by_profile(hyper_ut.SIZES, profile)
     length, hops = sizes["length"], sizes["test_hops"]
     cfg = TrainConfig(steps=sizes["steps"], batch_size=sizes["batch_size"], lr=sizes["lr"], seed=seed)
     config = {"model": sizes["model"], "length": length, "train_hops": sizes["train_hops"], "test_hops": hops, "n_test": sizes["n_test"], "train": cfg.as_dict(), **(extra or {})}
-    run = Run(f"survey/cpvr/{name}", config, profile, code=CODE)
+    run = Run(f"survey/cpvr/{name}", config, profile, code=code)
 
     def batches(step):
         return cpvr.sample(cfg.batch_size, length, list(sizes["train_hops"]), seed=cfg.seed * 1_000_003 + step)
@@ -94,12 +99,12 @@ def train_survey_model(name: str, profile: str, seed: int, make, loss, extra: di
 
 def train_early_exit(profile: str, seed: int = 0):
     sizes = by_profile(hyper_ut.SIZES, profile)
-    return train_survey_model("early_exit", profile, seed, lambda: EarlyExitClassifier(build("transformer", sizes["length"], sizes["model"])), early_exit_train_loss)
+    return train_survey_model("early_exit", profile, seed, lambda: EarlyExitClassifier(build("transformer", sizes["length"], sizes["model"])), early_exit_train_loss, CODE["early_exit"])
 
 
 def train_mod(profile: str, capacity: float, seed: int = 0):
     sizes = by_profile(hyper_ut.SIZES, profile)
-    return train_survey_model(f"mod_{capacity:g}", profile, seed, lambda: make_mod(sizes["length"], sizes["model"], capacity), mod_train_loss, {"capacity": capacity})
+    return train_survey_model(f"mod_{capacity:g}", profile, seed, lambda: make_mod(sizes["length"], sizes["model"], capacity), mod_train_loss, CODE["mod"], {"capacity": capacity})
 
 
 def train_pondernet(profile: str, seed: int = 0):
@@ -110,7 +115,7 @@ def train_pondernet(profile: str, seed: int = 0):
         return PonderClassifier(build("ut", sizes["length"], m), m["dim"], halting_bias=m["act_bias"], seed=seed)
 
     extra = {"lambda_p": survey["lambda_p"], "beta": survey["beta"]}
-    return train_survey_model("pondernet_ut", profile, seed, make, pondernet_train_loss(survey["lambda_p"], survey["beta"]), extra)
+    return train_survey_model("pondernet_ut", profile, seed, make, pondernet_train_loss(survey["lambda_p"], survey["beta"]), CODE["pondernet"], extra)
 
 
 # -- survey-2: early exit -----------------------------------------------------------------

@@ -63,16 +63,3 @@ def draw_mod(ax: plt.Axes, frame: pd.DataFrame) -> None:
     ax.set_ylabel("accuracy")
     ax.legend(fontsize=8)
 
-
-def draw_table(ax: plt.Axes, table: pd.DataFrame, formats: dict) -> None:
-    """A DataFrame as a matplotlib table (survey-4), numbers formatted per column."""
-    cells = [[formats.get(c, "{}").format(v) for c, v in row.items()] for _, row in table.iterrows()]
-    ax.axis("off")
-    drawn = ax.table(cellText=cells, colLabels=[c.replace(" (", "\n(") for c in table.columns], loc="center", cellLoc="center")
-    drawn.auto_set_font_size(False)
-    drawn.set_fontsize(8)
-    drawn.scale(1, 2.0)
-    for (row, _), cell in drawn.get_celld().items():
-        if row == 0:
-            cell.set_text_props(weight="bold")
-            cell.set_height(cell.get_height() * 1.4)
