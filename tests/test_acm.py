@@ -173,3 +173,15 @@ def test_bad_parameters_raise():
         ACM(4, 4, k_min=2)
     with pytest.raises(ValueError, match="divisible"):
         A.acmize(ViT(image=8, patch=4, dim=8, depth=1, heads=2), n=3)
+
+
+def test_warm_start_reproduces_the_modules_with_all_learners():
+    torch.manual_seed(0)
+    base = ViT(image=8, patch=4, dim=8, depth=1, heads=2).eval()
+    model = A.acmize(base, n=4, warm_start=True).eval()
+    z = torch.randn(5, 8)
+    mlp, acm_mlp = base.blocks[0].mlp, model.blocks[0].mlp
+    torch.testing.assert_close(acm_mlp.learners.prefix(z, 4), mlp(z) - mlp.fc2.bias, atol=1e-5, rtol=1e-4)
+    q, acm_q = base.blocks[0].attn.q_proj, model.blocks[0].attn.q_proj  # rank 1 per learner: 4 of 8 directions
+    errors = [(acm_q.learners.prefix(z, k) - q(z)).pow(2).mean().item() for k in (1, 2, 3, 4)]
+    assert errors == sorted(errors, reverse=True)

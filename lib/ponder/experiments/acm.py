@@ -27,12 +27,12 @@ from ..training import TrainConfig, default_device, train_run
 BUDGETS = (0.25, 0.4, 0.6, 0.75)
 TASKS = ("digits", "speech")
 SIZES = {  # digits (the ViT); speech overrides a few entries in SPEECH_SIZES
-    "smoke": dict(dim=32, depth=2, heads=2, batch=32, base_steps=40, distill_steps=10, gate_steps=10, finetune_steps=20, ablation_steps=10, eval_images=96),
-    "quick": dict(dim=32, depth=4, heads=4, batch=32, base_steps=800, distill_steps=100, gate_steps=50, finetune_steps=300, ablation_steps=100, eval_images=359),
+    "smoke": dict(dim=16, depth=2, heads=2, batch=16, base_steps=20, distill_steps=4, gate_steps=4, finetune_steps=8, ablation_steps=4, eval_images=64),
+    "quick": dict(dim=32, depth=4, heads=4, batch=32, base_steps=2000, distill_steps=100, gate_steps=50, finetune_steps=300, ablation_steps=100, eval_images=359),
     "paper": dict(dim=192, depth=12, heads=3, batch=256, base_steps=20_000, distill_steps=400, gate_steps=200, finetune_steps=19_400, ablation_steps=1000, eval_images=359),
 }
 SPEECH_SIZES = {
-    "smoke": dict(base_steps=40),
+    "smoke": dict(base_steps=20),
     "quick": dict(base_steps=800),
     "paper": dict(base_steps=20_000),
 }
@@ -97,7 +97,7 @@ def base_model(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Mo
     else:
         arch = dict(frames=speech.frames(), features=speech.MELS, classes=len(speech.WORDS), dim=s["dim"], depth=s["depth"], heads=s["heads"])
         make = lambda: FrameTransformer(**arch)  # noqa: E731
-    cfg = TrainConfig(steps=s["base_steps"], batch_size=s["batch"], lr=2e-3, weight_decay=0.05, seed=seed)
+    cfg = TrainConfig(steps=s["base_steps"], batch_size=s["batch"], lr=3e-3, weight_decay=0.05, seed=seed)
     run = Run(f"{PREFIX[task]}/base", {"arch": arch, "train": cfg.as_dict()}, profile, code=code(task))
     x, y = test_set(profile, task)
     return train_run(run, make, lambda m, b: F.cross_entropy(m(b[0]), b[1]), batches(cfg.batch_size, seed, task), cfg, evaluate=lambda m: evaluate(m, x, y))
@@ -111,14 +111,15 @@ def trainable(model: nn.Module, part: str) -> nn.Module:
 
 
 def distilled(profile: str, seed: int = 0, n: int = 4, steps: int | None = None, task: str = "digits") -> tuple[nn.Module, dict]:
-    """Phase I: the ACM-ized base model with learners fitted to the replaced modules (lr 1e-3); ``steps=0``: random learners."""
+    """Phase I: the ACM-ized base model, learners warm-started from the replaced modules (our addition) and
+    distilled to them (lr 1e-3); ``steps=0``: random learners, no phase I."""
     s = sizes(profile, task)
     base, base_metrics = base_model(profile, seed, task)
     steps = s["distill_steps"] if steps is None else steps
-    make = lambda: trainable(acmize_lib.acmize(base, n, GATE_HIDDEN), "learners")  # noqa: E731
-    if steps == 0:  # "without phase I"
+    if steps == 0:  # "without phase I": random learners
         torch.manual_seed(seed)
-        return make().to(default_device()), {}
+        return trainable(acmize_lib.acmize(base, n, GATE_HIDDEN), "learners").to(default_device()), {}
+    make = lambda: trainable(acmize_lib.acmize(base, n, GATE_HIDDEN, warm_start=True), "learners")  # noqa: E731
     cfg = TrainConfig(steps=steps, batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
     run = Run(f"{PREFIX[task]}/phase1-n{n}", {"base": base_metrics["accuracy"], "n": n, "gate_hidden": GATE_HIDDEN, "train": cfg.as_dict()}, profile, code=code(task, *CODE_ACM))
     return train_run(run, make, lambda m, b: distill_loss(base, m, b[0]), batches(cfg.batch_size, seed, task), cfg)
@@ -152,7 +153,7 @@ def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: d
     else:
         start, _ = gates_pretrained(profile, seed, n, distill_steps=0 if pretraining == "no_phase1" else None, task=task)
     steps = s["finetune_steps"] if steps is None else steps
-    cfg = TrainConfig(steps=steps + skipped, batch_size=s["batch"], lr=5e-4, weight_decay=0.05, seed=seed)
+    cfg = TrainConfig(steps=steps + skipped, batch_size=s["batch"], lr=2e-3, weight_decay=0.05, seed=seed)
     config = {"start": _state_key(start), "budget": budget, "weights": weights, "pretraining": pretraining, "train": cfg.as_dict()}
     run = Run(f"{PREFIX[task]}/phase3-n{n}", config, profile, code=code(task, *CODE_ACM))
     make = lambda: trainable(copy.deepcopy(start), "all")  # noqa: E731

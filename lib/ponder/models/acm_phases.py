@@ -13,7 +13,8 @@ paper's form ``d(n)/d(n−1) ≥ 1/τ`` is the same rule). The gate learns the l
 cross-entropy on its scores (*fix*: the official code takes an NLL of the hard Gumbel one-hot).
 
 **Phase III — end-to-end fine-tuning** of the whole model on the task, with three auxiliary
-losses (our reading, stated in the notebooks; weights 0.1 / 0.05 / 0.05):
+losses (our reading, stated in the notebooks; the paper's weights 0.1 / 0.05 / 0.05, ×10 here, see
+:data:`LOSS_WEIGHTS`):
 
     β_i  = learner MACs spent on sample i / the most it could spend       (differentiable, ST)
     L_b  = mean_i (β_i − β_target)²                                        budget
@@ -31,7 +32,11 @@ from .acm import ACM
 from .acmize import acms, cost_fraction, replaced
 
 GATING_ERROR_FACTOR = 1.2
-LOSS_WEIGHTS = {"budget": 0.1, "entropy": 0.05, "diversity": 0.05}
+# The paper's weights are 0.1 / 0.05 / 0.05 over ~97 epochs of ImageNet; our phase III lasts a few hundred
+# steps, in which α_b = 0.1 does not reach the budget (measured: β = 0.60 for a target of 0.4). We scale all
+# three by 10, keeping the paper's ratios.
+PAPER_LOSS_WEIGHTS = {"budget": 0.1, "entropy": 0.05, "diversity": 0.05}
+LOSS_WEIGHTS = {name: 10 * w for name, w in PAPER_LOSS_WEIGHTS.items()}
 
 
 @torch.no_grad()

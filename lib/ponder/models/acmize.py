@@ -8,7 +8,16 @@ module's (research/acm.md §1.2, following the official code):
 * projection ``d -> d``: rank-``r`` linear learners ``d -> r -> d`` (identity activation, as the
   official code does, not GELU as the paper says), ``r = round((d² + d) / (n (2d + 1)))``, ``k_min = 1``.
 
-The learners start random; phase I (module-wise distillation) fits them to the replaced modules.
+``acmize(..., warm_start=True)`` starts the learners from the replaced module instead of at random
+(*our addition*, for short CPU runs; the paper starts at random and relies on phase I alone):
+
+* MLP: the hidden units, ordered by importance ``‖W1_j‖ · ‖W2_{:,j}‖``, are dealt out to the learners
+  in order, so learner 1 holds the most important quarter and ``h(z, N)`` is the MLP without ``b2``;
+* projection: the truncated SVD ``W ≈ Σ_i σ_i u_i v_iᵀ`` is dealt out ``r`` singular directions per
+  learner, largest first, so ``h(z, k)`` is the best rank-``k r`` approximation; the bias is put in
+  learner 1's hidden bias (least squares).
+
+Phase I (module-wise distillation) then fits the learners to the replaced modules.
 """
 import copy
 
@@ -27,7 +36,7 @@ def projection_rank(d_in: int, d_out: int, n: int) -> int:
     return max(1, round((d_in * d_out + d_out) / (n * (d_in + d_out + 1))))
 
 
-def acmize(model: nn.Module, n: int = 4, gate_hidden: int = 4) -> nn.Module:
+def acmize(model: nn.Module, n: int = 4, gate_hidden: int = 4, warm_start: bool = False) -> nn.Module:
     """A copy of ``model`` with every MLP and q/k/v/o projection of its ``blocks`` replaced by ACMs."""
     check_int("n", n, minimum=1, maximum=64)
     model = copy.deepcopy(model)
@@ -37,11 +46,44 @@ def acmize(model: nn.Module, n: int = 4, gate_hidden: int = 4) -> nn.Module:
         if hidden % n:
             raise ValueError(f"the MLP width {hidden} must be divisible by n={n}")
         block.mlp = ACM(dim, dim, n, hidden // n, "gelu", k_min=0, gate_hidden=gate_hidden)
+        if warm_start:
+            split_mlp(block.mlp, mlp)
         for name in PROJECTIONS:
             old: nn.Linear = getattr(block.attn, name)
             rank = projection_rank(old.in_features, old.out_features, n)
             setattr(block.attn, name, ACM(old.in_features, old.out_features, n, rank, "identity", k_min=1, gate_hidden=gate_hidden))
+            if warm_start:
+                split_linear(getattr(block.attn, name), old)
     return model
+
+
+@torch.no_grad()
+def split_mlp(acm: ACM, mlp: MLP) -> None:
+    """Deal the MLP's hidden units, most important first, to the learners (``b2`` is dropped)."""
+    importance = mlp.fc1.weight.norm(dim=1) * mlp.fc2.weight.norm(dim=0)
+    order = importance.argsort(descending=True)
+    acm.learners.w1.copy_(mlp.fc1.weight[order])
+    acm.learners.b1.copy_(mlp.fc1.bias[order])
+    acm.learners.w2.copy_(mlp.fc2.weight[:, order])
+
+
+@torch.no_grad()
+def split_linear(acm: ACM, linear: nn.Linear) -> None:
+    """Deal the largest singular directions of ``W`` to the learners, ``r`` each; the bias to learner 1."""
+    units = acm.learners.n * acm.learners.hidden
+    u, sigma, vh = torch.linalg.svd(linear.weight, full_matrices=False)
+    root = sigma[:units].sqrt()
+    w1 = torch.zeros_like(acm.learners.w1)
+    w2 = torch.zeros_like(acm.learners.w2)
+    kept = min(units, len(sigma))
+    w1[:kept] = root[:kept, None] * vh[:kept]
+    w2[:, :kept] = u[:, :kept] * root[:kept]
+    acm.learners.w1.copy_(w1)
+    acm.learners.w2.copy_(w2)
+    r = acm.learners.hidden
+    b1 = torch.zeros_like(acm.learners.b1)
+    b1[:r] = torch.linalg.lstsq(w2[:, :r], linear.bias[:, None]).solution[:, 0]
+    acm.learners.b1.copy_(b1)
 
 
 def replaced(model: nn.Module) -> list[str]:
