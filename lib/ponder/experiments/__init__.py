@@ -12,7 +12,7 @@ import importlib
 from ..profiles import PROFILES
 
 # name -> "module:function", imported only when run
-REGISTRY: dict[str, str] = {"survey": "ponder.experiments.survey:train_all", "hyla": "ponder.experiments.hyla:train_all", "hyper_ut": "ponder.experiments.hyper_ut:train_all", "hyper_ut_scratchpad": "ponder.experiments.hyper_ut_scratchpad:train_all", "hyper_ut_vision": "ponder.experiments.hyper_ut_vision:train_all"}
+REGISTRY: dict[str, str] = {"acm": "ponder.experiments.acm:train_all", "survey": "ponder.experiments.survey:train_all", "hyla": "ponder.experiments.hyla:train_all", "hyper_ut": "ponder.experiments.hyper_ut:train_all", "hyper_ut_scratchpad": "ponder.experiments.hyper_ut_scratchpad:train_all", "hyper_ut_vision": "ponder.experiments.hyper_ut_vision:train_all"}
 
 
 def train_all(profile: str, seed: int = 0, names: list[str] | None = None) -> None:
