@@ -63,7 +63,8 @@ def draw_routing(fig: plt.Figure, frame: pd.DataFrame) -> None:
     vmax = frame["weight"].max()
     for ax, h in zip(axes, hops):
         table = frame[frame["hops"] == h].pivot_table(index="module", columns="step", values="weight")
-        sns.heatmap(table, vmin=0, vmax=vmax, cmap="magma", cbar=ax is axes[-1], cbar_kws={"label": "routing weight"}, ax=ax)
+        every = max(1, len(table) // 8)  # at most 8 tick labels, so large pools stay readable
+        sns.heatmap(table, vmin=0, vmax=vmax, cmap="magma", cbar=ax is axes[-1], cbar_kws={"label": "routing weight"}, yticklabels=every, ax=ax)
         ax.set(title=f"{h} hop{'s' if h != 1 else ''}", xlabel="step", ylabel="pool entry" if ax is axes[0] else None)
 
 
