@@ -1,4 +1,6 @@
 """Drawings of the survey targets: accuracy and compute of adaptive methods side by side."""
+import math
+
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
@@ -33,8 +35,11 @@ def draw_exit_sweep(axes, summary: pd.DataFrame, sweep: pd.DataFrame, max_layers
     for color, where in zip(colors(2), ("in", "out of")):
         x, y = summary[f"layers ({where} training)"], summary[f"accuracy ({where} training)"]
         ax.plot(x, y, marker="o", color=color, label=f"hops {where} training")
-        for threshold, xi, yi in zip(summary["threshold"], x, y) if where == "in" else ():  # one curve labelled: no overlaps
-            ax.annotate("no exit" if threshold == float("inf") else f"λ={threshold:g}", (xi, yi), textcoords="offset points", xytext=(3, 4), fontsize=7, color=color)
+        last = -math.inf
+        for threshold, xi, yi in zip(summary["threshold"], x, y) if where == "in" else ():  # one curve labelled, no overlaps
+            if xi - last >= 0.08 * max_layers:
+                ax.annotate("no exit" if threshold == float("inf") else f"λ={threshold:g}", (xi, yi), textcoords="offset points", xytext=(3, -11), fontsize=8, color=color)
+                last = xi
     ax.set_xlim(0.5, max_layers + 0.5)
     ax.set_xlabel("mean layers used")
     ax.set_ylabel("accuracy")
