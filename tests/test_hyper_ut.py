@@ -8,6 +8,7 @@ from ponder.models.film import FiLMCore
 from ponder.models.hyper import HyperCore, Router
 from ponder.models.transformer import Block
 from ponder.models.universal import UniversalCore
+from ponder.tasks import cpvr
 
 DIM, HEADS, STEPS, LENGTH = 16, 2, 4, 8
 SMALL = dict(H.MODEL, dim=DIM, heads=HEADS, steps=STEPS, pool_size=4, code_dim=8, rank=2)
@@ -241,3 +242,31 @@ def test_patch_embedding_is_the_vits_and_every_image_model_runs():
     for kind in KINDS:
         model = H.build(kind, 0, SMALL, embedding=PatchEmbedding(16, 4, DIM), classes=10)
         assert model(images).logits.shape == (2, 10)
+
+
+# -- the explorer ---------------------------------------------------------------------------
+def test_ponder_trace_and_explorer_controls():
+    import matplotlib.pyplot as plt
+
+    from ponder.widgets_hyper_ut import ponder_explorer
+
+    torch.manual_seed(0)
+    models = {kind: H.build(kind, LENGTH, SMALL) for kind in ("ut", "hyper_act")}
+    x, _, _ = cpvr.sample(1, LENGTH, 2, seed=0)
+    trace = H.ponder_trace(models["hyper_act"], x[0])
+    assert len(trace["halting_probability"]) == STEPS and len(trace["routing"]) == STEPS
+    assert abs(sum(trace["weights"]) - 1) < 1e-5 and 1 <= trace["steps"] <= STEPS
+    assert H.ponder_trace(models["ut"], x[0])["halting_probability"] == []
+    plt.close("all")
+    box = ponder_explorer(models, LENGTH, max_hops=5, hops=2)
+    menu, slider, button = box.children[0].children
+    assert slider.continuous_update is False
+    slider.value = 4
+    menu.value = "hyper_act"
+    button.click()
+    titles = [plt.figure(n)._suptitle.get_text() for n in plt.get_fignums()]
+    assert len(titles) == 4  # drawn at start, then once per control change
+    assert titles[0].startswith("ut: answers") and titles[-1].startswith("hyper_act: answers")
+    chains = [plt.figure(n).axes[0].get_title() for n in plt.get_fignums()]
+    assert chains[0].startswith("2 hops") and chains[1].startswith("4 hops")
+    plt.close("all")
