@@ -53,7 +53,7 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None) -> Path:
         print(f"[{profile}] {path.name} done in {time.perf_counter() - start:.0f} s", flush=True)
     ledger = gather(profile)
     verdicts = [r["holds"] for r in rows(profile)]
-    print(f"claims ledger: {ledger.relative_to(ROOT)}: {verdicts.count(True)} hold, {verdicts.count(False)} do not, {verdicts.count(None)} describe only")
+    print(f"claims ledger: {ledger}: {verdicts.count(True)} hold, {verdicts.count(False)} do not, {verdicts.count(None)} describe only")
     return ledger
 
 
