@@ -10,7 +10,7 @@ The latent code of a query–key pair is the H-vector of its attention scores af
 * **fuzzy logic** — the query token attending to itself (H values per layer), on sequences
   with a fixed context and a varying query; labels: which terms the task uses.
 
-Decoders are logistic regressions trained on codes of in-distribution tasks and scored on
+Decoders are class-balanced logistic regressions trained on codes of in-distribution tasks, scored on
 held-out compositions; t-SNE uses scikit-learn's defaults with a fixed ``random_state``.
 """
 import numpy as np
@@ -63,7 +63,7 @@ def decode(train_codes: np.ndarray, train_labels: np.ndarray, test_codes: np.nda
     if len(np.unique(train_labels)) < 2:
         return float("nan")
     scaler = StandardScaler().fit(train_codes)
-    clf = LogisticRegression(max_iter=500).fit(scaler.transform(train_codes), train_labels)
+    clf = LogisticRegression(max_iter=500, class_weight="balanced").fit(scaler.transform(train_codes), train_labels)
     guess = clf.predict(scaler.transform(test_codes))
     return float((guess == test_labels).mean()) if metric == "accuracy" else float(f1_score(test_labels, guess, zero_division=0))
 

@@ -21,11 +21,12 @@ def draw_lines(ax: plt.Axes, frame: pd.DataFrame, x: str, y: str, style: str | N
     frame = frame.assign(model=frame["kind"].map(LABELS))
     palette = {LABELS[k]: c for k, c in kind_palette().items()}
     sns.lineplot(frame, x=x, y=y, hue="model", hue_order=[LABELS[k] for k in KIND_ORDER], style=style or "model", markers=True, dashes=True, palette=palette, ax=ax, errorbar=None)
+    ticks = sorted(frame[x].unique())
     if logx:
         ax.set_xscale("log", base=2)
-        ticks = sorted(frame[x].unique())
-        ax.set_xticks(ticks, [f"{t:,.0f}" for t in ticks])
         ax.minorticks_off()
+    if logx or len(ticks) <= 6:
+        ax.set_xticks(ticks, [f"{t:,g}" for t in ticks])
 
 
 def draw_table(ax: plt.Axes, frame: pd.DataFrame, title: str) -> None:
@@ -90,7 +91,7 @@ def draw_embedding(ax: plt.Axes, points: np.ndarray, labels, title: str, names=N
         sc = ax.scatter(points[:, 0], points[:, 1], c=labels, s=6, cmap=cmap)
         plt.colorbar(sc, ax=ax, fraction=0.046)
     else:
-        palette = colors(len(names))
+        palette = colors(len(names)) if len(names) <= 10 else sns.color_palette("husl", len(names))
         for i, name in enumerate(names):
             pick = labels == i
             if pick.any():
