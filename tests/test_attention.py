@@ -166,3 +166,15 @@ def test_bad_arguments_are_named():
         MultiHeadAttention(8, 3)
     with pytest.raises(ValueError, match="score_dropout"):
         MultiHeadAttention(8, 2, score_dropout=1.5)
+
+
+def test_score_dropout_drops_whole_codes_shared_by_batch_and_heads():
+    attn = MultiHeadAttention(DIM, HEADS, "hyla", score_dropout=0.5).train()
+    x = torch.randn(3, T, DIM)
+    with recording(attn):
+        attn(x)
+        dropped = attn.latent == 0
+    assert dropped.any() and not dropped.all()
+    assert (dropped == dropped[:1, :1]).all()  # one (q, k) mask for every example and head
+    attn.eval()
+    torch.testing.assert_close(attn(x), attn(x))  # no dropout at evaluation
