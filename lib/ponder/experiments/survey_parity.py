@@ -22,7 +22,7 @@ PARITY_CODE = ("ponder.tasks.parity", "ponder.models.act", "ponder.models.exits"
 PARITY = {
     "smoke": dict(dim=6, train_max=3, hidden=16, max_steps=5, steps=40, batch_size=64, lr=3e-3, n_test=64, seeds=(0,),
                   tau=1e-3, halting_bias=-1.0, lambda_p=0.2, beta=0.01),
-    "quick": dict(dim=10, train_max=5, hidden=64, max_steps=10, steps=1200, batch_size=128, lr=3e-3, n_test=500, seeds=(0, 1),
+    "quick": dict(dim=10, train_max=5, hidden=64, max_steps=10, steps=4000, batch_size=128, lr=3e-3, n_test=500, seeds=(0, 1),
                   tau=1e-3, halting_bias=-1.0, lambda_p=0.2, beta=0.01),
     "paper": dict(dim=96, train_max=48, hidden=128, max_steps=20, steps=100_000, batch_size=128, lr=3e-4, n_test=2_000, seeds=(0, 1, 2),
                   tau=1e-3, halting_bias=-1.0, lambda_p=0.2, beta=0.01),
