@@ -248,7 +248,7 @@ def test_patch_embedding_is_the_vits_and_every_image_model_runs():
 def test_ponder_trace_and_explorer_controls():
     import matplotlib.pyplot as plt
 
-    from ponder.widgets_hyper_ut import ponder_explorer
+    from ponder.widgets.hyper_ut import ponder_explorer
 
     torch.manual_seed(0)
     models = {kind: H.build(kind, LENGTH, SMALL) for kind in ("ut", "hyper_act")}

@@ -6,7 +6,7 @@ matplotlib.use("Agg")
 import pandas as pd
 import pytest
 
-from ponder import survey_widgets
+from ponder.widgets import survey as survey_widgets
 from ponder.experiments import survey
 
 

@@ -4,7 +4,7 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 from IPython.display import display
 
-from .experiments import survey
+from ..experiments import survey
 
 
 def _panel(control: widgets.Widget, compute, x: str, compute_label: str, button: str | None = None) -> widgets.Widget:

@@ -1,0 +1,32 @@
+"""The Hyper-UT explorer: pick a trained model and a hop count, see what it answers and how long it pondered.
+
+Widgets only wire controls to library functions (``ponder.experiments.hyper_ut.ponder_trace``,
+``ponder.plots``); the published figures are made by the notebooks' static cells.
+"""
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+
+from ..experiments.hyper_ut import ponder_trace
+from ..plots.cpvr import draw_chain
+from ..plots.hyper_ut import draw_ponder_trace
+from ..tasks.cpvr import sample
+from . import sample_explorer
+
+
+def ponder_explorer(models: dict, length: int, max_hops: int, hops: int = 2, seed: int = 0) -> widgets.Widget:
+    """A model dropdown, a hop-count slider and a new-sample button; the example's chain, the
+    model's answer, and its halting probability per step."""
+    model_menu = widgets.Dropdown(options=list(models), description="model")
+    hops_slider = widgets.IntSlider(value=hops, min=0, max=max_hops, description="hops", continuous_update=False)
+
+    def draw(sample_seed: int) -> None:
+        model = models[model_menu.value]
+        x, _, label = sample(1, length, hops_slider.value, seed=sample_seed)
+        trace = ponder_trace(model, x[0])
+        fig, (top, bottom) = plt.subplots(2, 1, figsize=(0.6 * length + 1, 5.2), height_ratios=[1, 1.3], layout="constrained")
+        draw_chain(top, x[0])
+        verdict = "right" if trace["answer"] == int(label) else "wrong"
+        fig.suptitle(f"{model_menu.value}: answers {trace['answer']} (p={trace['confidence']:.2f}), label {int(label)}: {verdict}")
+        draw_ponder_trace(bottom, trace, model.core.max_steps)
+
+    return sample_explorer([model_menu, hops_slider], draw, seed)
