@@ -8,8 +8,9 @@ target number of learners, so every case executes a known fraction of the MACs:
 * ``naive``   — every learner runs, unused hidden units are zeroed (:meth:`Learners.masked`);
 * ``grouped`` — tokens sorted by ``k``, one matrix-product pair per group (:meth:`Learners.grouped`).
 
-All cases are measured in the same run (medians of repeated calls) and reported as ratios to
-the dense MLP of that run. On the GPU when there is one, else on the CPU.
+All cases are measured in the same run (medians of repeated calls, interleaved) and reported as
+ratios to the dense MLP of that run. On the GPU when there is one, else on the CPU, with one thread
+and with torch's default (see :func:`thread_counts`).
 """
 import time
 
@@ -49,8 +50,25 @@ def time_interleaved(fns: dict, repeats: int, warmup: int = 2) -> dict:
     return {name: sorted(t)[len(t) // 2] for name, t in times.items()}
 
 
-def measure(repeats: int = 30, images: int = IMAGES, fractions=FRACTIONS) -> dict:
+def thread_counts() -> list[int]:
+    """CPU thread counts to measure: 1 and torch's default. On a shared machine every multi-threaded op
+    can wait for a descheduled thread (measured here: ~16 ms even for a 0.4 ms product), which swamps small
+    layers; the single-threaded run shows the work itself. On the GPU: the default only."""
+    default = torch.get_num_threads()
+    return [default] if torch.cuda.is_available() or default == 1 else [1, default]
+
+
+def measure(repeats: int = 30, images: int = IMAGES, fractions=FRACTIONS, threads: int | None = None) -> dict:
     """Time dense, naive and grouped at each fraction of learners; ratios to the dense MLP of the same rounds."""
+    default_threads = torch.get_num_threads()
+    torch.set_num_threads(threads or default_threads)
+    try:
+        return _measure(repeats, images, fractions)
+    finally:
+        torch.set_num_threads(default_threads)
+
+
+def _measure(repeats: int, images: int, fractions) -> dict:
     device = default_device()
     torch.manual_seed(0)
     generator = torch.Generator().manual_seed(0)
@@ -78,6 +96,6 @@ def measure(repeats: int = 30, images: int = IMAGES, fractions=FRACTIONS) -> dic
 
 
 def main(repeats: int = 30) -> dict:
-    result = measure(repeats)
+    result = {"runs": [measure(repeats, threads=t) for t in thread_counts()]}
     write_result("acm", result)
     return result
