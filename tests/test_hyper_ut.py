@@ -230,7 +230,7 @@ def test_greedy_decode_stops_at_eos_and_reads_the_answer():
 
 # -- hut-8: the image models --------------------------------------------------------------
 def test_patch_embedding_is_the_vits_and_every_image_model_runs():
-    from ponder.experiments.hyper_ut_vision import KINDS, SIZES, PatchEmbedding
+    from ponder.experiments.hyper_ut_vision import KINDS, PatchEmbedding
     from ponder.models.vit import ViT
 
     torch.manual_seed(0)

@@ -3,7 +3,6 @@ import math
 
 import pytest
 import torch
-from torch import nn
 
 from ponder.models.classifier import Classifier, FixedDepth, LayerStack, SequenceEmbedding
 from ponder.models.calm import EarlyExitClassifier, confidence, early_exit_loss, layer_weights

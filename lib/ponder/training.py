@@ -13,6 +13,7 @@ process trains on its slice ``[rank::world]`` of every global batch; rank 0 writ
 import math
 import os
 import random
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Callable
 
@@ -60,6 +61,21 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
+
+
+@contextmanager
+def num_threads(n: int):
+    """Run the block (or decorated function) with ``n`` CPU intra-op threads, then restore.
+
+    The quick profile's models are tiny: one thread beats several on the CPU, by far on a busy
+    machine where idle threads spin. The thread count does not change what is computed.
+    """
+    before = torch.get_num_threads()
+    torch.set_num_threads(check_int("n", n, minimum=1))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def default_device() -> torch.device:

@@ -18,7 +18,7 @@ import torch
 
 from ..models.acm import Gate, Learners
 from ..models.transformer import MLP
-from ..training import default_device
+from ..training import default_device, num_threads
 from . import write_result
 
 WIDTH, HIDDEN, N, GATE_HIDDEN = 192, 768, 4, 16
@@ -60,12 +60,8 @@ def thread_counts() -> list[int]:
 
 def measure(repeats: int = 30, images: int = IMAGES, fractions=FRACTIONS, threads: int | None = None) -> dict:
     """Time dense, naive and grouped at each fraction of learners; ratios to the dense MLP of the same rounds."""
-    default_threads = torch.get_num_threads()
-    torch.set_num_threads(threads or default_threads)
-    try:
+    with num_threads(threads or torch.get_num_threads()):
         return _measure(repeats, images, fractions)
-    finally:
-        torch.set_num_threads(default_threads)
 
 
 def _measure(repeats: int, images: int, fractions) -> dict:

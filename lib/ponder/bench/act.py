@@ -23,7 +23,7 @@ from torch import nn
 
 from ..experiments.hyper_ut import MODEL, build
 from ..tasks import cpvr
-from ..training import default_device
+from ..training import default_device, num_threads
 from . import time_it, write_result
 
 BATCH, LENGTH, ROUNDS = 256, 12, 3
@@ -84,23 +84,21 @@ def main() -> dict:
     mean_steps, max_steps = steps.mean().item(), steps.max().item()
     ideal = mean_steps / max_steps
     timings = {}
-    default_threads = torch.get_num_threads()
-    for threads in sorted({1, default_threads}):
-        torch.set_num_threads(threads)
+    for threads in sorted({1, torch.get_num_threads()}):
         times = {"masked": [], "compacted": []}
-        for _ in range(ROUNDS):  # interleaved, so that a busy machine slows both alike
-            times["masked"].append(time_it(lambda: forward(False), repeats=5, warmup=1))
-            times["compacted"].append(time_it(lambda: forward(True), repeats=5, warmup=1))
+        with num_threads(threads):
+            for _ in range(ROUNDS):  # interleaved, so that a busy machine slows both alike
+                times["masked"].append(time_it(lambda: forward(False), repeats=5, warmup=1))
+                times["compacted"].append(time_it(lambda: forward(True), repeats=5, warmup=1))
         masked_s, compacted_s = statistics.median(times["masked"]), statistics.median(times["compacted"])
         ratio = compacted_s / masked_s
         timings[threads] = {"threads": threads, "masked_s": masked_s, "compacted_s": compacted_s, "compacted_over_masked": ratio,
                             "overhead_vs_ideal": ratio / ideal, "goal_met": ratio / ideal <= 1.25}
-    torch.set_num_threads(default_threads)
     result = {
         "device": str(device),
         "batch": BATCH,
         "model": {k: BENCH_MODEL[k] for k in ("dim", "heads", "steps", "act_level")},
-        **timings[default_threads],  # the machine's default thread count; every count measured is under "by_threads"
+        **timings[torch.get_num_threads()],  # the machine's default thread count; every count measured is under "by_threads"
         "mean_steps": mean_steps,
         "max_steps": max_steps,
         "mean_over_max_steps": ideal,

@@ -4,7 +4,6 @@ Every function returns ``(model, metrics)`` from the run cache (:func:`ponder.tr
 so the notebooks and ``python -m ponder.experiments hyla`` share the runs. The sizes of each
 profile are the tables below; ``paper`` holds the paper's sizes (Table A3, research notes §4.2).
 """
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 
 import torch
@@ -14,23 +13,12 @@ from ..models.attention_transformer import CausalLM, InContextTransformer
 from ..profiles import by_profile
 from ..runs import Run
 from ..tasks import fuzzy, sraven, text
-from ..training import TrainConfig, default_device, train_run
+from ..training import TrainConfig, num_threads, train_run
 
 CODE = ["ponder.models.attention", "ponder.models.attention_transformer", "ponder.models.transformer", "ponder.experiments.hyla"]
 MAIN_KINDS = ("softmax", "linear", "hyla")
 
 
-@contextmanager
-def few_threads():
-    """These models are tiny: on the CPU one intra-op thread beats several (by far on a busy
-    machine, where idle threads spin). The previous thread count is restored afterwards."""
-    before = torch.get_num_threads()
-    if default_device().type == "cpu":
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def train_config(s, seed: int) -> TrainConfig:
@@ -121,7 +109,7 @@ def train_sraven(s: Sraven, profile: str, seed: int = 0):
     cfg = train_config(s, seed)
     run = Run(f"hyla/sraven/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=CODE + ["ponder.tasks.sraven"])
     batches = lambda step: sraven.batch(s.batch_size, train_combos, s.f, seed=seed * 1_000_003 + step)
-    with few_threads():
+    with num_threads(1):
         return train_run(run, lambda: sraven_model(s), sraven_loss, batches, cfg, evaluate=lambda m: sraven_scores(m, s, seed))
 
 
@@ -189,7 +177,7 @@ def train_fuzzy(s: Fuzzy, profile: str, seed: int = 0):
     cfg = train_config(s, seed)
     run = Run(f"hyla/fuzzy/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=CODE + ["ponder.tasks.fuzzy"])
     batches = lambda step: fuzzy.batch(s.batch_size, combos, s.n_vars, s.length, seed=seed * 1_000_003 + step)
-    with few_threads():
+    with num_threads(1):
         return train_run(run, lambda: fuzzy_model(s), fuzzy_loss, batches, cfg, evaluate=lambda m: fuzzy_scores(m, s, seed))
 
 
@@ -261,7 +249,7 @@ def train_text(s: Text, profile: str, seed: int = 0):
     run = Run(f"hyla/text/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=CODE + ["ponder.tasks.text"])
     make = lambda: CausalLM(text.VOCAB, s.length, dim=s.dim, heads=s.heads, depth=s.depth, kind=s.kind)
     evaluate = lambda model: {"valid": curve + [{"step": s.steps, "loss": validate(model)}]}
-    with few_threads():
+    with num_threads(1):
         return train_run(run, make, loss_fn, batches, cfg, evaluate=evaluate)
 
 

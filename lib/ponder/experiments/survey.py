@@ -30,10 +30,10 @@ from ..models.pondernet import PonderClassifier, kl_to_prior, reconstruction_los
 from ..profiles import by_profile
 from ..runs import Run
 from ..tasks import cpvr
-from ..training import TrainConfig, default_device, train_run
+from ..training import TrainConfig, default_device, num_threads, train_run
 from . import hyper_ut
 from .hyper_ut import build, parameter_count, per_hop, test_set
-from .survey_parity import one_thread, parity_frame, train_parity
+from .survey_parity import parity_frame, train_parity
 
 # The modules each survey model's runs depend on (their cache keys hash this source).
 CODE = {
@@ -93,7 +93,7 @@ def train_survey_model(name: str, profile: str, seed: int, make, loss, code: Seq
     def evaluate(net):
         return {**per_hop(net, length, hops, sizes["n_test"]), "params": parameter_count(net)}
 
-    with one_thread():
+    with num_threads(1):
         return train_run(run, make, loss, batches, cfg, evaluate)
 
 
@@ -119,7 +119,7 @@ def train_pondernet(profile: str, seed: int = 0):
 
 
 # -- survey-2: early exit -----------------------------------------------------------------
-@one_thread()
+@num_threads(1)
 def exit_sweep(profile: str, seed: int = 0) -> pd.DataFrame:
     """One row per threshold and test hop count: ``accuracy`` and mean ``layers`` used."""
     sizes, survey = by_profile(hyper_ut.SIZES, profile), by_profile(SURVEY, profile)
@@ -146,7 +146,7 @@ def sweep_summary(sweep: pd.DataFrame) -> pd.DataFrame:
 
 
 # -- survey-3: Mixture-of-Depths ----------------------------------------------------------
-@one_thread()
+@num_threads(1)
 def mod_frame(profile: str, seed: int = 0) -> pd.DataFrame:
     """One row per capacity (and the Transformer) and test hop count: ``accuracy``, relative MACs."""
     sizes, survey = by_profile(hyper_ut.SIZES, profile), by_profile(SURVEY, profile)
@@ -185,7 +185,7 @@ def _summary(metrics: dict, train_hops: Sequence[int]) -> dict:
     return {"accuracy (in training)": frame.loc[inside, "accuracy"].mean(), "accuracy (out of training)": frame.loc[~inside, "accuracy"].mean(), "steps": frame["steps"].mean()}
 
 
-@one_thread()
+@num_threads(1)
 def adaptive_table(profile: str, seed: int = 0) -> pd.DataFrame:
     """survey-4: every adaptive method on C-PVR beside its dense twin.
 

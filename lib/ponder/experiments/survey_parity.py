@@ -3,7 +3,6 @@
 Accuracy and steps per difficulty, trained on difficulties ``1..n``, tested on ``1..dim``.
 """
 from collections.abc import Sequence
-from contextlib import contextmanager
 
 import pandas as pd
 import torch
@@ -15,7 +14,7 @@ from ..models.recurrent import HALTING, RecurrentPonderer
 from ..profiles import by_profile
 from ..runs import Run
 from ..tasks import parity
-from ..training import TrainConfig, default_device, train_run
+from ..training import TrainConfig, default_device, num_threads, train_run
 
 PARITY_CODE = ("ponder.tasks.parity", "ponder.models.act", "ponder.models.exits", "ponder.models.pondernet", "ponder.models.recurrent", "ponder.experiments.survey_parity")
 
@@ -30,16 +29,6 @@ PARITY = {
 LABELS = {"act": "ACT", "pondernet": "PonderNet"}
 
 
-@contextmanager
-def one_thread():
-    """Run the block with one CPU thread: the survey's models are so small that synchronising two
-    threads costs more than it saves (and far more on a busy machine). No effect on results."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def parity_loss(halting: str, tau: float, lambda_p: float, beta: float):
@@ -94,7 +83,7 @@ def train_parity(halting: str, profile: str, seed: int, **overrides):
     def evaluate(model):
         return parity_per_difficulty(model, s["dim"], s["n_test"], seed)
 
-    with one_thread():
+    with num_threads(1):
         return train_run(run, make, parity_loss(halting, s["tau"], s["lambda_p"], s["beta"]), batches, cfg, evaluate)
 
 

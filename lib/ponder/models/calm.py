@@ -18,7 +18,6 @@ The model wraps the parts of a :class:`ponder.models.classifier.Classifier` (``e
 Transformer is the Transformer with a training loss over every layer.
 """
 import math
-import math
 from dataclasses import dataclass
 
 import torch
