@@ -20,19 +20,28 @@ from ..runs import write_json
 REGISTRY: dict[str, str] = {"acm": "ponder.bench.acm:main", "act": "ponder.bench.act:main"}
 
 
+def time_interleaved(fns: dict[str, Callable[[], object]], repeats: int = 20, warmup: int = 3) -> dict[str, float]:
+    """Median seconds of each function over ``repeats`` timed rounds after ``warmup`` untimed ones.
+
+    The calls are interleaved round-robin, so that load changes on a shared machine hit every case
+    alike; CUDA is synchronised around each call.
+    """
+    sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
+    times = {name: [] for name in fns}
+    for round_ in range(warmup + repeats):
+        for name, fn in fns.items():
+            sync()
+            start = time.perf_counter()
+            fn()
+            sync()
+            if round_ >= warmup:
+                times[name].append(time.perf_counter() - start)
+    return {name: sorted(t)[len(t) // 2] for name, t in times.items()}
+
+
 def time_it(fn: Callable[[], object], repeats: int = 20, warmup: int = 3) -> float:
     """Median seconds of ``fn()`` over ``repeats`` calls after ``warmup`` calls (CUDA-synchronised)."""
-    sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        sync()
-        start = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2]
+    return time_interleaved({"fn": fn}, repeats, warmup)["fn"]
 
 
 def write_result(name: str, result: dict) -> Path:

@@ -12,14 +12,13 @@ All cases are measured in the same run (medians of repeated calls, interleaved) 
 ratios to the dense MLP of that run. On the GPU when there is one, else on the CPU, with one thread
 and with torch's default (see :func:`thread_counts`).
 """
-import time
 
 import torch
 
 from ..models.acm import Gate, Learners
 from ..models.transformer import MLP
 from ..training import default_device, num_threads
-from . import write_result
+from . import time_interleaved, write_result
 
 WIDTH, HIDDEN, N, GATE_HIDDEN = 192, 768, 4, 16
 IMAGES, TOKENS = 64, 65
@@ -32,22 +31,6 @@ def random_choices(tokens: int, fraction: float, n: int, generator: torch.Genera
     low = int(target)
     extra = torch.rand(tokens, generator=generator) < (target - low)
     return (low + extra.long()).clamp(max=n)
-
-
-def time_interleaved(fns: dict, repeats: int, warmup: int = 2) -> dict:
-    """Median seconds of each function, the calls interleaved round-robin so that load changes on a
-    shared machine hit every case alike (CUDA-synchronised)."""
-    sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
-    times = {name: [] for name in fns}
-    for round_ in range(warmup + repeats):
-        for name, fn in fns.items():
-            sync()
-            start = time.perf_counter()
-            fn()
-            sync()
-            if round_ >= warmup:
-                times[name].append(time.perf_counter() - start)
-    return {name: sorted(t)[len(t) // 2] for name, t in times.items()}
 
 
 def thread_counts() -> list[int]:
@@ -82,7 +65,7 @@ def _measure(repeats: int, images: int, fractions) -> dict:
                 "dense": lambda: mlp(z),
                 "naive": lambda: (gate(z), learners.masked(z, mask)),
                 "grouped": lambda: (gate(z), learners.grouped(z, k)),
-            }, repeats)
+            }, repeats, warmup=2)
             result["cases"].append({
                 "fraction": fraction, "mean_learners": k.float().mean().item(), "dense_s": t["dense"],
                 "naive_s": t["naive"], "naive_ratio": t["naive"] / t["dense"],
