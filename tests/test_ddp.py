@@ -52,4 +52,5 @@ def test_two_process_ddp_matches_one_process(tmp_path, monkeypatch):
 
 if __name__ == "__main__":  # each torchrun process
     train_run(ddp_run(), make_model, loss_fn, batches, CONFIG)
+    torch.distributed.barrier()  # leave together: a rank that tears down while the other is still writing can abort it
     torch.distributed.destroy_process_group()

@@ -18,6 +18,8 @@ import json
 import os
 import tempfile
 from collections.abc import Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from types import ModuleType
 
@@ -28,7 +30,7 @@ from .paths import ROOT, results_dir
 from .profiles import check_profile
 
 # Modules whose changes do not change what a run computes: presentation and plumbing only.
-_PRESENTATION = {"plots", "widgets", "claims.py", "notebooks.py", "paths.py", "__main__.py"}
+_PRESENTATION = {"plots", "widgets", "claims.py", "notebooks.py", "parallel.py", "paths.py", "__main__.py"}
 
 
 # Every run depends on these, whatever it names.
@@ -134,6 +136,30 @@ class Run:
             raise FileNotFoundError(f"run {self.name} ({self.key}) has no final weights; train it first")
         model.load_state_dict(loaded[0])
         return model
+
+
+class NotCached(LookupError):
+    """Raised instead of training a run that is not finished, inside :func:`only_cached`."""
+
+
+_ONLY_CACHED = ContextVar("only_cached", default=False)
+
+
+@contextmanager
+def only_cached():
+    """Within the block, :func:`check_may_train` raises :class:`NotCached`: calling an experiment
+    function there tells, cheaply, whether every run it needs is finished (``ponder.parallel``)."""
+    token = _ONLY_CACHED.set(True)
+    try:
+        yield
+    finally:
+        _ONLY_CACHED.reset(token)
+
+
+def check_may_train(run: Run) -> None:
+    """Called before training ``run``: raises :class:`NotCached` inside :func:`only_cached`."""
+    if _ONLY_CACHED.get():
+        raise NotCached(f"{run.name} ({run.key}) is not finished")
 
 
 def _plain_state_dict(model: torch.nn.Module) -> dict:

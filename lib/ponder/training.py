@@ -23,7 +23,7 @@ import torch.distributed as dist
 from tqdm.auto import tqdm
 
 from .checks import check_int, check_positive
-from .runs import Run
+from .runs import Run, check_may_train
 
 Batch = tuple[torch.Tensor, ...]
 
@@ -174,6 +174,7 @@ def train_run(
     model = make_model()
     if run.done:
         return run.load_model(model).to(default_device()).eval(), run.metrics()
+    check_may_train(run)
     history = train(model, loss_fn, batches, cfg, run=run, desc=run.name)
     metrics = {"history": history}
     if evaluate is not None:

@@ -36,3 +36,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     train_all(args.profile, args.seed, args.names)
+    import torch.distributed as dist
+
+    if dist.is_initialized():  # under torchrun: leave together, then release the process group
+        dist.barrier()
+        dist.destroy_process_group()

@@ -5,6 +5,7 @@ the notebooks call these, :func:`train_all` trains them all without plotting.
 """
 import copy
 from collections.abc import Callable
+from functools import partial
 
 import torch
 import torch.nn.functional as F
@@ -16,13 +17,14 @@ from ..models import moe as moe_lib
 from ..models.acm_phases import LOSS_WEIGHTS, distill_loss, finetune_loss, gate_loss
 from ..models.early_exit import EarlyExitViT, exit_at, exit_loss
 from ..models.halting import HaltingViT, halting_loss
+from .. import parallel
 from ..checks import check_choice
 from ..models.audio import FrameTransformer
 from ..models.vit import ViT
 from ..profiles import by_profile
 from ..runs import Run
 from ..tasks import images, speech
-from ..training import TrainConfig, default_device, train_run
+from ..training import TrainConfig, default_device, num_threads, train_run
 
 BUDGETS = (0.25, 0.4, 0.6, 0.75)
 TASKS = ("digits", "speech")
@@ -53,7 +55,19 @@ def sizes(profile: str, task: str = "digits") -> dict:
 
 def code(task: str, *extra: str) -> list[str]:
     """The modules a run of ``task`` depends on."""
-    return CODE_TASK[task] + ["ponder.models.transformer", *extra]
+    return CODE_TASK[task] + ["ponder.models.transformer", "ponder.experiments.acm", *extra]
+
+
+def train_downstream(*args, **kwargs) -> tuple[nn.Module, dict]:
+    """:func:`train_run` with one thread, for every run downstream of a base model.
+
+    Such runs train in the workers of :func:`prefetch` (one thread each) or, one after another, in
+    this process; one thread in both places keeps their numbers independent of where they ran (the
+    thread count changes the last bits of a sum, and the ACM's hard gates amplify that into a
+    different run). The base models train here with every thread.
+    """
+    with num_threads(1):
+        return train_run(*args, **kwargs)
 
 
 def batches(batch: int, seed: int, task: str = "digits") -> Callable[[int], tuple]:
@@ -122,7 +136,7 @@ def distilled(profile: str, seed: int = 0, n: int = 4, steps: int | None = None,
     make = lambda: trainable(acmize_lib.acmize(base, n, GATE_HIDDEN, warm_start=True), "learners")  # noqa: E731
     cfg = TrainConfig(steps=steps, batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
     run = Run(f"{PREFIX[task]}/phase1-n{n}", {"base": base_metrics["accuracy"], "n": n, "gate_hidden": GATE_HIDDEN, "train": cfg.as_dict()}, profile, code=code(task, *CODE_ACM))
-    return train_run(run, make, lambda m, b: distill_loss(base, m, b[0]), batches(cfg.batch_size, seed, task), cfg)
+    return train_downstream(run, make, lambda m, b: distill_loss(base, m, b[0]), batches(cfg.batch_size, seed, task), cfg)
 
 
 def gates_pretrained(profile: str, seed: int = 0, n: int = 4, distill_steps: int | None = None, task: str = "digits") -> tuple[nn.Module, dict]:
@@ -133,7 +147,7 @@ def gates_pretrained(profile: str, seed: int = 0, n: int = 4, distill_steps: int
     cfg = TrainConfig(steps=s["gate_steps"], batch_size=s["batch"], lr=1e-2, weight_decay=0.0, seed=seed)
     run = Run(f"{PREFIX[task]}/phase2-n{n}", {"phase1": _state_key(phase1), "train": cfg.as_dict()}, profile, code=code(task, *CODE_ACM))
     make = lambda: trainable(copy.deepcopy(phase1), "gate")  # noqa: E731
-    return train_run(run, make, lambda m, b: gate_loss(base, m, b[0]), batches(cfg.batch_size, seed, task), cfg)
+    return train_downstream(run, make, lambda m, b: gate_loss(base, m, b[0]), batches(cfg.batch_size, seed, task), cfg)
 
 
 def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: dict | None = None, pretraining: str = "full", steps: int | None = None, task: str = "digits") -> tuple[nn.Module, dict]:
@@ -158,7 +172,7 @@ def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: d
     run = Run(f"{PREFIX[task]}/phase3-n{n}", config, profile, code=code(task, *CODE_ACM))
     make = lambda: trainable(copy.deepcopy(start), "all")  # noqa: E731
     x, y = test_set(profile, task)
-    return train_run(run, make, lambda m, b: finetune_loss(m, b[0], b[1], budget, weights), batches(cfg.batch_size, seed, task), cfg,
+    return train_downstream(run, make, lambda m, b: finetune_loss(m, b[0], b[1], budget, weights), batches(cfg.batch_size, seed, task), cfg,
                      evaluate=lambda m: evaluate_acm(m, x, y))
 
 
@@ -277,7 +291,7 @@ def moefied(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Modul
     modules = code(task, "ponder.models.moe")
     cfg = TrainConfig(steps=s["finetune_steps"], batch_size=s["batch"], lr=5e-4, weight_decay=0.05, seed=seed)
     run = Run(f"{PREFIX[task]}/moe-relu", {"base": base_metrics["accuracy"], "experts": EXPERTS, "train": cfg.as_dict()}, profile, code=modules)
-    relu, _ = train_run(run, lambda: moe_lib.moefy(copy.deepcopy(base), EXPERTS), lambda m, b: F.cross_entropy(m(b[0]), b[1]), batches(cfg.batch_size, seed, task), cfg)
+    relu, _ = train_downstream(run, lambda: moe_lib.moefy(copy.deepcopy(base), EXPERTS), lambda m, b: F.cross_entropy(m(b[0]), b[1]), batches(cfg.batch_size, seed, task), cfg)
 
     def make():
         model = copy.deepcopy(relu)
@@ -290,7 +304,7 @@ def moefied(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Modul
     cfg = TrainConfig(steps=s["distill_steps"] + s["gate_steps"], batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
     run = Run(f"{PREFIX[task]}/moe-router", {"relu": _state_key(relu), "train": cfg.as_dict()}, profile, code=modules)
     x, y = test_set(profile, task)
-    return train_run(run, make, lambda m, b: moe_lib.router_loss(m, _mlp_inputs(m, b[0])), batches(cfg.batch_size, seed, task), cfg, evaluate=lambda m: {"curve": moe_curve(m, x, y)})
+    return train_downstream(run, make, lambda m, b: moe_lib.router_loss(m, _mlp_inputs(m, b[0])), batches(cfg.batch_size, seed, task), cfg, evaluate=lambda m: {"curve": moe_curve(m, x, y)})
 
 
 def _mlp_inputs(model: nn.Module, x: torch.Tensor) -> dict:
@@ -323,7 +337,7 @@ def halting(profile: str, target_depth: float, seed: int = 0) -> tuple[nn.Module
     cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=5e-4, weight_decay=0.0, grad_clip=1.5, seed=seed)
     run = Run("acm/avit", {"base": base_metrics["accuracy"], "target_depth": target_depth, "train": cfg.as_dict()}, profile, code=code("digits", "ponder.models.halting"))
     x, y = test_set(profile)
-    return train_run(run, lambda: HaltingViT(copy.deepcopy(base)), lambda m, b: halting_loss(m, b[0], b[1], target_depth), batches(cfg.batch_size, seed), cfg,
+    return train_downstream(run, lambda: HaltingViT(copy.deepcopy(base)), lambda m, b: halting_loss(m, b[0], b[1], target_depth), batches(cfg.batch_size, seed), cfg,
                      evaluate=lambda m: evaluate(m, x, y, macs=lambda mm, n: flops.halting_vit(mm)))
 
 
@@ -340,7 +354,7 @@ def early_exits(profile: str, seed: int = 0) -> tuple[nn.Module, dict]:
         return model
 
     x, y = test_set(profile)
-    return train_run(run, make, lambda m, b: exit_loss(m, b[0], b[1]), batches(cfg.batch_size, seed), cfg, evaluate=lambda m: {"curve": exit_curve(m, x, y)})
+    return train_downstream(run, make, lambda m, b: exit_loss(m, b[0], b[1]), batches(cfg.batch_size, seed), cfg, evaluate=lambda m: {"curve": exit_curve(m, x, y)})
 
 
 @torch.no_grad()
@@ -355,23 +369,33 @@ def exit_curve(model: EarlyExitViT, x: torch.Tensor, y: torch.Tensor) -> list[di
     return curve
 
 
+def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
+    """The runs each ACM notebook trains, as jobs for :func:`ponder.parallel.prefetch`.
+
+    No two jobs of a notebook share a run (N = 4 at equal cost is the "all" ablation, so the
+    granularity sweep leaves it out here) and each job's unshared upstream runs are its own.
+    """
+    return {
+        "acm_vit": [partial(acm_model, profile, b, seed) for b in BUDGETS] + [partial(moefied, profile, seed), partial(early_exits, profile, seed)]
+        + [partial(halting, profile, d, seed) for d in AVIT_DEPTHS],
+        "acm_ablations": [partial(ablation, profile, name, seed) for name in ABLATIONS] + [partial(granularity, profile, n, seed) for n in LEARNER_COUNTS if n != 4]
+        + [partial(pretraining_variant, profile, v, seed) for v in PRETRAINING] + [partial(acm_model, profile, 0.75, seed)],
+        "acm_speech": [partial(acm_model, profile, b, seed, task="speech") for b in BUDGETS] + [partial(moefied, profile, seed, task="speech")],
+    }
+
+
+def prefetch(profile: str, notebook: str, seed: int = 0) -> None:
+    """Train the runs of an ACM notebook: its task's base model and phases I-II (the upstream its
+    jobs share) here, then the notebook's jobs side by side, one per core (:mod:`ponder.parallel`)."""
+    todo = jobs(profile, seed)
+    check_choice("notebook", notebook, tuple(todo))
+    gates_pretrained(profile, seed, task="speech" if notebook == "acm_speech" else "digits")
+    parallel.prefetch(todo[notebook])
+
+
 def train_all(profile: str, seed: int = 0) -> None:
     """Every run the ACM notebooks need."""
-    for budget in BUDGETS:
-        acm_model(profile, budget, seed)
-    moefied(profile, seed)
-    early_exits(profile, seed)
-    for depth in AVIT_DEPTHS:
-        halting(profile, depth, seed)
-    for name in ABLATIONS:
-        ablation(profile, name, seed)
-    for n in LEARNER_COUNTS:
-        granularity(profile, n, seed)
-    for variant in PRETRAINING:
-        pretraining_variant(profile, variant, seed)
-    for budget in BUDGETS:
-        acm_model(profile, budget, seed, task="speech")
-    moefied(profile, seed, task="speech")
+    parallel.train_notebooks(jobs(profile, seed), lambda notebook: prefetch(profile, notebook, seed))
 
 
 # -- checks of the claims ------------------------------------------------------------------------

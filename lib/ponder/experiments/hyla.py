@@ -5,10 +5,13 @@ so the notebooks and ``python -m ponder.experiments hyla`` share the runs. The s
 profile are the tables below; ``paper`` holds the paper's sizes (Table A3, research notes §4.2).
 """
 from dataclasses import asdict, dataclass, replace
+from functools import partial
 
 import torch
 import torch.nn.functional as F
 
+from .. import parallel
+from ..checks import check_choice
 from ..models.attention_transformer import CausalLM, InContextTransformer
 from ..profiles import by_profile
 from ..runs import Run
@@ -17,8 +20,6 @@ from ..training import TrainConfig, num_threads, train_run
 
 CODE = ["ponder.models.attention", "ponder.models.attention_transformer", "ponder.models.transformer", "ponder.experiments.hyla"]
 MAIN_KINDS = ("softmax", "linear", "hyla")
-
-
 
 
 def train_config(s, seed: int) -> TrainConfig:
@@ -290,23 +291,31 @@ def fuzzy_grid(profile: str) -> list[Fuzzy]:
     return [fuzzy_setup(profile, kind=kind, length=n, frac_test=frac) for kind in MAIN_KINDS for n in sw["lengths"] for frac in sw["frac_tests"]]
 
 
-def train_all(profile: str, seed: int = 0) -> None:
-    """Every run of the HYLA notebooks."""
+def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
+    """The runs each HYLA notebook trains, as jobs for :func:`ponder.parallel.prefetch`."""
     from ..models.attention import KINDS
 
     sw = sweeps(profile)
-    for kind in KINDS:
-        train_sraven(sraven_setup(profile, kind=kind), profile, seed)
-        train_fuzzy(fuzzy_setup(profile, kind=kind), profile, seed)
-    for row in scaling_setups(profile):
-        train_sraven(row["setup"], profile, seed)
-    for kind in MAIN_KINDS:
-        for h in sw["heads"]:
-            train_sraven(heads_setup(profile, kind, h), profile, seed)
-        for k in sw["ks"]:
-            train_sraven(sraven_setup(profile, kind=kind, k=k), profile, seed)
-        for holdout in sw["holdouts"]:
-            train_sraven(sraven_setup(profile, kind=kind, holdout=holdout), profile, seed)
-        train_text(text_setup(profile, kind=kind), profile, seed)
-    for s in fuzzy_grid(profile):
-        train_fuzzy(s, profile, seed)
+    sr = lambda s: partial(train_sraven, s, profile, seed)  # noqa: E731
+    fz = lambda s: partial(train_fuzzy, s, profile, seed)  # noqa: E731
+    return {
+        "hyla_ablations": [sr(sraven_setup(profile, kind=kind)) for kind in KINDS] + [fz(fuzzy_setup(profile, kind=kind)) for kind in KINDS],
+        "hyla_fuzzy": [fz(s) for s in fuzzy_grid(profile)],
+        "hyla_latent": [sr(heads_setup(profile, kind, h)) for kind in MAIN_KINDS for h in sw["heads"]]
+        + [sr(sraven_setup(profile, kind=kind, k=k)) for kind in MAIN_KINDS for k in sw["ks"]],
+        "hyla_lm": [partial(train_text, text_setup(profile, kind=kind), profile, seed) for kind in MAIN_KINDS],
+        "hyla_sraven": [sr(row["setup"]) for row in scaling_setups(profile)]
+        + [sr(sraven_setup(profile, kind=kind, holdout=h)) for kind in MAIN_KINDS for h in sw["holdouts"]],
+    }
+
+
+def prefetch(profile: str, notebook: str, seed: int = 0) -> None:
+    """Train a notebook's runs side by side, one per core (:mod:`ponder.parallel`)."""
+    todo = jobs(profile, seed)
+    check_choice("notebook", notebook, tuple(todo))
+    parallel.prefetch(todo[notebook])
+
+
+def train_all(profile: str, seed: int = 0) -> None:
+    """Every run of the HYLA notebooks."""
+    parallel.train_notebooks(jobs(profile, seed), lambda notebook: prefetch(profile, notebook, seed))

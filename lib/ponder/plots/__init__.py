@@ -10,6 +10,7 @@ from pathlib import Path
 
 import matplotlib
 import matplotlib.pyplot as plt
+import pandas as pd
 import seaborn as sns
 
 from ..paths import figures_dir
@@ -52,3 +53,19 @@ def save_figure(fig: plt.Figure, target_id: str, profile: str) -> list[Path]:
     fig.savefig(paths[0], metadata=_PNG_META)
     fig.savefig(paths[1], metadata=_PDF_META)
     return paths
+
+
+def markdown_table(frame: pd.DataFrame) -> str:
+    """``frame`` as a GitHub Markdown table (header, separator, one line per row)."""
+    lines = [list(map(str, frame.columns)), ["---"] * frame.shape[1], *[list(map(str, row)) for row in frame.itertuples(index=False)]]
+    return "".join(f"| {' | '.join(cells)} |\n" for cells in lines)
+
+
+def save_table(frame: pd.DataFrame, target_id: str, profile: str) -> Path:
+    """Write ``<target_id>.md`` (a Markdown table) into the profile's figures folder; return the path."""
+    check_profile(profile)
+    out = figures_dir(profile)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{target_id}.md"
+    path.write_text(markdown_table(frame))
+    return path

@@ -1,0 +1,93 @@
+"""Train independent runs side by side: one worker process per core, one thread each.
+
+The quick profile's models are tiny (width 32-64): a training step is mostly Python and small
+kernels, so a second thread speeds one run up by far less than a second run beside it does
+(on 2 cores, two sraven runs in parallel finish in the time of one alone). :func:`prefetch`
+takes the jobs a notebook cell is about to call, trains the ones not yet in the run cache in
+worker processes, and returns; the cell then makes its usual calls, which load from the cache.
+
+>>> prefetch([partial(train_sraven, setup, profile, seed) for setup in setups])
+>>> results = [train_sraven(setup, profile, seed) for setup in setups]   # all cache hits
+
+Jobs must not share an unfinished upstream run (two workers would train it twice): train the
+shared part first, as :func:`ponder.experiments.acm.prefetch` does with the base model. A worker
+has one thread; the experiments train every run that can be prefetched with one thread wherever
+it runs, because the thread count changes the last bits of a sum and a run's numbers should not
+depend on where it ran. With a GPU, or one worker, :func:`prefetch` does nothing and the
+notebook's own calls train the runs in turn.
+"""
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
+from multiprocessing import get_context
+
+import torch
+
+from .checks import check_int
+from .runs import NotCached, only_cached
+from .training import num_threads
+
+Job = Callable[[], object]  # picklable: a module-level function or a functools.partial of one
+
+
+def worker_count() -> int:
+    """Worker processes for :func:`prefetch`: ``$PONDER_WORKERS``, else the cores this process may
+    use; 1 (no workers) when CUDA is available, where one process keeps the GPU busy, and under
+    torchrun, where the processes already share every run."""
+    if int(os.environ.get("WORLD_SIZE", 1)) > 1:
+        return 1
+    if "PONDER_WORKERS" in os.environ:
+        value = os.environ["PONDER_WORKERS"]
+        return check_int("PONDER_WORKERS", int(value) if value.strip().isdigit() else value, minimum=1)
+    if torch.cuda.is_available():
+        return 1
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def is_cached(job: Job) -> bool:
+    """Whether every run ``job`` trains is already finished (it is called with training forbidden)."""
+    try:
+        with only_cached():
+            job()
+    except NotCached:
+        return False
+    return True
+
+
+def _unique(jobs: Sequence[Job]) -> list[Job]:
+    """``jobs`` without repeats: equal partials (same function and arguments) count once."""
+    seen, out = set(), []
+    for job in jobs:
+        key = (job.func, job.args, tuple(sorted(job.keywords.items()))) if isinstance(job, partial) else job
+        if key not in seen:
+            seen.add(key)
+            out.append(job)
+    return out
+
+
+def _train(job: Job) -> None:
+    with num_threads(1):
+        job()
+
+
+def prefetch(jobs: Sequence[Job], workers: int | None = None) -> int:
+    """Train the jobs whose runs are not cached, ``workers`` at a time (default :func:`worker_count`),
+    each in its own process with one thread. Returns how many jobs were trained."""
+    workers = worker_count() if workers is None else check_int("workers", workers, minimum=1)
+    pending = [job for job in _unique(jobs) if not is_cached(job)]
+    if workers == 1 or len(pending) < 2:
+        return 0  # nothing to gain: the caller's own calls train in turn
+    with ProcessPoolExecutor(min(workers, len(pending)), mp_context=get_context("spawn")) as pool:
+        for future in [pool.submit(_train, job) for job in pending]:
+            future.result()
+    return len(pending)
+
+
+def train_notebooks(jobs: dict[str, Sequence[Job]], prefetch_notebook: Callable[[str], object]) -> None:
+    """Every job of every notebook (``make results``): ``prefetch_notebook(name)``, then each of its
+    jobs in turn, which loads what the workers trained and trains whatever they left."""
+    for notebook, runs in jobs.items():
+        prefetch_notebook(notebook)
+        for job in runs:
+            job()

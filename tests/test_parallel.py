@@ -1,0 +1,94 @@
+"""ponder.parallel: uncached jobs train in worker processes, and the results are the runs' own."""
+from functools import partial
+
+import pytest
+import torch
+
+from ponder import parallel
+from ponder.experiments import hyla as H
+from ponder.runs import NotCached, only_cached
+from ponder.training import num_threads
+
+
+def sraven_job(kind: str):
+    return partial(H.train_sraven, H.sraven_setup("smoke", kind=kind), "smoke", 0)
+
+
+def test_only_cached_refuses_to_train_then_loads_a_finished_run():
+    job = sraven_job("linear")
+    with pytest.raises(NotCached, match="hyla/sraven/linear"):
+        with only_cached():
+            job()
+    assert not parallel.is_cached(job)
+    _, trained = job()
+    assert parallel.is_cached(job)
+    with only_cached():
+        _, loaded = job()
+    assert loaded == trained
+
+
+def test_prefetch_trains_each_uncached_job_once_in_workers_and_matches_in_process_training(tmp_path, monkeypatch):
+    jobs = [sraven_job("softmax"), sraven_job("hyla"), sraven_job("softmax")]
+    assert parallel.prefetch(jobs, workers=2) == 2  # the repeated job counts once
+    assert all(parallel.is_cached(job) for job in jobs)
+    assert parallel.prefetch(jobs, workers=2) == 0  # everything cached now
+    from_workers = {k: jobs[i]()[0].state_dict() for i, k in ((0, "softmax"), (1, "hyla"))}
+
+    monkeypatch.setenv("PONDER_RESULTS", str(tmp_path / "elsewhere"))
+    with num_threads(1):
+        for kind, state in from_workers.items():
+            assert not parallel.is_cached(sraven_job(kind))
+            model, _ = sraven_job(kind)()
+            for name, tensor in model.state_dict().items():
+                assert torch.equal(tensor, state[name]), f"{kind}: {name} differs"
+
+
+def test_prefetch_leaves_training_to_the_caller_with_one_worker_or_one_job():
+    assert parallel.prefetch([sraven_job("softmax"), sraven_job("linear")], workers=1) == 0
+    assert parallel.prefetch([sraven_job("softmax")], workers=2) == 0
+    assert not parallel.is_cached(sraven_job("softmax"))
+
+
+def test_worker_count(monkeypatch):
+    monkeypatch.setenv("PONDER_WORKERS", "3")
+    assert parallel.worker_count() == 3
+    monkeypatch.setenv("PONDER_WORKERS", "two")
+    with pytest.raises(TypeError, match="PONDER_WORKERS must be an integer"):
+        parallel.worker_count()
+    monkeypatch.setenv("PONDER_WORKERS", "0")
+    with pytest.raises(ValueError, match="PONDER_WORKERS=0"):
+        parallel.worker_count()
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    assert parallel.worker_count() == 1  # torchrun: the processes already share the runs
+
+
+def test_notebook_job_lists_name_known_notebooks():
+    from ponder.experiments import acm
+
+    assert set(H.jobs("smoke")) == {"hyla_ablations", "hyla_fuzzy", "hyla_latent", "hyla_lm", "hyla_sraven"}
+    assert set(acm.jobs("smoke")) == {"acm_vit", "acm_ablations", "acm_speech"}
+    with pytest.raises(ValueError, match="notebook"):
+        H.prefetch("smoke", "hyla_nope")
+    with pytest.raises(ValueError, match="notebook"):
+        acm.prefetch("smoke", "acm_nope")
+
+
+def test_acm_runs_downstream_of_the_base_are_the_same_from_a_worker_and_in_process(tmp_path, monkeypatch):
+    from ponder.experiments import acm
+
+    jobs = [partial(acm.halting, "smoke", 2.0, 0), partial(acm.early_exits, "smoke", 0)]
+    acm.base_model("smoke")  # the shared upstream, trained here with every thread
+    assert parallel.prefetch(jobs, workers=2) == 2
+    from_worker = jobs[0]()[0].state_dict()
+
+    monkeypatch.setenv("PONDER_RESULTS", str(tmp_path / "elsewhere"))
+    model, _ = jobs[0]()  # base and halting trained here, one after the other
+    for name, tensor in model.state_dict().items():
+        assert torch.equal(tensor, from_worker[name]), name
+
+
+def test_train_notebooks_prefetches_each_notebook_then_calls_every_job():
+    calls = []
+    jobs = {"a": [partial(calls.append, "a1"), partial(calls.append, "a2")], "b": [partial(calls.append, "b1")]}
+    parallel.train_notebooks(jobs, lambda notebook: calls.append(f"prefetch {notebook}"))
+    assert calls == ["prefetch a", "a1", "a2", "prefetch b", "b1"]
