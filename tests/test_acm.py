@@ -175,6 +175,22 @@ def test_bad_parameters_raise():
         A.acmize(ViT(image=8, patch=4, dim=8, depth=1, heads=2), n=3)
 
 
+def test_warm_start_bias_is_the_least_squares_solution_and_builds_are_bit_identical():
+    torch.manual_seed(0)
+    base = ViT(image=8, patch=4, dim=8, depth=1, heads=2).eval()
+    builds = []
+    for _ in range(5):
+        torch.manual_seed(1)  # the gates' random init
+        builds.append(A.acmize(base, n=4, warm_start=True).state_dict())
+    for state in builds[1:]:
+        assert all(torch.equal(state[name], builds[0][name]) for name in state)
+    q = base.blocks[0].attn.q_proj
+    r = builds[0]["blocks.0.attn.q_proj.learners.w1"].shape[0] // 4
+    w2, b1 = builds[0]["blocks.0.attn.q_proj.learners.w2"][:, :r], builds[0]["blocks.0.attn.q_proj.learners.b1"]
+    torch.testing.assert_close(b1[:r], torch.linalg.lstsq(w2, q.bias[:, None]).solution[:, 0], atol=1e-5, rtol=1e-4)
+    assert not b1[r:].any()  # only learner 1 carries the bias
+
+
 def test_warm_start_reproduces_the_modules_with_all_learners():
     torch.manual_seed(0)
     base = ViT(image=8, patch=4, dim=8, depth=1, heads=2).eval()

@@ -80,9 +80,13 @@ def split_linear(acm: ACM, linear: nn.Linear) -> None:
     w2[:, :kept] = u[:, :kept] * root[:kept]
     acm.learners.w1.copy_(w1)
     acm.learners.w2.copy_(w2)
-    r = acm.learners.hidden
+    # learner 1 carries the bias: b1 = argmin ‖W2[:, :r] b1 − bias‖ with W2[:, :r] = U_r diag(√σ_r), whose columns
+    # are orthogonal, so the least-squares solution is diag(1/√σ_r) U_rᵀ bias (0 where σ = 0, the minimum norm).
+    # Written out rather than torch.linalg.lstsq, whose LAPACK call gave run-to-run different last bits here.
+    r = min(acm.learners.hidden, kept)
     b1 = torch.zeros_like(acm.learners.b1)
-    b1[:r] = torch.linalg.lstsq(w2[:, :r], linear.bias[:, None]).solution[:, 0]
+    positive = root[:r] > 0
+    b1[:r] = torch.where(positive, (u[:, :r].T @ linear.bias) / torch.where(positive, root[:r], 1.0), 0.0)
     acm.learners.b1.copy_(b1)
 
 
