@@ -11,7 +11,7 @@ worker processes, and returns; the cell then makes its usual calls, which load f
 
 Jobs must not share an unfinished upstream run (two workers would train it twice): train the
 shared part first, as :func:`ponder.experiments.acm.prefetch` does with the base model. A worker
-has one thread; the experiments train every run that can be prefetched with one thread wherever
+has one thread; every run that can be prefetched trains through :func:`train_one_thread` wherever
 it runs, because the thread count changes the last bits of a sum and a run's numbers should not
 depend on where it ran. With a GPU, or one worker, :func:`prefetch` does nothing and the
 notebook's own calls train the runs in turn.
@@ -26,7 +26,7 @@ import torch
 
 from .checks import check_int
 from .runs import NotCached, only_cached
-from .training import num_threads
+from .training import num_threads, train_run
 
 Job = Callable[[], object]  # picklable: a module-level function or a functools.partial of one
 
@@ -53,6 +53,13 @@ def is_cached(job: Job) -> bool:
     except NotCached:
         return False
     return True
+
+
+def train_one_thread(*args, **kwargs):
+    """:func:`ponder.training.train_run` with one thread: for every run that :func:`prefetch` may
+    train in a worker, so that its numbers are the same wherever it trained."""
+    with num_threads(1):
+        return train_run(*args, **kwargs)
 
 
 def _unique(jobs: Sequence[Job]) -> list[Job]:

@@ -9,6 +9,8 @@ every registered run trains with DistributedDataParallel::
 import argparse
 import importlib
 
+import torch.distributed as dist
+
 from ..profiles import PROFILES
 
 # name -> "module:function", imported only when run
@@ -36,8 +38,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     train_all(args.profile, args.seed, args.names)
-    import torch.distributed as dist
-
     if dist.is_initialized():  # under torchrun: leave together, then release the process group
         dist.barrier()
         dist.destroy_process_group()

@@ -11,20 +11,20 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .. import parallel
 from ..models import acmize as acmize_lib
 from ..models import flops
 from ..models import moe as moe_lib
 from ..models.acm_phases import LOSS_WEIGHTS, distill_loss, finetune_loss, gate_loss
 from ..models.early_exit import EarlyExitViT, exit_at, exit_loss
 from ..models.halting import HaltingViT, halting_loss
-from .. import parallel
 from ..checks import check_choice
 from ..models.audio import FrameTransformer
 from ..models.vit import ViT
 from ..profiles import by_profile
 from ..runs import Run
 from ..tasks import images, speech
-from ..training import TrainConfig, default_device, num_threads, train_run
+from ..training import TrainConfig, default_device, train_run
 
 BUDGETS = (0.25, 0.4, 0.6, 0.75)
 TASKS = ("digits", "speech")
@@ -54,20 +54,13 @@ def sizes(profile: str, task: str = "digits") -> dict:
 
 
 def code(task: str, *extra: str) -> list[str]:
-    """The modules a run of ``task`` depends on."""
-    return CODE_TASK[task] + ["ponder.models.transformer", "ponder.experiments.acm", *extra]
+    """The modules a run of ``task`` depends on.
 
-
-def train_downstream(*args, **kwargs) -> tuple[nn.Module, dict]:
-    """:func:`train_run` with one thread, for every run downstream of a base model.
-
-    Such runs train in the workers of :func:`prefetch` (one thread each) or, one after another, in
-    this process; one thread in both places keeps their numbers independent of where they ran (the
-    thread count changes the last bits of a sum, and the ACM's hard gates amplify that into a
-    different run). The base models train here with every thread.
+    Every run downstream of a base model trains with one thread (``parallel.train_one_thread``),
+    in a worker of :func:`prefetch` or here: the thread count changes the last bits of a sum, and
+    the ACM's hard gates amplify that into a different run. The base models train with every thread.
     """
-    with num_threads(1):
-        return train_run(*args, **kwargs)
+    return CODE_TASK[task] + ["ponder.models.transformer", "ponder.experiments.acm", *extra]
 
 
 def batches(batch: int, seed: int, task: str = "digits") -> Callable[[int], tuple]:
@@ -136,7 +129,7 @@ def distilled(profile: str, seed: int = 0, n: int = 4, steps: int | None = None,
     make = lambda: trainable(acmize_lib.acmize(base, n, GATE_HIDDEN, warm_start=True), "learners")  # noqa: E731
     cfg = TrainConfig(steps=steps, batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
     run = Run(f"{PREFIX[task]}/phase1-n{n}", {"base": base_metrics["accuracy"], "n": n, "gate_hidden": GATE_HIDDEN, "train": cfg.as_dict()}, profile, code=code(task, *CODE_ACM))
-    return train_downstream(run, make, lambda m, b: distill_loss(base, m, b[0]), batches(cfg.batch_size, seed, task), cfg)
+    return parallel.train_one_thread(run, make, lambda m, b: distill_loss(base, m, b[0]), batches(cfg.batch_size, seed, task), cfg)
 
 
 def gates_pretrained(profile: str, seed: int = 0, n: int = 4, distill_steps: int | None = None, task: str = "digits") -> tuple[nn.Module, dict]:
@@ -147,7 +140,7 @@ def gates_pretrained(profile: str, seed: int = 0, n: int = 4, distill_steps: int
     cfg = TrainConfig(steps=s["gate_steps"], batch_size=s["batch"], lr=1e-2, weight_decay=0.0, seed=seed)
     run = Run(f"{PREFIX[task]}/phase2-n{n}", {"phase1": _state_key(phase1), "train": cfg.as_dict()}, profile, code=code(task, *CODE_ACM))
     make = lambda: trainable(copy.deepcopy(phase1), "gate")  # noqa: E731
-    return train_downstream(run, make, lambda m, b: gate_loss(base, m, b[0]), batches(cfg.batch_size, seed, task), cfg)
+    return parallel.train_one_thread(run, make, lambda m, b: gate_loss(base, m, b[0]), batches(cfg.batch_size, seed, task), cfg)
 
 
 def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: dict | None = None, pretraining: str = "full", steps: int | None = None, task: str = "digits") -> tuple[nn.Module, dict]:
@@ -172,7 +165,7 @@ def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: d
     run = Run(f"{PREFIX[task]}/phase3-n{n}", config, profile, code=code(task, *CODE_ACM))
     make = lambda: trainable(copy.deepcopy(start), "all")  # noqa: E731
     x, y = test_set(profile, task)
-    return train_downstream(run, make, lambda m, b: finetune_loss(m, b[0], b[1], budget, weights), batches(cfg.batch_size, seed, task), cfg,
+    return parallel.train_one_thread(run, make, lambda m, b: finetune_loss(m, b[0], b[1], budget, weights), batches(cfg.batch_size, seed, task), cfg,
                      evaluate=lambda m: evaluate_acm(m, x, y))
 
 
@@ -291,7 +284,7 @@ def moefied(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Modul
     modules = code(task, "ponder.models.moe")
     cfg = TrainConfig(steps=s["finetune_steps"], batch_size=s["batch"], lr=5e-4, weight_decay=0.05, seed=seed)
     run = Run(f"{PREFIX[task]}/moe-relu", {"base": base_metrics["accuracy"], "experts": EXPERTS, "train": cfg.as_dict()}, profile, code=modules)
-    relu, _ = train_downstream(run, lambda: moe_lib.moefy(copy.deepcopy(base), EXPERTS), lambda m, b: F.cross_entropy(m(b[0]), b[1]), batches(cfg.batch_size, seed, task), cfg)
+    relu, _ = parallel.train_one_thread(run, lambda: moe_lib.moefy(copy.deepcopy(base), EXPERTS), lambda m, b: F.cross_entropy(m(b[0]), b[1]), batches(cfg.batch_size, seed, task), cfg)
 
     def make():
         model = copy.deepcopy(relu)
@@ -304,7 +297,7 @@ def moefied(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Modul
     cfg = TrainConfig(steps=s["distill_steps"] + s["gate_steps"], batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
     run = Run(f"{PREFIX[task]}/moe-router", {"relu": _state_key(relu), "train": cfg.as_dict()}, profile, code=modules)
     x, y = test_set(profile, task)
-    return train_downstream(run, make, lambda m, b: moe_lib.router_loss(m, _mlp_inputs(m, b[0])), batches(cfg.batch_size, seed, task), cfg, evaluate=lambda m: {"curve": moe_curve(m, x, y)})
+    return parallel.train_one_thread(run, make, lambda m, b: moe_lib.router_loss(m, _mlp_inputs(m, b[0])), batches(cfg.batch_size, seed, task), cfg, evaluate=lambda m: {"curve": moe_curve(m, x, y)})
 
 
 def _mlp_inputs(model: nn.Module, x: torch.Tensor) -> dict:
@@ -337,7 +330,7 @@ def halting(profile: str, target_depth: float, seed: int = 0) -> tuple[nn.Module
     cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=5e-4, weight_decay=0.0, grad_clip=1.5, seed=seed)
     run = Run("acm/avit", {"base": base_metrics["accuracy"], "target_depth": target_depth, "train": cfg.as_dict()}, profile, code=code("digits", "ponder.models.halting"))
     x, y = test_set(profile)
-    return train_downstream(run, lambda: HaltingViT(copy.deepcopy(base)), lambda m, b: halting_loss(m, b[0], b[1], target_depth), batches(cfg.batch_size, seed), cfg,
+    return parallel.train_one_thread(run, lambda: HaltingViT(copy.deepcopy(base)), lambda m, b: halting_loss(m, b[0], b[1], target_depth), batches(cfg.batch_size, seed), cfg,
                      evaluate=lambda m: evaluate(m, x, y, macs=lambda mm, n: flops.halting_vit(mm)))
 
 
@@ -354,7 +347,7 @@ def early_exits(profile: str, seed: int = 0) -> tuple[nn.Module, dict]:
         return model
 
     x, y = test_set(profile)
-    return train_downstream(run, make, lambda m, b: exit_loss(m, b[0], b[1]), batches(cfg.batch_size, seed), cfg, evaluate=lambda m: {"curve": exit_curve(m, x, y)})
+    return parallel.train_one_thread(run, make, lambda m, b: exit_loss(m, b[0], b[1]), batches(cfg.batch_size, seed), cfg, evaluate=lambda m: {"curve": exit_curve(m, x, y)})
 
 
 @torch.no_grad()

@@ -16,7 +16,7 @@ from ..models.attention_transformer import CausalLM, InContextTransformer
 from ..profiles import by_profile
 from ..runs import Run
 from ..tasks import fuzzy, sraven, text
-from ..training import TrainConfig, num_threads, train_run
+from ..training import TrainConfig
 
 CODE = ["ponder.models.attention", "ponder.models.attention_transformer", "ponder.models.transformer", "ponder.experiments.hyla"]
 MAIN_KINDS = ("softmax", "linear", "hyla")
@@ -110,8 +110,7 @@ def train_sraven(s: Sraven, profile: str, seed: int = 0):
     cfg = train_config(s, seed)
     run = Run(f"hyla/sraven/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=CODE + ["ponder.tasks.sraven"])
     batches = lambda step: sraven.batch(s.batch_size, train_combos, s.f, seed=seed * 1_000_003 + step)
-    with num_threads(1):
-        return train_run(run, lambda: sraven_model(s), sraven_loss, batches, cfg, evaluate=lambda m: sraven_scores(m, s, seed))
+    return parallel.train_one_thread(run, lambda: sraven_model(s), sraven_loss, batches, cfg, evaluate=lambda m: sraven_scores(m, s, seed))
 
 
 # -- fuzzy logic ----------------------------------------------------------------------------
@@ -178,8 +177,7 @@ def train_fuzzy(s: Fuzzy, profile: str, seed: int = 0):
     cfg = train_config(s, seed)
     run = Run(f"hyla/fuzzy/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=CODE + ["ponder.tasks.fuzzy"])
     batches = lambda step: fuzzy.batch(s.batch_size, combos, s.n_vars, s.length, seed=seed * 1_000_003 + step)
-    with num_threads(1):
-        return train_run(run, lambda: fuzzy_model(s), fuzzy_loss, batches, cfg, evaluate=lambda m: fuzzy_scores(m, s, seed))
+    return parallel.train_one_thread(run, lambda: fuzzy_model(s), fuzzy_loss, batches, cfg, evaluate=lambda m: fuzzy_scores(m, s, seed))
 
 
 # -- language modelling (stand-in for C4) ----------------------------------------------------
@@ -250,8 +248,7 @@ def train_text(s: Text, profile: str, seed: int = 0):
     run = Run(f"hyla/text/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=CODE + ["ponder.tasks.text"])
     make = lambda: CausalLM(text.VOCAB, s.length, dim=s.dim, heads=s.heads, depth=s.depth, kind=s.kind)
     evaluate = lambda model: {"valid": curve + [{"step": s.steps, "loss": validate(model)}]}
-    with num_threads(1):
-        return train_run(run, make, loss_fn, batches, cfg, evaluate=evaluate)
+    return parallel.train_one_thread(run, make, loss_fn, batches, cfg, evaluate=evaluate)
 
 
 # -- which runs each target needs -------------------------------------------------------------

@@ -44,12 +44,17 @@ def colors(n: int) -> list:
     return sns.color_palette(PALETTE, n)
 
 
-def save_figure(fig: plt.Figure, target_id: str, profile: str) -> list[Path]:
-    """Write ``<target_id>.png`` and ``.pdf`` into the profile's figures folder; return the paths."""
+def target_path(target_id: str, profile: str, suffix: str) -> Path:
+    """``<figures of profile>/<target_id><suffix>``, its folder created."""
     check_profile(profile)
     out = figures_dir(profile)
     out.mkdir(parents=True, exist_ok=True)
-    paths = [out / f"{target_id}.png", out / f"{target_id}.pdf"]
+    return out / f"{target_id}{suffix}"
+
+
+def save_figure(fig: plt.Figure, target_id: str, profile: str) -> list[Path]:
+    """Write ``<target_id>.png`` and ``.pdf`` into the profile's figures folder; return the paths."""
+    paths = [target_path(target_id, profile, suffix) for suffix in (".png", ".pdf")]
     fig.savefig(paths[0], metadata=_PNG_META)
     fig.savefig(paths[1], metadata=_PDF_META)
     return paths
@@ -63,9 +68,6 @@ def markdown_table(frame: pd.DataFrame) -> str:
 
 def save_table(frame: pd.DataFrame, target_id: str, profile: str) -> Path:
     """Write ``<target_id>.md`` (a Markdown table) into the profile's figures folder; return the path."""
-    check_profile(profile)
-    out = figures_dir(profile)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{target_id}.md"
+    path = target_path(target_id, profile, ".md")
     path.write_text(markdown_table(frame))
     return path
