@@ -1,4 +1,6 @@
 """sraven generator: every instance obeys its rules; split, tokens, counting, ambiguity."""
+import itertools
+
 import numpy as np
 import pytest
 import torch
@@ -87,3 +89,59 @@ def test_bad_arguments():
         sraven.split(4, holdout=1.5)
     with pytest.raises(ValueError, match="rule=9"):
         sraven.rule_rows(9, 2, 8, np.random.default_rng(0))
+
+
+def _fits(rule: int, rows: list[list[int]], f: int) -> bool:
+    """Whether the completed ``3 × 3`` grid of one feature obeys ``rule``, written out from the rule
+    definitions; distribute three as loosely as the official checker (rows 1–2 the same multiset,
+    the two given values of row 3 in it, the answer what the first row's sum leaves)."""
+    if rule == 0:
+        return all(row[0] == row[1] == row[2] for row in rows)
+    if rule in (1, 2, 3, 4):
+        step = {1: 1, 2: 2, 3: -1, 4: -2}[rule]
+        return all((row[1] - row[0]) % f == step % f and (row[2] - row[1]) % f == step % f for row in rows)
+    if rule == 5:
+        return all((row[0] + row[1]) % f == row[2] for row in rows)
+    if rule == 6:
+        return all((row[0] - row[1]) % f == row[2] for row in rows)
+    (a, b, answer), first = rows[2], rows[0]
+    return sorted(rows[0]) == sorted(rows[1]) and a in first and b in first and answer == (sum(first) - a - b) % f
+
+
+def _brute_force_ambiguous(grid: np.ndarray, f: int) -> tuple[bool, bool]:
+    """``(every_feature, some_other_panel)`` verdicts by trying every one of the ``(K!)³``
+    permutations of the three columns' feature slots, one feature and one value at a time."""
+    k = grid.shape[-1]
+    g = grid.tolist()
+    fitting = {}  # (slot in column 1, 2, 3) -> values of that feature's answer that some rule explains
+
+    def values(slots):
+        if slots not in fitting:
+            rows = [[g[r][c][slots[c]] for c in range(3)] for r in range(3)]
+            fitting[slots] = {v for v in range(f) if any(_fits(rule, rows[:2] + [rows[2][:2] + [v]], f) for rule in range(8))}
+        return fitting[slots]
+
+    strict = loose = False
+    for q in itertools.product(itertools.permutations(range(k)), repeat=3):
+        slots = [(q[0][m], q[1][m], q[2][m]) for m in range(k)]
+        fit = [values(s) for s in slots]
+        other = [bool(fit[m] - {g[2][2][slots[m][2]]}) for m in range(k)]
+        strict |= all(other)
+        loose |= all(fit) and any(other)
+        if strict and loose:
+            break
+    return strict, loose
+
+
+@pytest.mark.parametrize("k,f,n,seed", [(3, 3, 40, 0), (3, 4, 40, 0), (4, 3, 40, 0), (4, 4, 40, 1)])
+def test_ambiguity_checker_tries_every_correspondence(k, f, n, seed):
+    """K ≥ 3, where pairing only some permutations of the columns changes the verdict: the
+    vectorised checker against a brute force over all (K!)³ column permutations."""
+    grids = sraven.sample(n, sraven.combinations(k), f, seed=seed)["grid"]
+    verdicts = []
+    for grid in grids:
+        strict, loose = _brute_force_ambiguous(grid, f)
+        assert sraven.is_ambiguous(grid, f) == strict
+        assert sraven.is_ambiguous(grid, f, every_feature=False) == loose
+        verdicts.append(strict)
+    assert any(verdicts) and not all(verdicts)  # both kinds occur, so the comparison can fail

@@ -171,17 +171,18 @@ def is_ambiguous(grid: np.ndarray, f: int, every_feature: bool = True) -> bool:
     (the official code's ``check_is_ambiguous``, behind Table A2) an instance is ambiguous when
     some correspondence lets **every** feature of the answer fit a value other than the true one;
     without it, when some correspondence fits a whole answer panel other than the true one.
-    Column 1 is the reference (permuting all columns alike only relabels features), so
-    ``(K!)²`` correspondences are tried instead of the official ``(K!)³``: the same verdict.
+    Column 1 is the reference (permuting all columns alike only relabels features), so every
+    pair of permutations of columns 2 and 3, ``(K!)²`` correspondences, is tried instead of the
+    official ``(K!)³``: the same verdict.
     """
     k = grid.shape[-1]
     g = grid.astype(np.int64)
     i, j1, j2 = np.meshgrid(np.arange(k), np.arange(k), np.arange(k), indexing="ij")
     known = np.stack([g[0, 0][i], g[0, 1][j1], g[0, 2][j2], g[1, 0][i], g[1, 1][j1], g[1, 2][j2], g[2, 0][i], g[2, 1][j1]], -1)
     candidate = answers(known, f)  # [i, j1, j2, F]: values the third row of that pairing allows
-    perms = np.array(list(itertools.permutations(range(k))))
-    p1, p2 = (a.reshape(-1, k) for a in np.meshgrid(np.arange(len(perms)), np.arange(len(perms)), indexing="ij"))
-    p1, p2 = perms[p1[:, 0]], perms[p2[:, 0]]  # [(K!)², K] each
+    perms = np.array(list(itertools.permutations(range(k))))  # [K!, K]
+    pairs = np.array(list(itertools.product(range(len(perms)), repeat=2)))  # every (column 2, column 3) pair
+    p1, p2 = perms[pairs[:, 0]], perms[pairs[:, 1]]  # [(K!)², K] each: feature i sits in slots (i, p1[i], p2[i])
     options = candidate[np.arange(k), p1, p2]  # [(K!)², K, F]
     other = options & (np.arange(f) != g[2, 2][p2][..., None])  # a value other than the true one fits
     if every_feature:
