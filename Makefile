@@ -1,21 +1,25 @@
 # ponder: every table and figure of the papers from one command.
 #   make figures            execute every notebook (PROFILE=quick by default), write figures/ + CLAIMS.md
 #   make test               unit tests + nbval over every notebook in the smoke profile (what CI runs)
+#   make test-gpu           the CUDA tests and the smoke notebooks on the GPU (says so and passes without one)
 #   make lab                JupyterLab with widgets
 #   make results PROFILE=.. train every cached run, no plotting
 #   make bench              wall-clock benchmarks into results/bench/ (ratios to a baseline of the same run)
 #   make clean              remove build/, results/, the data-set cache and figures of other profiles
 PROFILE ?= quick
 SEED ?= 0
+JOBS ?= 1
 VENV := .venv
-PY := $(VENV)/bin/python
+PY ?= $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+# a machine whose python already has torch (e.g. a GPU box): make ... PY=python3 INSTALL= (and PYTHONPATH=lib)
+INSTALL ?= $(STAMP)
 
 export HF_DATASETS_OFFLINE := 1
 export HF_HUB_OFFLINE := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: figures test lab results bench clean refresh-notebooks
+.PHONY: figures test test-gpu lab results bench clean refresh-notebooks
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -25,10 +29,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@
 
-figures: $(STAMP)
-	$(PY) -m ponder.notebooks run --profile $(PROFILE) --seed $(SEED)
+figures: $(INSTALL)
+	$(PY) -m ponder.notebooks run --profile $(PROFILE) --seed $(SEED) --jobs $(JOBS)
 
-results: $(STAMP)
+results: $(INSTALL)
 	$(PY) -m ponder.experiments --profile $(PROFILE) --seed $(SEED)
 
 test: $(STAMP)
@@ -37,7 +41,14 @@ test: $(STAMP)
 	TQDM_DISABLE=1 HF_DATASETS_DISABLE_PROGRESS_BARS=1 PONDER_RESULTS=$(CURDIR)/build/test-results \
 		$(PY) -m pytest -q tests build/nbval --nbval-lax --nbval-current-env --nbval-cell-timeout=600
 
-bench: $(STAMP)
+test-gpu: $(INSTALL)
+	@$(PY) -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 3)" || { echo "no CUDA device here: nothing to test"; exit 0; }
+	rm -rf build/nbval-gpu build/test-gpu-results
+	$(PY) -m ponder.notebooks prepare --profile smoke --out build/nbval-gpu
+	TQDM_DISABLE=1 HF_DATASETS_DISABLE_PROGRESS_BARS=1 PONDER_RESULTS=$(CURDIR)/build/test-gpu-results \
+		$(PY) -m pytest -q tests/test_gpu.py build/nbval-gpu --nbval-lax --nbval-current-env --nbval-cell-timeout=600
+
+bench: $(INSTALL)
 	$(PY) -m ponder.bench
 
 lab: $(STAMP)

@@ -17,12 +17,12 @@ from ponder.profiles import PROFILES, by_profile, check_profile
 
 
 def test_unknown_profile_names_the_allowed_ones():
-    with pytest.raises(ValueError, match=r"profile='fast' is not allowed; choose one of 'smoke', 'quick', 'paper'"):
+    with pytest.raises(ValueError, match=r"profile='fast' is not allowed; choose one of 'smoke', 'quick', 'gpu', 'paper'"):
         check_profile("fast")
 
 
 def test_by_profile_reads_the_row_and_demands_every_profile():
-    assert by_profile({"smoke": 1, "quick": 2, "paper": 3}, "quick") == 2
+    assert by_profile({"smoke": 1, "quick": 2, "gpu": 4, "paper": 3}, "quick") == 2
     with pytest.raises(KeyError, match="paper"):
         by_profile({"smoke": 1, "quick": 2}, "smoke")
 

@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from .checks import check_int
 from .claims import gather, rows
 from .paths import ROOT
 from .profiles import PROFILES, check_profile
@@ -37,23 +38,46 @@ def parameters(profile: str, seed: int) -> dict:
     return {"profile": check_profile(profile), "seed": seed, "interactive": False}
 
 
-def run(profile: str, seed: int = 0, names: list[str] | None = None) -> Path:
-    """Execute notebooks into ``build/<profile>/``, print each one's time, gather the ledger."""
+def execute(path: Path, out: Path, profile: str, seed: int) -> tuple[str, float, str | None]:
+    """Execute one notebook into ``out``; ``(name, seconds, None)`` or ``(name, seconds, error summary)``."""
     import papermill
+
+    start = time.perf_counter()
+    try:
+        papermill.execute_notebook(str(path), str(out / path.name), parameters=parameters(profile, seed), kernel_name="python3", cwd=str(NOTEBOOKS), progress_bar=False)
+    except Exception as error:  # noqa: BLE001 -- reported, and the other notebooks still run
+        lines = [line for line in str(error).strip().splitlines() if line.strip()]
+        return path.name, time.perf_counter() - start, (lines[-1] if lines else repr(error))
+    return path.name, time.perf_counter() - start, None
+
+
+def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int = 1) -> Path:
+    """Execute notebooks into ``build/<profile>/``, ``jobs`` at a time, printing each one's time;
+    gather the ledger whatever happened; raise ``SystemExit(1)`` after it if a notebook failed."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from multiprocessing import get_context
 
     out = ROOT / "build" / profile
     out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("TQDM_DISABLE", "1")  # the kernels' bars would only clutter the copies
-    for path in find(names):
-        start = time.perf_counter()
-        print(f"[{profile}] {path.name} ...", flush=True)
-        papermill.execute_notebook(
-            str(path), str(out / path.name), parameters=parameters(profile, seed), kernel_name="python3", cwd=str(NOTEBOOKS), progress_bar=sys.stdout.isatty()
-        )
-        print(f"[{profile}] {path.name} done in {time.perf_counter() - start:.0f} s", flush=True)
+    paths, failed, begin = find(names), [], time.perf_counter()
+    with ProcessPoolExecutor(check_int("jobs", jobs, minimum=1), mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(execute, path, out, profile, seed) for path in paths]
+        for i, future in enumerate(as_completed(futures), 1):
+            name, seconds, error = future.result()
+            elapsed = time.perf_counter() - begin
+            left = elapsed / i * (len(paths) - i)
+            status = "done" if error is None else "FAILED"
+            print(f"[{profile}] [{i}/{len(paths)}] {name} {status} in {seconds:.0f} s (elapsed {elapsed / 60:.1f} min, about {left / 60:.1f} min left)", flush=True)
+            if error is not None:
+                failed.append((name, error))
     ledger = gather(profile)
     verdicts = [r["holds"] for r in rows(profile)]
     print(f"claims ledger: {ledger}: {verdicts.count(True)} hold, {verdicts.count(False)} do not, {verdicts.count(None)} describe only")
+    for name, error in failed:
+        print(f"FAILED {name}: {error}\n  the executed copy, with the failing cell's traceback: {out / name}", file=sys.stderr)
+    if failed:
+        raise SystemExit(1)
     return ledger
 
 
@@ -107,10 +131,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("names", nargs="*", help="notebooks to run (default: all)")
     parser.add_argument("--profile", default="quick", choices=PROFILES)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=1, help="notebooks executed at a time (run; several only on a GPU)")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "nbval", help="folder for prepare")
     args = parser.parse_args(argv)
     if args.action == "run":
-        run(args.profile, args.seed, args.names)
+        run(args.profile, args.seed, args.names, args.jobs)
     elif args.action == "refresh":
         refresh(args.names, args.seed)
     else:

@@ -13,8 +13,8 @@ Jobs must not share an unfinished upstream run (two workers would train it twice
 shared part first, as :func:`ponder.experiments.acm.prefetch` does with the base model. A worker
 has one thread; every run that can be prefetched trains through :func:`train_one_thread` wherever
 it runs, because the thread count changes the last bits of a sum and a run's numbers should not
-depend on where it ran. With a GPU, or one worker, :func:`prefetch` does nothing and the
-notebook's own calls train the runs in turn.
+depend on where it ran. With one worker :func:`prefetch` does nothing and the notebook's own
+calls train the runs in turn; with a GPU the workers share it (:func:`worker_count`).
 """
 import os
 from collections.abc import Callable, Sequence
@@ -31,18 +31,24 @@ from .training import num_threads, train_run
 Job = Callable[[], object]  # picklable: a module-level function or a functools.partial of one
 
 
+GPU_WORKERS = 6  # processes sharing one GPU (see worker_count)
+
+
 def worker_count() -> int:
     """Worker processes for :func:`prefetch`: ``$PONDER_WORKERS``, else the cores this process may
-    use; 1 (no workers) when CUDA is available, where one process keeps the GPU busy, and under
-    torchrun, where the processes already share every run."""
+    use, and 1 (no workers) under torchrun, where the processes already share every run.
+
+    With a GPU, :data:`GPU_WORKERS` (at most the cores): the models here are so small that one
+    process leaves the GPU idle between its kernel launches, and several processes fill those gaps
+    (``python -m ponder.bench train`` measures how much).
+    """
     if int(os.environ.get("WORLD_SIZE", 1)) > 1:
         return 1
     if "PONDER_WORKERS" in os.environ:
         value = os.environ["PONDER_WORKERS"]
         return check_int("PONDER_WORKERS", int(value) if value.strip().isdigit() else value, minimum=1)
-    if torch.cuda.is_available():
-        return 1
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return min(cores, GPU_WORKERS) if torch.cuda.is_available() else cores
 
 
 def is_cached(job: Job) -> bool:
@@ -66,7 +72,7 @@ def _unique(jobs: Sequence[Job]) -> list[Job]:
     """``jobs`` without repeats: equal partials (same function and arguments) count once."""
     seen, out = set(), []
     for job in jobs:
-        key = (job.func, job.args, tuple(sorted(job.keywords.items()))) if isinstance(job, partial) else job
+        key = repr((job.func, job.args, sorted(job.keywords.items()))) if isinstance(job, partial) else job
         if key not in seen:
             seen.add(key)
             out.append(job)
@@ -78,9 +84,15 @@ def _train(job: Job) -> None:
         job()
 
 
-def prefetch(jobs: Sequence[Job], workers: int | None = None) -> int:
+def prefetch(jobs: Sequence[Job], workers: int | None = None, cpu: bool = True) -> int:
     """Train the jobs whose runs are not cached, ``workers`` at a time (default :func:`worker_count`),
-    each in its own process with one thread. Returns how many jobs were trained."""
+    each in its own process with one thread. Returns how many jobs were trained.
+
+    ``cpu=False`` prefetches only on a GPU: for runs that train with every CPU thread (their
+    numbers would change in a one-thread worker), whose notebook still wants the GPU shared.
+    """
+    if not cpu and not torch.cuda.is_available():
+        return 0
     workers = worker_count() if workers is None else check_int("workers", workers, minimum=1)
     pending = [job for job in _unique(jobs) if not is_cached(job)]
     if workers == 1 or len(pending) < 2:

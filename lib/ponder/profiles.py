@@ -2,7 +2,11 @@
 
 * ``smoke`` — tests and CI: every notebook end to end in seconds; numbers are meaningless.
 * ``quick`` — default of ``make figures``: a 2-core laptop without a GPU, all notebooks ≤ 30 min.
-* ``paper`` — a GPU: the paper's sizes where known, else the largest faithful setting.
+* ``gpu``   — one GPU (an H100) for about 20 minutes in all: the claims that need scale at the
+  papers' model sizes (HYLA sraven at K = 4, Hyper-UT at length 16 with 8 steps, ACM on a
+  12-block ViT), the rest at sizes between ``quick`` and ``paper``. Its figures are committed
+  under ``figures/gpu/``.
+* ``paper`` — the papers' sizes where known, else the largest faithful setting (several GPUs).
 
 Sizes are data: each experiment keeps a table ``{profile: sizes}`` and reads its row with
 :func:`by_profile`, so there is no ``if profile == ...`` scattered through the code.
@@ -11,7 +15,7 @@ from typing import Mapping, TypeVar
 
 from .checks import check_choice
 
-PROFILES = ("smoke", "quick", "paper")
+PROFILES = ("smoke", "quick", "gpu", "paper")
 
 T = TypeVar("T")
 
@@ -22,7 +26,7 @@ def check_profile(profile: str) -> str:
 
 
 def by_profile(table: Mapping[str, T], profile: str) -> T:
-    """The row of ``table`` for ``profile``; every table must define all three profiles."""
+    """The row of ``table`` for ``profile``; every table must define every profile."""
     check_profile(profile)
     missing = [p for p in PROFILES if p not in table]
     if missing:

@@ -12,6 +12,7 @@ and an interrupted run resumes from its last checkpoint. A run folder holds
 Every write is atomic (temporary file, then ``os.replace``), so a kill mid-write never leaves
 a half-written file that a later run would trust.
 """
+import fcntl
 import hashlib
 import importlib
 import json
@@ -128,6 +129,18 @@ class Run:
         with safe_open(str(path), framework="pt") as f:
             meta = {k: json.loads(v) for k, v in (f.metadata() or {}).items()}
         return load_file(str(path)), meta
+
+    @contextmanager
+    def lock(self):
+        """Hold the run's lock file for the block: a second process that wants to train the same run
+        waits here until the first has finished it (then finds it done) or died (then resumes it)."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with open(self.dir / ".lock", "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     def load_model(self, model: torch.nn.Module) -> torch.nn.Module:
         """Load the final weights of a finished run into ``model``."""

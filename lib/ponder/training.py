@@ -79,8 +79,14 @@ def num_threads(n: int):
 
 
 def default_device() -> torch.device:
-    """``cuda`` (this process's GPU under torchrun) when available, else ``cpu``."""
+    """``cuda`` (this process's GPU under torchrun) when available, else ``cpu``.
+
+    On the GPU float32 matrix products use TF32 (10-bit mantissa inputs, float32 accumulation):
+    several times the float32 rate on an H100, and far below the noise of any result here.
+    """
     if torch.cuda.is_available():
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
         return torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
     return torch.device("cpu")
 
@@ -104,13 +110,18 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
 
 
 def make_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
-    """AdamW with weight decay on matrices only (not on biases, norms or embeddings' 1-d params)."""
+    """AdamW with weight decay on matrices only (not on biases, norms or embeddings' 1-d params).
+
+    On a GPU the fused kernel updates every parameter in one launch (the small models here are
+    bound by kernel launches there); on the CPU the default implementation.
+    """
     params = [p for p in model.parameters() if p.requires_grad]
     groups = [
         {"params": [p for p in params if p.ndim >= 2], "weight_decay": cfg.weight_decay},
         {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0},
     ]
-    return torch.optim.AdamW(groups, lr=cfg.lr)
+    fused = bool(params) and all(p.is_cuda for p in params)
+    return torch.optim.AdamW(groups, lr=cfg.lr, fused=fused or None)
 
 
 def train(
@@ -175,13 +186,16 @@ def train_run(
     if run.done:
         return run.load_model(model).to(default_device()).eval(), run.metrics()
     check_may_train(run)
-    history = train(model, loss_fn, batches, cfg, run=run, desc=run.name)
-    metrics = {"history": history}
-    if evaluate is not None:
-        with torch.no_grad():
-            metrics.update(evaluate(model))
-    if world()[0] == 0:
-        run.finish(metrics, model)
+    with run.lock():  # another process may be training this very run: wait for it
+        if run.done:
+            return run.load_model(model).to(default_device()).eval(), run.metrics()
+        history = train(model, loss_fn, batches, cfg, run=run, desc=run.name)
+        metrics = {"history": history}
+        if evaluate is not None:
+            with torch.no_grad():
+                metrics.update(evaluate(model))
+        if world()[0] == 0:
+            run.finish(metrics, model)
     return model, metrics
 
 

@@ -1,12 +1,17 @@
 """Wall-clock of one ACM layer against the dense MLP it replaces (the acm-9 figure; paper Fig. 9).
 
-A ViT-Ti-sized MLP (width 192, hidden 768) on 64 images × 65 tokens, and an ACM of 4 learners
-``192 -> 192 -> 192`` (together the MLP's MACs) with its gate (hidden 16, ~1 % of the cost).
+On the CPU a ViT-Ti-sized MLP (width 192, hidden 768) on 64 images × 65 tokens in float32; on a
+GPU the paper's ViT-B layer (width 768, hidden 3072) on 128 images × 197 tokens in bfloat16. The
+ACM has 4 learners ``d -> hidden/4 -> d`` (together the MLP's MACs) and its gate (hidden 16).
 As in the paper, the gate runs but its choices are replaced by random ones whose mean hits a
 target number of learners, so every case executes a known fraction of the MACs:
 
 * ``naive``   — every learner runs, unused hidden units are zeroed (:meth:`Learners.masked`);
 * ``grouped`` — tokens sorted by ``k``, one matrix-product pair per group (:meth:`Learners.grouped`).
+
+Two ways to draw the learner counts at a mean fraction ``f`` of the ``N`` learners: ``single``
+gives every token ``floor(fN)`` or ``ceil(fN)`` (one ``k`` when ``fN`` is whole, as in the paper's
+figure), ``mixed`` draws ``k ~ Binomial(N, f)``, spread over ``0..N`` as a trained gate's are.
 
 All cases are measured in the same run (medians of repeated calls, interleaved) and reported as
 ratios to the dense MLP of that run. On the GPU when there is one, else on the CPU, with one thread
@@ -20,13 +25,20 @@ from ..models.transformer import MLP
 from ..training import default_device, num_threads
 from . import time_interleaved, write_result
 
-WIDTH, HIDDEN, N, GATE_HIDDEN = 192, 768, 4, 16
-IMAGES, TOKENS = 64, 65
+N, GATE_HIDDEN = 4, 16
+LAYERS = {  # width, hidden, images, tokens per image, dtype
+    "cpu": dict(width=192, hidden=768, images=64, tokens=65, dtype=torch.float32),  # ViT-Ti
+    "cuda": dict(width=768, hidden=3072, images=128, tokens=197, dtype=torch.bfloat16),  # ViT-B, the paper's Fig. 9
+}
 FRACTIONS = (0.25, 0.4, 0.5, 0.6, 0.75, 1.0)
+MIXES = ("single", "mixed")
 
 
-def random_choices(tokens: int, fraction: float, n: int, generator: torch.Generator) -> torch.Tensor:
-    """``[tokens]`` learner counts in ``0..n`` whose mean is ``fraction · n`` (floor/ceil mixture)."""
+def random_choices(tokens: int, fraction: float, n: int, generator: torch.Generator, mix: str = "single") -> torch.Tensor:
+    """``[tokens]`` learner counts in ``0..n`` whose mean is ``fraction · n``: a floor/ceil mixture
+    (``single``) or ``Binomial(n, fraction)`` (``mixed``)."""
+    if mix == "mixed":
+        return (torch.rand(tokens, n, generator=generator) < fraction).sum(-1)
     target = fraction * n
     low = int(target)
     extra = torch.rand(tokens, generator=generator) < (target - low)
@@ -41,26 +53,30 @@ def thread_counts() -> list[int]:
     return [default] if torch.cuda.is_available() or default == 1 else [1, default]
 
 
-def measure(repeats: int = 30, images: int = IMAGES, fractions=FRACTIONS, threads: int | None = None) -> dict:
-    """Time dense, naive and grouped at each fraction of learners; ratios to the dense MLP of the same rounds."""
+def measure(repeats: int = 30, images: int | None = None, fractions=FRACTIONS, threads: int | None = None, mix: str = "single") -> dict:
+    """Time dense, naive and grouped at each fraction of learners; ratios to the dense MLP of the same rounds.
+    The layer is the device's row of :data:`LAYERS` (``images`` overrides its image count)."""
     with num_threads(threads or torch.get_num_threads()):
-        return _measure(repeats, images, fractions)
+        return _measure(repeats, images, fractions, mix)
 
 
-def _measure(repeats: int, images: int, fractions) -> dict:
+def _measure(repeats: int, images: int | None, fractions, mix: str) -> dict:
     device = default_device()
+    layer = LAYERS[device.type]
+    width, hidden, dtype = layer["width"], layer["hidden"], layer["dtype"]
     torch.manual_seed(0)
     generator = torch.Generator().manual_seed(0)
-    z = torch.randn(images * TOKENS, WIDTH, device=device)
-    mlp = MLP(WIDTH, HIDDEN).to(device).eval()
-    learners = Learners(WIDTH, WIDTH, N, HIDDEN // N).to(device).eval()
-    gate = Gate(WIDTH, N + 1, GATE_HIDDEN).to(device).eval()
-    result = {"device": str(device), "threads": torch.get_num_threads(), "width": WIDTH, "hidden": HIDDEN, "learners": N, "tokens": len(z), "repeats": repeats,
-              "gate_macs_fraction": gate.macs / (2 * WIDTH * HIDDEN), "cases": []}
+    z = torch.randn((images or layer["images"]) * layer["tokens"], width, device=device, dtype=dtype)
+    mlp = MLP(width, hidden).to(device, dtype).eval()
+    learners = Learners(width, width, N, hidden // N).to(device, dtype).eval()
+    gate = Gate(width, N + 1, GATE_HIDDEN).to(device, dtype).eval()
+    result = {"device": torch.cuda.get_device_name() if device.type == "cuda" else "cpu", "dtype": str(dtype).removeprefix("torch."), "mix": mix,
+              "threads": torch.get_num_threads(), "width": width, "hidden": hidden, "learners": N, "tokens": len(z), "repeats": repeats,
+              "gate_macs_fraction": gate.macs / (2 * width * hidden), "cases": []}
     with torch.inference_mode():
         for fraction in fractions:
-            k = random_choices(len(z), fraction, N, generator).to(device)
-            mask = (torch.arange(N, device=device) < k[:, None]).float()
+            k = random_choices(len(z), fraction, N, generator, mix).to(device)
+            mask = (torch.arange(N, device=device) < k[:, None]).to(dtype)
             t = time_interleaved({
                 "dense": lambda: mlp(z),
                 "naive": lambda: (gate(z), learners.masked(z, mask)),
@@ -75,6 +91,6 @@ def _measure(repeats: int, images: int, fractions) -> dict:
 
 
 def main(repeats: int = 30) -> dict:
-    result = {"runs": [measure(repeats, threads=t) for t in thread_counts()]}
+    result = {"runs": [measure(repeats, threads=t, mix=mix) for t in thread_counts() for mix in MIXES]}
     write_result("acm", result)
     return result

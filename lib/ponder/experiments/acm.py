@@ -31,11 +31,14 @@ TASKS = ("digits", "speech")
 SIZES = {  # digits (the ViT); speech overrides a few entries in SPEECH_SIZES
     "smoke": dict(dim=16, depth=2, heads=2, batch=16, base_steps=20, distill_steps=4, gate_steps=4, finetune_steps=8, ablation_steps=4, eval_images=64),
     "quick": dict(dim=32, depth=4, heads=4, batch=32, base_steps=2000, distill_steps=100, gate_steps=50, finetune_steps=300, ablation_steps=100, eval_images=359),
+    # gpu: a ViT-Ti-sized base (width 192, 12 blocks) and phase III long enough to converge
+    "gpu": dict(dim=192, depth=12, heads=3, batch=256, base_steps=4_000, distill_steps=400, gate_steps=200, finetune_steps=1_500, ablation_steps=500, eval_images=359),
     "paper": dict(dim=192, depth=12, heads=3, batch=256, base_steps=20_000, distill_steps=400, gate_steps=200, finetune_steps=19_400, ablation_steps=1000, eval_images=359),
 }
 SPEECH_SIZES = {
     "smoke": dict(base_steps=20),
     "quick": dict(base_steps=800),
+    "gpu": dict(base_steps=3_000),
     "paper": dict(base_steps=20_000),
 }
 GATE_HIDDEN = 4
@@ -43,7 +46,14 @@ CODE_TASK = {"digits": ["ponder.tasks.images", "ponder.models.vit"], "speech": [
 CODE_ACM = ["ponder.models.transformer", "ponder.models.acm", "ponder.models.acmize", "ponder.models.acm_phases"]
 PREFIX = {"digits": "acm", "speech": "acm/speech"}  # run names
 EXPERTS, MOE_TOP_K = 8, (1, 2, 3, 4, 6, 8)
-AVIT_DEPTHS = (4 / 3, 2.0, 8 / 3, 10 / 3)  # the official {4, 6, 8, 10} of 12 blocks, scaled to 4
+AVIT_TARGETS = (4, 6, 8, 10)  # the official A-ViT target depths, in blocks of 12
+
+
+def avit_depths(profile: str) -> tuple[float, ...]:
+    """The A-ViT target depths for the profile's ViT: the official {4, 6, 8, 10} of 12 blocks, scaled
+    to its depth (4/3, 2, 8/3, 10/3 of 4 blocks at quick)."""
+    depth = sizes(profile)["depth"]
+    return tuple(depth * t / 12 for t in AVIT_TARGETS)
 EXIT_THRESHOLDS = tuple(round(0.3 + 0.7 * i / 40, 4) for i in range(41))
 
 
@@ -370,7 +380,7 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     """
     return {
         "acm_vit": [partial(acm_model, profile, b, seed) for b in BUDGETS] + [partial(moefied, profile, seed), partial(early_exits, profile, seed)]
-        + [partial(halting, profile, d, seed) for d in AVIT_DEPTHS],
+        + [partial(halting, profile, d, seed) for d in avit_depths(profile)],
         "acm_ablations": [partial(ablation, profile, name, seed) for name in ABLATIONS] + [partial(granularity, profile, n, seed) for n in LEARNER_COUNTS if n != 4]
         + [partial(pretraining_variant, profile, v, seed) for v in PRETRAINING] + [partial(acm_model, profile, 0.75, seed)],
         "acm_speech": [partial(acm_model, profile, b, seed, task="speech") for b in BUDGETS] + [partial(moefied, profile, seed, task="speech")],

@@ -57,6 +57,8 @@ class Sraven:
 SRAVEN = {
     "smoke": Sraven(k=2, dim=16, heads=4, head_dim=4, depth=1, steps=6, batch_size=16, eval_n=64),
     "quick": Sraven(k=2, dim=32, heads=8, head_dim=4, depth=2, steps=800, batch_size=64, lr=3e-3, eval_n=512),
+    # gpu: the paper's K = 4 model (Table A3) at a larger batch, as many instances as fit the budget
+    "gpu": Sraven(k=4, dim=128, heads=16, head_dim=4, depth=4, steps=20_000, batch_size=512, lr=1e-3, weight_decay=0.1, eval_n=8192),
     "paper": Sraven(k=4, dim=128, heads=16, head_dim=4, depth=4, steps=156_250, batch_size=128, lr=1e-3, weight_decay=0.1, eval_n=51_200),
 }
 
@@ -137,6 +139,7 @@ class Fuzzy:
 FUZZY = {
     "smoke": Fuzzy(dim=16, heads=4, head_dim=2, depth=1, length=8, steps=6, batch_size=16, eval_n=64),
     "quick": Fuzzy(dim=32, heads=8, head_dim=2, depth=2, steps=500, batch_size=64, eval_n=512),
+    "gpu": Fuzzy(dim=128, heads=8, head_dim=2, depth=2, steps=5_000, batch_size=128, lr=3e-3, weight_decay=0.03, eval_n=4096),
     "paper": Fuzzy(dim=128, heads=8, head_dim=2, depth=2, steps=50_000, batch_size=128, lr=3e-3, weight_decay=0.03, eval_n=16_000),
 }
 
@@ -201,6 +204,7 @@ class Text:
 TEXT = {
     "smoke": Text(dim=16, heads=4, depth=1, length=16, steps=6, batch_size=8, eval_every=3, eval_n=16),
     "quick": Text(steps=300),
+    "gpu": Text(length=128, dim=256, heads=8, depth=4, steps=3000, batch_size=64, lr=1e-3, eval_every=250, eval_n=256),
     "paper": Text(length=128, dim=512, heads=8, depth=6, steps=20_000, batch_size=256, lr=1e-3, eval_every=500, eval_n=1024),
 }
 
@@ -256,6 +260,7 @@ SWEEPS = {
     # instances as fractions of the base run's steps; widths, depths, heads, K, held-out fractions
     "smoke": dict(fractions=(1.0,), widths=(1,), depths=(1,), heads=(1, 4), ks=(2,), holdouts=(0.25,), lengths=(8,), frac_tests=(0.3, 0.7)),
     "quick": dict(fractions=(0.25, 1.0), widths=(1, 2), depths=(1, 2), heads=(1, 8), ks=(2, 4), holdouts=(0.25, 0.75), lengths=(16, 32), frac_tests=(0.3, 0.7)),
+    "gpu": dict(fractions=(0.25, 0.5, 1.0), widths=(1,), depths=(4,), heads=(1, 16), ks=(2, 4), holdouts=(0.25, 0.75), lengths=(16, 32), frac_tests=(0.3, 0.7)),
     "paper": dict(fractions=(0.5, 1.0, 2.0), widths=(1, 2, 4), depths=(4, 8, 16), heads=(1, 2, 4, 8, 16), ks=(2, 3, 4, 5), holdouts=(0.1, 0.25, 0.5, 0.75, 0.9), lengths=(16, 32, 64, 96), frac_tests=(0.3, 0.5, 0.7)),
 }
 

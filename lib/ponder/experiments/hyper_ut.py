@@ -19,12 +19,14 @@ Training: train on hop counts ``1..K``, fresh samples every step, loss
 ``1..H``; accuracy and mean steps per hop count.
 """
 from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from .. import parallel
 from ..checks import check_choice
 from ..models.classifier import ACTDepth, Classifier, FixedDepth, LayerStack, SequenceEmbedding
 from ..models.film import FiLMCore
@@ -79,6 +81,13 @@ SIZES = {
         length=8, train_hops=(1, 2), test_hops=(1, 2, 3, 4, 5), seeds=(0, 1), steps=800, batch_size=128, lr=3e-3, n_test=400,
         model=dict(MODEL),
         depth_grid=dict(depths=(1, 2, 3, 4), hops=(1, 2, 3), steps=300), pool_sizes=(1, 4, 16, 64),
+    ),
+    # gpu: the paper profile's task and model (length 16, hops 1-4 / 1-8, width 64, 8 steps) for
+    # fewer optimisation steps, so that every Hyper-UT and survey notebook fits one H100's budget
+    "gpu": dict(
+        length=16, train_hops=(1, 2, 3, 4), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), steps=6_000, batch_size=128, lr=2e-3, n_test=1_000,
+        model=dict(MODEL, dim=64, heads=4, steps=8, code_dim=32),
+        depth_grid=dict(depths=(1, 2, 4, 6, 8), hops=(1, 2, 3, 4, 5, 6), steps=2_000), pool_sizes=(1, 4, 16, 64),
     ),
     "paper": dict(
         length=16, train_hops=(1, 2, 3, 4), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), steps=30_000, batch_size=128, lr=1e-3, n_test=5_000,
@@ -178,37 +187,62 @@ def frame(metrics: dict, **columns) -> pd.DataFrame:
 
 
 # -- one function per target ---------------------------------------------------------------
+def generalization_runs(profile: str, seed: int = 0, kinds: Sequence[str] = KINDS) -> dict[tuple[str, int], parallel.Job]:
+    """hut-3/4/5's runs: ``{(kind, seed): job}`` for every kind and seed."""
+    return {(kind, seed + s): partial(train_cpvr, kind, profile, seed + s) for kind in kinds for s in by_profile(SIZES, profile)["seeds"]}
+
+
 def generalization(profile: str, seed: int = 0, kinds: Sequence[str] = KINDS) -> pd.DataFrame:
     """hut-3/4/5: every kind, every seed, trained on ``train_hops``: accuracy and steps per test hop count."""
-    sizes = by_profile(SIZES, profile)
     parts = []
-    for kind in kinds:
-        for s in sizes["seeds"]:
-            _, metrics = train_cpvr(kind, profile, seed + s)
-            parts.append(frame(metrics, kind=kind, model=LABELS[kind], seed=seed + s, params=metrics["params"]))
+    for (kind, s), job in generalization_runs(profile, seed, kinds).items():
+        _, metrics = job()
+        parts.append(frame(metrics, kind=kind, model=LABELS[kind], seed=s, params=metrics["params"]))
     return pd.concat(parts, ignore_index=True)
+
+
+def depth_runs(profile: str, seed: int = 0) -> dict[int, list[parallel.Job]]:
+    """hut-2's runs: ``{depth: [job per hop count]}``, a Transformer trained and tested on one hop count."""
+    grid = by_profile(SIZES, profile)["depth_grid"]
+    one = lambda depth, hops: partial(train_cpvr, "transformer", profile, seed, model={"steps": depth}, train_hops=(hops,), test_hops=(hops,), steps=grid["steps"], name="hut/depth")  # noqa: E731
+    return {depth: [one(depth, hops) for hops in grid["hops"]] for depth in grid["depths"]}
 
 
 def depth_needed(profile: str, seed: int = 0) -> pd.DataFrame:
     """hut-2: a Transformer of each depth trained and tested on one hop count at a time."""
-    sizes = by_profile(SIZES, profile)
-    grid = sizes["depth_grid"]
-    parts = []
-    for depth in grid["depths"]:
-        for hops in grid["hops"]:
-            _, metrics = train_cpvr("transformer", profile, seed, model={"steps": depth}, train_hops=(hops,), test_hops=(hops,), steps=grid["steps"], name="hut/depth")
-            parts.append(frame(metrics, depth=depth))
+    parts = [frame(job()[1], depth=depth) for depth, runs in depth_runs(profile, seed).items() for job in runs]
     return pd.concat(parts, ignore_index=True)
+
+
+def pool_runs(profile: str, seed: int = 0) -> dict[int, parallel.Job]:
+    """hut-10's runs: ``{pool size: job}``, Hyper-UT (with ACT)."""
+    return {n: partial(train_cpvr, "hyper_act", profile, seed, model={"pool_size": n}) for n in by_profile(SIZES, profile)["pool_sizes"]}
 
 
 def pool_sizes(profile: str, seed: int = 0) -> pd.DataFrame:
     """hut-10: Hyper-UT (with ACT) with pools of each size in ``pool_sizes``."""
-    sizes = by_profile(SIZES, profile)
     parts = []
-    for n in sizes["pool_sizes"]:
-        _, metrics = train_cpvr("hyper_act", profile, seed, model={"pool_size": n})
+    for n, job in pool_runs(profile, seed).items():
+        metrics = job()[1]
         parts.append(frame(metrics, pool_size=n, params=metrics["params"]))
     return pd.concat(parts, ignore_index=True)
+
+
+def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
+    """The runs each Hyper-UT notebook trains, as jobs for :func:`ponder.parallel.prefetch`."""
+    return {
+        "hyper_ut": list(generalization_runs(profile, seed).values()),
+        "hyper_ut_depth": [job for runs in depth_runs(profile, seed).values() for job in runs],
+        "hyper_ut_modules": list(pool_runs(profile, seed).values()),
+    }
+
+
+def prefetch(profile: str, notebook: str, seed: int = 0) -> None:
+    """On a GPU, train a notebook's runs in processes that share it (:mod:`ponder.parallel`). On the
+    CPU the notebook trains them itself, with every thread, as its quick numbers were drawn."""
+    todo = jobs(profile, seed)
+    check_choice("notebook", notebook, tuple(todo))
+    parallel.prefetch(todo[notebook], cpu=False)
 
 
 @torch.no_grad()

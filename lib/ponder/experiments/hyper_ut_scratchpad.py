@@ -31,6 +31,7 @@ CODE = ("ponder.tasks.cpvr", "ponder.models.transformer", "ponder.models.seq2seq
 SIZES = {
     "smoke": dict(length=8, train_hops=(1, 2), test_hops=(1, 2, 3), dim=16, heads=2, depth=2, steps=30, batch_size=32, lr=3e-3, n_test=32),
     "quick": dict(length=8, train_hops=(1, 2), test_hops=(1, 2, 3, 4, 5), dim=48, heads=4, depth=3, steps=800, batch_size=128, lr=3e-3, n_test=300),
+    "gpu": dict(length=16, train_hops=(1, 2, 3, 4), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), dim=128, heads=4, depth=6, steps=6_000, batch_size=128, lr=1e-3, n_test=1_000),
     "paper": dict(length=16, train_hops=(1, 2, 3, 4), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), dim=128, heads=4, depth=6, steps=30_000, batch_size=128, lr=1e-3, n_test=2_000),
 }
 

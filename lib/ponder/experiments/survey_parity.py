@@ -23,6 +23,8 @@ PARITY = {
                   tau=1e-3, halting_bias=-1.0, lambda_p=0.2, beta=0.01),
     "quick": dict(dim=10, train_max=5, hidden=64, max_steps=10, steps=4000, batch_size=128, lr=3e-3, n_test=500, seeds=(0, 1),
                   tau=1e-3, halting_bias=-1.0, lambda_p=0.2, beta=0.01),
+    "gpu": dict(dim=32, train_max=16, hidden=128, max_steps=20, steps=20_000, batch_size=128, lr=1e-3, n_test=1_000, seeds=(0, 1, 2),
+                tau=1e-3, halting_bias=-1.0, lambda_p=0.2, beta=0.01),
     "paper": dict(dim=96, train_max=48, hidden=128, max_steps=20, steps=100_000, batch_size=128, lr=3e-4, n_test=2_000, seeds=(0, 1, 2),
                   tau=1e-3, halting_bias=-1.0, lambda_p=0.2, beta=0.01),
 }

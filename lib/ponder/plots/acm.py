@@ -85,7 +85,7 @@ def draw_latency(ax: plt.Axes, result: dict) -> None:
     ax.plot(fractions, [c["naive_ratio"] for c in cases], "s-", color=palette[1], label="ACM, naive (masked)")
     ax.plot(fractions, [c["grouped_ratio"] for c in cases], "o-", color=palette[0], label="ACM, grouped (sorted by k)")
     ax.set(xlabel="learner MACs / dense MLP MACs", ylabel="wall time / dense MLP", xlim=(0, 1.05), ylim=(0, 1.1 * max(1.2, *(c["naive_ratio"] for c in cases), *(c["grouped_ratio"] for c in cases))))
-    ax.set_title(f"one ACM layer, {result['tokens']} tokens × {result['width']}, {result['device']}, {result['threads']} thread(s)", fontsize=10)
+    ax.set_title(f"one ACM layer, {result['tokens']} tokens × {result['width']}, {result['device']} {result['dtype']}, {result['threads']} thread(s), {result['mix']} k", fontsize=10)
     ax.legend(fontsize=8, loc="upper left")
 
 

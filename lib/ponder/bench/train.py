@@ -1,0 +1,157 @@
+"""Training steps per second of each model family, against the arithmetic limit of the device.
+
+For one representative run of each family at the GPU profile's sizes (``quick`` on the CPU) this
+times real training steps (data generation, forward, backward, clipping, AdamW) and reports
+
+* ``steps_per_s``: one process alone;
+* ``shared_steps_per_s``: the steps of ``P`` processes training side by side, summed (what
+  :func:`ponder.parallel.prefetch` gets from sharing one GPU), ``P`` = :data:`ponder.parallel.GPU_WORKERS`;
+* ``data_s``: seconds per step spent generating the batch on the CPU;
+* ``limit_steps_per_s``: the step's floating-point operations (forward and backward, counted by
+  :class:`torch.utils.flop_counter.FlopCounterMode`) at the rate of a large float32 (TF32 on a
+  GPU) matrix product measured in the same run: what no implementation could beat.
+
+``python -m ponder.bench train`` writes ``results/bench/train.json``.
+"""
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
+from multiprocessing import get_context
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from .. import parallel
+from ..experiments import acm, hyla, hyper_ut
+from ..experiments.survey_parity import PARITY, parity_loss
+from ..models.recurrent import RecurrentPonderer
+from ..models.vit import ViT
+from ..profiles import by_profile
+from ..tasks import cpvr, images, parity, sraven
+from ..training import TrainConfig, default_device, make_optimizer, num_threads
+from . import write_result
+
+STEPS, WARMUP = 60, 10
+
+
+def families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]:
+    """``{name: (make_model, batches(step), loss_fn)}`` for one run of each family of ``profile``."""
+    s = hyla.sraven_setup(profile)
+    train, _ = sraven.split(s.k, s.holdout)
+    cp = by_profile(hyper_ut.SIZES, profile)
+    length, hops = cp["length"], list(cp["train_hops"])
+    vit = acm.sizes(profile)
+    pa = by_profile(PARITY, profile)
+    cpvr_batches = lambda step: cpvr.sample(cp["batch_size"], length, hops, seed=step)  # noqa: E731
+    return {
+        f"sraven {s.kind} K={s.k} dim {s.dim} depth {s.depth} batch {s.batch_size}": (
+            partial(hyla.sraven_model, s), lambda step: sraven.batch(s.batch_size, train, s.f, seed=step), hyla.sraven_loss),
+        **{f"C-PVR {kind} L={length} dim {cp['model']['dim']} T={cp['model']['steps']} batch {cp['batch_size']}": (
+            partial(hyper_ut.build, kind, length, cp["model"]), cpvr_batches, hyper_ut.loss_fn(cp["model"]["tau"])) for kind in ("ut_act", "hyper_act")},
+        f"ViT dim {vit['dim']} depth {vit['depth']} batch {vit['batch']}": (
+            lambda: ViT(image=32, patch=4, dim=vit["dim"], depth=vit["depth"], heads=vit["heads"]), lambda step: images.sample(vit["batch"], seed=step),
+            lambda m, b: torch.nn.functional.cross_entropy(m(b[0]), b[1])),
+        f"parity ACT dim {pa['dim']} GRU {pa['hidden']} N={pa['max_steps']} batch {pa['batch_size']}": (
+            lambda: RecurrentPonderer(pa["dim"], pa["hidden"], pa["max_steps"], "act", pa["halting_bias"]),
+            lambda step: parity.sample(pa["batch_size"], pa["dim"], list(range(1, pa["train_max"] + 1)), seed=step), parity_loss("act", pa["tau"], 0, 0)),
+    }
+
+
+def _step(model, optimizer, loss_fn, batch) -> None:
+    loss = loss_fn(model, batch)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def time_steps(profile: str, name: str, steps: int = STEPS, warmup: int = WARMUP, barrier=None) -> dict:
+    """Seconds per training step of family ``name`` (after ``warmup`` steps), and of its data alone.
+    ``barrier`` lines up processes that run side by side."""
+    make, batches, loss_fn = families(profile)[name]
+    device = default_device()
+    torch.manual_seed(0)
+    model = make().to(device).train()
+    optimizer = make_optimizer(model, TrainConfig(steps=1, batch_size=1))
+    move = lambda step: tuple(t.to(device, non_blocking=True) for t in batches(step))  # noqa: E731
+    for step in range(warmup):
+        _step(model, optimizer, loss_fn, move(step))
+    _sync(device)
+    if barrier is not None:
+        barrier.wait()
+    begin = time.perf_counter()
+    for step in range(warmup, warmup + steps):
+        _step(model, optimizer, loss_fn, move(step))
+    _sync(device)
+    seconds = (time.perf_counter() - begin) / steps
+    begin = time.perf_counter()
+    for step in range(steps):
+        batches(step)
+    return {"step_s": seconds, "data_s": (time.perf_counter() - begin) / steps}
+
+
+def flops_per_step(profile: str, name: str) -> float:
+    """Floating-point operations of one forward and backward pass (2 per multiply-add)."""
+    make, batches, loss_fn = families(profile)[name]
+    device = default_device()
+    torch.manual_seed(0)
+    model = make().to(device).train()
+    batch = tuple(t.to(device) for t in batches(0))
+    with FlopCounterMode(display=False) as counter:
+        loss_fn(model, batch).backward()
+    return float(counter.get_total_flops())
+
+
+def matmul_rate(size: int = 4096, repeats: int = 20) -> float:
+    """Measured float32 (TF32 on a GPU) matrix-product rate in FLOP/s: the arithmetic ceiling."""
+    device = default_device()
+    if device.type == "cpu":
+        size = 1024
+    a, b = torch.randn(size, size, device=device), torch.randn(size, size, device=device)
+    for _ in range(3):
+        a @ b
+    _sync(device)
+    begin = time.perf_counter()
+    for _ in range(repeats):
+        a @ b
+    _sync(device)
+    return 2 * size**3 * repeats / (time.perf_counter() - begin)
+
+
+def _worker(profile: str, name: str, barrier) -> dict:
+    with num_threads(1):
+        return time_steps(profile, name, barrier=barrier)
+
+
+def shared(profile: str, name: str, processes: int) -> float:
+    """Steps per second of ``processes`` copies of the run training side by side, summed."""
+    context = get_context("spawn")
+    with context.Manager() as manager, ProcessPoolExecutor(processes, mp_context=context) as pool:
+        barrier = manager.Barrier(processes)
+        results = list(pool.map(_worker, [profile] * processes, [name] * processes, [barrier] * processes))
+    return sum(1 / r["step_s"] for r in results)
+
+
+def main() -> dict:
+    cuda = torch.cuda.is_available()
+    profile = "gpu" if cuda else "quick"
+    rate = matmul_rate()
+    rows = []
+    for name in families(profile):
+        with num_threads(1):
+            alone = time_steps(profile, name)
+        flops = flops_per_step(profile, name)
+        row = {"family": name, "steps_per_s": 1 / alone["step_s"], "data_s": alone["data_s"], "flops_per_step": flops, "limit_steps_per_s": rate / flops}
+        if cuda:
+            row |= {"processes": parallel.GPU_WORKERS, "shared_steps_per_s": shared(profile, name, parallel.GPU_WORKERS)}
+        rows.append(row)
+        print({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
+    result = {"device": torch.cuda.get_device_name() if cuda else "cpu", "profile": profile, "matmul_flops_per_s": rate, "families": rows}
+    write_result("train", result)
+    return result

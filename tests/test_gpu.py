@@ -1,0 +1,157 @@
+"""CUDA tests (``make test-gpu``): every model family's forward and backward on the GPU against the
+CPU, the adaptive loops' compacted execution, the grouped ACM layer, and a training run that is
+interrupted and resumed on the GPU. Skipped without CUDA; ``make test`` stays on the CPU.
+
+The CPU-vs-GPU comparisons run in float32 with TF32 off, so the two differ only by the order of
+float32 sums: losses agree to 1e-4 and gradients to 1e-3 of their norm.
+"""
+import copy
+from functools import partial
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from ponder.experiments import hyla, hyper_ut, hyper_ut_scratchpad, survey
+from ponder.experiments.survey_parity import parity_loss
+from ponder.models import acmize as acmize_lib
+from ponder.models.acm import Learners
+from ponder.models.audio import FrameTransformer
+from ponder.models.calm import EarlyExitClassifier
+from ponder.models.early_exit import EarlyExitViT, exit_loss
+from ponder.models.halting import HaltingViT, halting_loss
+from ponder.models.moe import moefy
+from ponder.models.pondernet import PonderClassifier
+from ponder.models.recurrent import RecurrentPonderer
+from ponder.models.vit import ViT
+from ponder.runs import Run
+from ponder.tasks import cpvr, images, parity, sraven
+from ponder.training import TrainConfig, train_run
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
+
+SMOKE = hyper_ut.SIZES["smoke"]["model"]
+LENGTH = 8
+
+
+@pytest.fixture(autouse=True)
+def exact_float32():
+    """TF32 off for the comparisons (the library turns it on for training)."""
+    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    yield
+    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
+
+
+def cpvr_batch(n: int = 32):
+    return cpvr.sample(n, LENGTH, [1, 2, 3], seed=0)
+
+
+def image_batch(n: int = 16):
+    return images.sample(n, seed=0)
+
+
+def sraven_batch(setup, n: int = 16):
+    train, _ = sraven.split(setup.k, setup.holdout)
+    return sraven.batch(n, train, setup.f, seed=0)
+
+
+def image_ce(model, batch):
+    x, y = batch
+    return F.cross_entropy(model(x), y)
+
+
+def vit():
+    torch.manual_seed(0)
+    return ViT(image=32, patch=4, dim=16, depth=2, heads=2)
+
+
+SRAVEN = hyla.sraven_setup("smoke")
+CASES = {
+    **{f"cpvr-{kind}": (partial(hyper_ut.build, kind, LENGTH, SMOKE), cpvr_batch, hyper_ut.loss_fn(0.01)) for kind in hyper_ut.KINDS},
+    "cpvr-early-exit": (lambda: EarlyExitClassifier(hyper_ut.build("transformer", LENGTH, SMOKE)), cpvr_batch, survey.early_exit_train_loss),
+    "cpvr-mod": (lambda: survey.make_mod(LENGTH, SMOKE, 0.5), cpvr_batch, survey.mod_train_loss),
+    "cpvr-pondernet": (lambda: PonderClassifier(hyper_ut.build("ut", LENGTH, SMOKE), SMOKE["dim"], halting_bias=-2.0, seed=0), cpvr_batch, survey.pondernet_train_loss(0.3, 0.01)),
+    **{f"parity-{h}": (lambda h=h: RecurrentPonderer(6, 16, 5, h, -1.0), lambda: parity.sample(32, 6, [1, 2, 3], seed=0), parity_loss(h, 1e-3, 0.2, 0.01)) for h in ("act", "pondernet")},
+    **{f"sraven-{kind}": (partial(hyla.sraven_model, hyla.sraven_setup("smoke", kind=kind)), partial(sraven_batch, SRAVEN), hyla.sraven_loss) for kind in hyla.MAIN_KINDS},
+    "fuzzy-hyla": (partial(hyla.fuzzy_model, hyla.fuzzy_setup("smoke")), lambda: hyla.fuzzy.batch(16, hyla.fuzzy.split(4, 2, 0.7)["train"], 4, 8, seed=0), hyla.fuzzy_loss),
+    "scratchpad": (partial(hyper_ut_scratchpad.build, hyper_ut_scratchpad.SIZES["smoke"]), lambda: hyper_ut_scratchpad.encode(cpvr_batch()[0], "scratchpad"), hyper_ut_scratchpad.loss),
+    "vit": (vit, image_batch, image_ce),
+    "vit-acm": (lambda: acmize_lib.acmize(vit(), 4, 4, warm_start=True), image_batch, image_ce),
+    "vit-moe": (lambda: moefy(vit(), 4), image_batch, image_ce),
+    "vit-halting": (lambda: HaltingViT(vit()), image_batch, lambda m, b: halting_loss(m, b[0], b[1], 1.0)),
+    "vit-early-exit": (lambda: EarlyExitViT(vit()), image_batch, lambda m, b: exit_loss(m, b[0], b[1])),
+    "speech": (lambda: FrameTransformer(frames=20, features=8, classes=10, dim=16, depth=2, heads=2), lambda: (torch.randn(8, 20, 8, generator=torch.Generator().manual_seed(0)), torch.arange(8)), image_ce),
+}
+
+
+def loss_and_grads(model, batch, loss_fn, device):
+    model = model.to(device).eval()  # eval: no dropout, arg-max gates; the backward pass still runs
+    model.zero_grad(set_to_none=True)
+    loss = loss_fn(model, tuple(t.to(device) for t in batch))
+    loss.backward()
+    grads = {n: p.grad.detach().cpu() for n, p in model.named_parameters() if p.grad is not None}
+    return loss.item(), grads
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_forward_backward_matches_cpu(name):
+    make, batch_fn, loss_fn = CASES[name]
+    torch.manual_seed(0)
+    model, batch = make(), batch_fn()
+    cpu_loss, cpu_grads = loss_and_grads(copy.deepcopy(model), batch, loss_fn, "cpu")
+    gpu_loss, gpu_grads = loss_and_grads(model, batch, loss_fn, "cuda")
+    assert gpu_loss == pytest.approx(cpu_loss, rel=1e-4, abs=1e-5)
+    assert cpu_grads.keys() == gpu_grads.keys() and cpu_grads
+    for key, g in cpu_grads.items():
+        assert torch.isfinite(gpu_grads[key]).all(), key
+        assert (gpu_grads[key] - g).norm() <= 1e-3 * g.norm() + 1e-6, key
+
+
+@pytest.mark.parametrize("kind", hyper_ut.ACT_KINDS)
+def test_act_compacted_equals_masked_on_cuda(kind):
+    torch.manual_seed(0)
+    model = hyper_ut.build(kind, LENGTH, dict(SMOKE, act_bias=-1.0))
+    torch.nn.init.normal_(model.depth.halting.linear.weight, std=1.0)  # examples halt at different steps
+    model = model.cuda().eval()
+    x = cpvr_batch(64)[0].cuda()
+    masked = model(x)
+    model.depth.compact = True
+    compacted = model(x)
+    assert torch.allclose(masked.logits, compacted.logits, atol=1e-5)
+    assert torch.equal(masked.steps, compacted.steps) and masked.steps.unique().numel() > 1
+
+
+@pytest.mark.parametrize("k_max", [1, 4])
+def test_grouped_acm_equals_masked_on_cuda(k_max):
+    torch.manual_seed(0)
+    learners = Learners(64, 64, 4, 32).cuda()
+    z = torch.randn(4, 50, 64, device="cuda")
+    k = torch.randint(0, k_max + 1, (4, 50), device="cuda")
+    mask = (torch.arange(4, device="cuda") < k[..., None]).float()
+    assert torch.allclose(learners.grouped(z, k), learners.masked(z, mask), atol=1e-5)
+
+
+def test_training_resumes_on_cuda(tmp_path, monkeypatch):
+    """A run stopped by an error after its checkpoint resumes on the GPU and ends where an
+    uninterrupted run ends."""
+    monkeypatch.setenv("PONDER_RESULTS", str(tmp_path))
+    cfg = TrainConfig(steps=40, batch_size=32, lr=3e-3, checkpoint_every=10, seed=0)
+    make = partial(hyper_ut.build, "ut_act", LENGTH, SMOKE)
+    batches = lambda step: cpvr.sample(32, LENGTH, [1, 2], seed=step)  # noqa: E731
+    loss = hyper_ut.loss_fn(0.01)
+    whole, _ = train_run(Run("gpu/whole", {"a": 1}, "smoke"), make, loss, batches, cfg)
+
+    def failing(step):
+        if step == 25:
+            raise KeyboardInterrupt
+        return batches(step)
+
+    run = Run("gpu/resumed", {"a": 1}, "smoke")
+    with pytest.raises(KeyboardInterrupt):
+        train_run(run, make, loss, failing, cfg)
+    assert not run.done and (run.dir / "checkpoint.safetensors").exists()
+    resumed, _ = train_run(run, make, loss, batches, cfg)
+    assert next(resumed.parameters()).is_cuda
+    for (name, a), b in zip(whole.state_dict().items(), resumed.state_dict().values()):
+        assert torch.allclose(a, b, atol=1e-5, rtol=1e-4), name
