@@ -35,7 +35,7 @@ def module(m: nn.Module, tokens: torch.Tensor | int, batch: int) -> torch.Tensor
     ``nn.Linear`` or :class:`MLP` costs the same for every token.
     """
     if hasattr(m, "macs") and callable(m.macs):
-        return m.macs().sum(-1).double()
+        return m.macs().sum(-1).double().cpu()  # counts live on the CPU whatever device ran
     if isinstance(m, nn.Linear):
         per_token = linear(m.in_features, m.out_features)
     elif isinstance(m, MLP):
