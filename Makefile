@@ -14,6 +14,8 @@ PY ?= $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 # a machine whose python already has torch (e.g. a GPU box): make ... PY=python3 INSTALL= (and PYTHONPATH=lib)
 INSTALL ?= $(STAMP)
+# extra pytest arguments, e.g. PYTEST_ARGS="-n 6 --dist loadfile" with pytest-xdist (one notebook per worker)
+PYTEST_ARGS ?=
 
 export HF_DATASETS_OFFLINE := 1
 export HF_HUB_OFFLINE := 1
@@ -46,7 +48,7 @@ test-gpu: $(INSTALL)
 	rm -rf build/nbval-gpu build/test-gpu-results
 	$(PY) -m ponder.notebooks prepare --profile smoke --out build/nbval-gpu
 	TQDM_DISABLE=1 HF_DATASETS_DISABLE_PROGRESS_BARS=1 PONDER_RESULTS=$(CURDIR)/build/test-gpu-results \
-		$(PY) -m pytest -q tests/test_gpu.py build/nbval-gpu --nbval-lax --nbval-current-env --nbval-cell-timeout=600
+		$(PY) -m pytest -q tests/test_gpu.py build/nbval-gpu --nbval-lax --nbval-current-env --nbval-cell-timeout=600 $(PYTEST_ARGS)
 
 bench: $(INSTALL)
 	$(PY) -m ponder.bench
