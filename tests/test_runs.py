@@ -127,3 +127,23 @@ def test_train_config_rejects_bad_values(change, error):
 if __name__ == "__main__":  # the child of the kill test
     kill = os.environ.get("KILL_AT")
     train_run(toy_run(), make_model, loss_fn, lambda step: batches(step, int(kill) if kill else None), CONFIG)
+
+
+def test_a_second_trainer_waits_for_the_run_in_progress():
+    """While one process holds a run's lock (it is training it), another asking for the same run
+    waits, then loads what the first finished instead of training it again."""
+    import threading
+
+    run, calls = toy_run(), []
+    counting = lambda model, batch: calls.append(1) or loss_fn(model, batch)  # noqa: E731
+    result = {}
+    with run.lock():
+        waiter = threading.Thread(target=lambda: result.update(metrics=train_run(toy_run(), make_model, counting, batches, CONFIG)[1]))
+        waiter.start()
+        waiter.join(timeout=1.0)
+        assert waiter.is_alive() and not run.done  # blocked on the lock
+        trained = make_model()
+        run.finish({"history": [], "marker": 7}, trained)
+    waiter.join(timeout=30)
+    assert not waiter.is_alive()
+    assert result["metrics"]["marker"] == 7 and calls == []
