@@ -13,7 +13,7 @@ process trains on its slice ``[rank::world]`` of every global batch; rank 0 writ
 import math
 import os
 import random
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from typing import Callable
 
@@ -186,7 +186,9 @@ def train_run(
     if run.done:
         return run.load_model(model).to(default_device()).eval(), run.metrics()
     check_may_train(run)
-    with run.lock():  # another process may be training this very run: wait for it
+    # another process may be training this very run: wait for it (not under torchrun, whose
+    # ranks train each run together)
+    with run.lock() if world()[1] == 1 else nullcontext():
         if run.done:
             return run.load_model(model).to(default_device()).eval(), run.metrics()
         history = train(model, loss_fn, batches, cfg, run=run, desc=run.name)
