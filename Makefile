@@ -1,14 +1,17 @@
 # ponder: every table and figure of the papers from one command.
+#   make help               this list
 #   make figures            execute every notebook (PROFILE=quick by default), write figures/ + CLAIMS.md
+#                           NOTEBOOKS="hyla_lm acm_vit" a subset; SEED=N another seed (figures/seed-N/); JOBS=N notebooks at a time (GPU)
 #   make test               unit tests + nbval over every notebook in the smoke profile (what CI runs)
 #   make test-gpu           the CUDA tests and the smoke notebooks on the GPU (says so and passes without one)
-#   make lab                JupyterLab with widgets
+#   make lab                JupyterLab with widgets, on copies of the notebooks in build/lab/
 #   make results PROFILE=.. train every cached run, no plotting
 #   make bench              wall-clock benchmarks into results/bench/ (ratios to a baseline of the same run)
 #   make clean              remove build/, results/, the data-set cache and figures of other profiles
 PROFILE ?= quick
 SEED ?= 0
 JOBS ?= 1
+NOTEBOOKS ?=
 VENV := .venv
 PY ?= $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
@@ -21,7 +24,10 @@ export HF_DATASETS_OFFLINE := 1
 export HF_HUB_OFFLINE := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: figures test test-gpu lab results bench clean refresh-notebooks
+.PHONY: help figures test test-gpu lab results bench clean refresh-notebooks
+
+help:
+	@sed -n 's/^#   //p' Makefile
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -32,7 +38,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 figures: $(INSTALL)
-	$(PY) -m ponder.notebooks run --profile $(PROFILE) --seed $(SEED) --jobs $(JOBS)
+	$(PY) -m ponder.notebooks run $(NOTEBOOKS) --profile $(PROFILE) --seed $(SEED) --jobs $(JOBS)
 
 results: $(INSTALL)
 	$(PY) -m ponder.experiments --profile $(PROFILE) --seed $(SEED)
@@ -53,12 +59,15 @@ test-gpu: $(INSTALL)
 bench: $(INSTALL)
 	$(PY) -m ponder.bench
 
+# the lab works on copies in build/lab/ (made once; `make clean` resets them), so autosave never
+# writes outputs into the tracked notebooks; --allow-root where the user is root (containers)
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab notebooks/
+	mkdir -p build/lab && cp -n notebooks/*.ipynb build/lab/
+	$(VENV)/bin/jupyter lab $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) build/lab/
 
 # after editing a notebook: re-run it in smoke and keep only the outputs nbval checks
 refresh-notebooks: $(STAMP)
 	$(PY) -m ponder.notebooks refresh
 
 clean:
-	rm -rf build results .cache figures/smoke figures/paper
+	rm -rf build results .cache figures/smoke figures/paper figures/seed-*

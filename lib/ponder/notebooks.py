@@ -60,6 +60,7 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int =
     out = ROOT / "build" / profile
     out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("TQDM_DISABLE", "1")  # the kernels' bars would only clutter the copies
+    os.environ["PONDER_SEED"] = str(check_int("seed", seed, minimum=0))  # another seed: its own figures and ledger
     paths, failed, begin = find(names), [], time.perf_counter()
     with ProcessPoolExecutor(check_int("jobs", jobs, minimum=1), mp_context=get_context("spawn")) as pool:
         futures = [pool.submit(execute, path, out, profile, seed) for path in paths]

@@ -2,6 +2,9 @@
 
 Every path can be moved with an environment variable (used by the tests to work in a
 temporary folder): ``PONDER_RESULTS``, ``PONDER_FIGURES``, ``PONDER_DATA_CACHE``.
+
+``PONDER_SEED`` (set by ``make figures SEED=N`` for N != 0) keeps another seed's figures and
+ledger apart from the published ones: ``figures/seed-N/...`` and ``results/<profile>/claims-seed-N``.
 """
 import os
 from pathlib import Path
@@ -14,13 +17,26 @@ def results_dir(profile: str) -> Path:
     return Path(os.environ.get("PONDER_RESULTS", ROOT / "results")) / profile
 
 
+def seed_tag() -> str:
+    """``""`` for the published seed 0, ``"seed-N"`` when ``PONDER_SEED`` names another."""
+    seed = os.environ.get("PONDER_SEED", "0")
+    return "" if seed == "0" else f"seed-{seed}"
+
+
 def figures_dir(profile: str) -> Path:
-    """``figures/`` for the default ``quick`` profile, ``figures/<profile>/`` for the others.
+    """``figures/`` for the default ``quick`` profile, ``figures/<profile>/`` for the others, each
+    under ``seed-N/`` for another seed than 0.
 
     ``make test`` runs the notebooks in ``smoke`` and must not overwrite the published figures.
     """
-    base = Path(os.environ.get("PONDER_FIGURES", ROOT / "figures"))
+    base = Path(os.environ.get("PONDER_FIGURES", ROOT / "figures")) / seed_tag()
     return base if profile == "quick" else base / profile
+
+
+def claims_dir(profile: str) -> Path:
+    """``results/<profile>/claims`` (``claims-seed-N`` for another seed): the ledger's rows."""
+    tag = seed_tag()
+    return results_dir(profile) / ("claims" + (f"-{tag}" if tag else ""))
 
 
 def data_cache_dir() -> Path:

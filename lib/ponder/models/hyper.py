@@ -1,6 +1,6 @@
 """Hyper-modules and Hyper-UT: our reading of Abnar et al. 2023 (arXiv 2310.08866).
 
-The paper's body is not available (``shared/research/hyper_ut.md``); what follows is our
+The paper's body is not available (``docs/research/hyper_ut.md``); what follows is our
 reconstruction from its abstract and reviews, with every choice a parameter.
 
 **Pool and router.** A pool of ``N`` learned weight embeddings ``E in R^{N x d_e}``. A

@@ -1,0 +1,29 @@
+"""`make figures` (``ponder.notebooks.run``): a failing notebook is reported, the others still run,
+the ledger is still gathered, and the exit status says something failed."""
+import nbformat
+import pytest
+
+from ponder import notebooks
+
+
+def notebook(path, source: str) -> None:
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}, "language_info": {"name": "python"}})
+    nb.cells = [nbformat.v4.new_code_cell("profile = 'quick'\nseed = 0\ninteractive = True", metadata={"tags": ["parameters"]}), nbformat.v4.new_code_cell(source)]
+    nbformat.write(nb, path)
+
+
+def test_a_failing_notebook_leaves_the_others_and_the_ledger(tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    notebook(folder / "a_fails.ipynb", "raise RuntimeError('planted failure')")
+    notebook(folder / "b_works.ipynb", "from ponder.claims import claim\nclaim('t-1', 'the working notebook ran', 1, True, profile=profile)")
+    monkeypatch.setattr(notebooks, "NOTEBOOKS", folder)
+    monkeypatch.setattr(notebooks, "ROOT", tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        notebooks.run("smoke", jobs=2)
+    assert stop.value.code == 1
+    out, err = capsys.readouterr()
+    assert "[2/2]" in out and "a_fails.ipynb FAILED" in out and "b_works.ipynb done" in out
+    assert "FAILED a_fails.ipynb: RuntimeError: planted failure" in err and str(tmp_path / "build" / "smoke" / "a_fails.ipynb") in err
+    ledger = tmp_path / "figures" / "smoke" / "CLAIMS.md"
+    assert "the working notebook ran" in ledger.read_text()
