@@ -175,6 +175,25 @@ def test_bad_parameters_raise():
         A.acmize(ViT(image=8, patch=4, dim=8, depth=1, heads=2), n=3)
 
 
+@pytest.mark.parametrize("budget", [1.5, -0.1, 0, 0.0, float("nan"), "0.5", True, None])
+def test_acm_budget_outside_zero_one_raises_before_training(isolated_outputs, budget):
+    from ponder.experiments import acm
+
+    with pytest.raises(ValueError, match=r"budget=.* must be a fraction in \(0, 1\]"):
+        acm.acm_model("smoke", budget=budget)
+    assert not (isolated_outputs / "results").exists()  # nothing trained, nothing cached
+
+
+def test_acm_budget_check_covers_every_entry(monkeypatch):
+    """ablation, granularity, pretraining_variant and jobs all hand their budget to acm_model."""
+    from ponder.experiments import acm
+
+    monkeypatch.setattr(acm, "ABLATION_BUDGET", 1.2)
+    for call in (lambda: acm.ablation("smoke", "all"), lambda: acm.granularity("smoke", 2), lambda: acm.pretraining_variant("smoke", "none")):
+        with pytest.raises(ValueError, match="budget=1.2"):
+            call()
+
+
 def test_warm_start_bias_is_the_least_squares_solution_and_builds_are_bit_identical():
     torch.manual_seed(0)
     base = ViT(image=8, patch=4, dim=8, depth=1, heads=2).eval()

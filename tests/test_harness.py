@@ -21,6 +21,31 @@ def test_unknown_profile_names_the_allowed_ones():
         check_profile("fast")
 
 
+@pytest.mark.parametrize(
+    "seed, error, message",
+    [("abc", TypeError, "seed must be an integer, got 'abc'"), ("3", TypeError, "seed must be an integer"), (1.5, TypeError, "seed must be an integer"),
+     (True, TypeError, "seed must be an integer, got True"), (None, TypeError, "seed must be an integer"), (-1, ValueError, "seed=-1 must be >= 0"),
+     (2**32, ValueError, "seed=4294967296 must be <= 4294967295")],
+)
+def test_setup_rejects_a_bad_seed(seed, error, message):
+    """The second cell of every notebook: papermill may pass anything as ``seed``."""
+    from ponder.session import setup
+
+    with pytest.raises(error, match=message):
+        setup("smoke", seed)
+
+
+def test_setup_takes_a_non_negative_int_seed():
+    import numpy as np
+
+    from ponder.session import setup
+
+    setup("smoke", np.int64(7))
+    first = np.random.rand()
+    setup("smoke", 7)
+    assert np.random.rand() == first
+
+
 def test_by_profile_reads_the_row_and_demands_every_profile():
     assert by_profile({"smoke": 1, "quick": 2, "gpu": 4, "paper": 3}, "quick") == 2
     with pytest.raises(KeyError, match="paper"):

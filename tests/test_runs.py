@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from ponder.runs import Run, atomic_write, code_version
+from ponder.runs import CorruptRun, Run, atomic_write, code_version
 from ponder.training import TrainConfig, lr_at, train_run
 
 CONFIG = TrainConfig(steps=40, batch_size=16, lr=3e-3, seed=3, checkpoint_every=5, log_every=5)
@@ -100,6 +100,63 @@ def test_atomic_write_leaves_nothing_behind_on_failure(tmp_path):
         atomic_write(target, broken)
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["metrics.json"]
+
+
+def test_run_without_its_weights_is_not_done_and_retrains():
+    """metrics.json alone (model.safetensors lost) is no finished run: the next train_run trains it
+    again, to the same weights."""
+    calls = []
+    counting = lambda model, batch: calls.append(1) or loss_fn(model, batch)  # noqa: E731
+    first, _ = train_run(toy_run(), make_model, counting, batches, CONFIG)
+    (toy_run().dir / "model.safetensors").unlink()
+    assert (toy_run().dir / "metrics.json").exists() and not toy_run().done
+    again, _ = train_run(toy_run(), make_model, counting, batches, CONFIG)
+    assert len(calls) == 2 * CONFIG.steps and toy_run().done
+    for a, b in zip(first.state_dict().values(), again.state_dict().values()):
+        assert torch.equal(a, b)
+
+
+def test_run_finished_without_a_model_is_done():
+    run = toy_run()
+    run.finish({"accuracy": 0.5})
+    assert toy_run().done and toy_run().metrics() == {"accuracy": 0.5}
+    assert not (run.dir / "model.safetensors").exists()
+
+
+def _finished_run() -> Run:
+    """A run folder with every file: the final weights, the metrics and a checkpoint."""
+    run = toy_run()
+    run.finish({"history": []}, make_model())
+    run.save_tensors("checkpoint", make_model().state_dict(), meta={"step": 5})
+    return run
+
+
+def _load(run: Run, name: str):
+    if name == "metrics.json":
+        return run.metrics()
+    if name == "model.safetensors":
+        return run.load_model(make_model())
+    return run.load_tensors("checkpoint")
+
+
+@pytest.mark.parametrize("name", ["metrics.json", "model.safetensors", "checkpoint.safetensors"])
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_corrupt_run_file_names_itself_and_the_folder_to_delete(name, damage):
+    run = _finished_run()
+    path = run.dir / name
+    blob = path.read_bytes()
+    path.write_bytes(b"\x93\xff garbage \x00" * 3 if damage == "garbage" else blob[: len(blob) // 2])
+    with pytest.raises(CorruptRun) as error:
+        _load(run, name)
+    assert isinstance(error.value, RuntimeError)
+    assert str(path) in str(error.value) and f"delete the run folder {run.dir}" in str(error.value)
+
+
+def test_weights_that_do_not_fit_the_model_name_the_file():
+    run = toy_run()
+    run.finish({"history": []}, nn.Linear(4, 1))
+    with pytest.raises(CorruptRun, match="model.safetensors"):
+        run.load_model(make_model())
 
 
 def test_load_model_of_an_unfinished_run_says_so():

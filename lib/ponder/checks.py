@@ -31,3 +31,10 @@ def check_positive(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
         raise ValueError(f"{name}={value!r} must be a positive number")
     return value
+
+
+def check_fraction(name: str, value) -> float:
+    """Return ``value`` if it is a number in ``(0, 1]``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+        raise ValueError(f"{name}={value!r} must be a fraction in (0, 1]")
+    return value

@@ -7,10 +7,13 @@ and an interrupted run resumes from its last checkpoint. A run folder holds
 * ``config.json``     — what the key was made from (for people reading the folder);
 * ``checkpoint.safetensors`` — the training state while the run is going (never pickle);
 * ``model.safetensors``      — the final weights;
-* ``metrics.json``    — written last: its presence marks the run as finished.
+* ``no-weights``      — an empty marker instead, for a run finished without a model;
+* ``metrics.json``    — written last: the run is finished when it is there together with its
+  final weights (or the marker).
 
 Every write is atomic (temporary file, then ``os.replace``), so a kill mid-write never leaves
-a half-written file that a later run would trust.
+a half-written file that a later run would trust. A file damaged otherwise (a disk error, an
+edit by hand) raises :class:`CorruptRun`, naming the file and the run folder to delete.
 """
 import fcntl
 import hashlib
@@ -25,6 +28,7 @@ from pathlib import Path
 from types import ModuleType
 
 import torch
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
 from .paths import ROOT, results_dir
@@ -82,6 +86,10 @@ def write_json(path: Path, data) -> None:
     atomic_write(path, lambda tmp: tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=float)))
 
 
+class CorruptRun(RuntimeError):
+    """A file of a run folder cannot be read; the message names it and the folder to delete."""
+
+
 class Run:
     """One cached training run.
 
@@ -99,16 +107,32 @@ class Run:
 
     @property
     def done(self) -> bool:
-        return (self.dir / "metrics.json").exists()
+        """Finished: the metrics are there, and the final weights too unless it finished without them."""
+        weights = (self.dir / "model.safetensors").exists() or (self.dir / "no-weights").exists()
+        return weights and (self.dir / "metrics.json").exists()
+
+    def _corrupt(self, path: Path, why) -> CorruptRun:
+        """The error for an unreadable ``path`` of this run: names it and the folder to delete."""
+        return CorruptRun(f"{path} is corrupt ({why}); delete the run folder {self.dir} to retrain run {self.name}")
 
     def metrics(self) -> dict:
-        return json.loads((self.dir / "metrics.json").read_text())
+        path = self.dir / "metrics.json"
+        try:
+            metrics = json.loads(path.read_text())
+        except ValueError as error:  # invalid JSON or UTF-8
+            raise self._corrupt(path, error) from error
+        if not isinstance(metrics, dict):
+            raise self._corrupt(path, f"holds a {type(metrics).__name__}, not a JSON object")
+        return metrics
 
     def finish(self, metrics: dict, model: torch.nn.Module | None = None) -> dict:
         """Store the final weights (if given) and the metrics; the run counts as done after this."""
         write_json(self.dir / "config.json", self.config)
         if model is not None:
             self.save_tensors("model", _plain_state_dict(model))
+            (self.dir / "no-weights").unlink(missing_ok=True)
+        else:
+            atomic_write(self.dir / "no-weights", lambda tmp: tmp.write_text(""))
         write_json(self.dir / "metrics.json", metrics)
         (self.dir / "checkpoint.safetensors").unlink(missing_ok=True)
         return metrics
@@ -124,11 +148,12 @@ class Run:
         path = self.dir / f"{stem}.safetensors"
         if not path.exists():
             return None
-        from safetensors import safe_open
-
-        with safe_open(str(path), framework="pt") as f:
-            meta = {k: json.loads(v) for k, v in (f.metadata() or {}).items()}
-        return load_file(str(path)), meta
+        try:
+            with safe_open(str(path), framework="pt") as f:
+                meta = {k: json.loads(v) for k, v in (f.metadata() or {}).items()}
+            return load_file(str(path)), meta
+        except (SafetensorError, ValueError) as error:  # truncated or garbled; bad JSON metadata
+            raise self._corrupt(path, error) from error
 
     @contextmanager
     def lock(self):
@@ -147,7 +172,10 @@ class Run:
         loaded = self.load_tensors("model")
         if loaded is None:
             raise FileNotFoundError(f"run {self.name} ({self.key}) has no final weights; train it first")
-        model.load_state_dict(loaded[0])
+        try:
+            model.load_state_dict(loaded[0])
+        except RuntimeError as error:  # missing, unexpected or misshapen tensors
+            raise self._corrupt(self.dir / "model.safetensors", f"its weights do not fit the model: {error}") from error
         return model
 
 

@@ -18,7 +18,7 @@ from ..models import moe as moe_lib
 from ..models.acm_phases import LOSS_WEIGHTS, distill_loss, finetune_loss, gate_loss
 from ..models.early_exit import EarlyExitViT, exit_at, exit_loss
 from ..models.halting import HaltingViT, halting_loss
-from ..checks import check_choice
+from ..checks import check_choice, check_fraction
 from ..models.audio import FrameTransformer
 from ..models.vit import ViT
 from ..profiles import by_profile
@@ -162,6 +162,7 @@ def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: d
     overrides the phase-III length (the short ablation runs).
     """
     check_choice("pretraining", pretraining, ("full", "no_phase1", "none"))
+    check_fraction("budget", budget)  # every budget (ablation, granularity, ...) comes in here
     s = sizes(profile, task)
     weights = dict(LOSS_WEIGHTS if weights is None else weights)
     skipped = {"full": 0, "no_phase1": s["distill_steps"], "none": s["distill_steps"] + s["gate_steps"]}[pretraining]
