@@ -63,7 +63,7 @@ bench: $(INSTALL)
 # writes outputs into the tracked notebooks; --allow-root where the user is root (containers)
 lab: $(STAMP)
 	mkdir -p build/lab && cp -n notebooks/*.ipynb build/lab/
-	$(VENV)/bin/jupyter lab $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) build/lab/
+	$(PY) -c 'import os, sys, ponder; os.execv(sys.argv[1], sys.argv[1:])' $(VENV)/bin/jupyter lab $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) build/lab/  # through ponder: its kernels run pinned
 
 # after editing a notebook: re-run it in smoke and keep only the outputs nbval checks
 refresh-notebooks: $(STAMP)

@@ -3,6 +3,8 @@ import os
 
 import pytest
 
+import ponder  # noqa: F401  (first: pins the numerics before any test module imports torch)
+
 os.environ.setdefault("TQDM_DISABLE", "1")
 os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
 

@@ -5,8 +5,12 @@ cache, plot helpers and the claims ledger. Notebooks in ``notebooks/`` call into
 """
 import os
 
+from . import numerics
+
 # Nothing in this project may reach the Hugging Face Hub: data sets are generated locally.
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# MKL branch, ATen and oneDNN instruction sets, one thread: before anything imports torch
+numerics.pin()
 
 __version__ = "0.1.0"

@@ -26,7 +26,7 @@ import torch
 
 from .checks import check_int
 from .runs import NotCached, only_cached
-from .training import num_threads, train_run
+from .training import cores, num_threads, train_run
 
 Job = Callable[[], object]  # picklable: a module-level function or a functools.partial of one
 
@@ -47,8 +47,7 @@ def worker_count() -> int:
     if "PONDER_WORKERS" in os.environ:
         value = os.environ["PONDER_WORKERS"]
         return check_int("PONDER_WORKERS", int(value) if value.strip().isdigit() else value, minimum=1)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return min(cores, GPU_WORKERS) if torch.cuda.is_available() else cores
+    return min(cores(), GPU_WORKERS) if torch.cuda.is_available() else cores()
 
 
 def is_cached(job: Job) -> bool:
@@ -84,15 +83,9 @@ def _train(job: Job) -> None:
         job()
 
 
-def prefetch(jobs: Sequence[Job], workers: int | None = None, cpu: bool = True) -> int:
+def prefetch(jobs: Sequence[Job], workers: int | None = None) -> int:
     """Train the jobs whose runs are not cached, ``workers`` at a time (default :func:`worker_count`),
-    each in its own process with one thread. Returns how many jobs were trained.
-
-    ``cpu=False`` prefetches only on a GPU: for runs that train with every CPU thread (their
-    numbers would change in a one-thread worker), whose notebook still wants the GPU shared.
-    """
-    if not cpu and not torch.cuda.is_available():
-        return 0
+    each in its own process with one thread. Returns how many jobs were trained."""
     workers = worker_count() if workers is None else check_int("workers", workers, minimum=1)
     pending = [job for job in _unique(jobs) if not is_cached(job)]
     if workers == 1 or len(pending) < 2:

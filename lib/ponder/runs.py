@@ -31,6 +31,7 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
+from . import numerics
 from .paths import ROOT, results_dir
 from .profiles import check_profile
 
@@ -65,7 +66,7 @@ def code_version(modules: Sequence[str | ModuleType] | None = None) -> str:
 
 def config_key(config: dict, modules: Sequence[str | ModuleType] | None = None) -> str:
     """Short hash of a JSON-able config together with the code version of ``modules``."""
-    blob = json.dumps({"config": config, "code": code_version(modules)}, sort_keys=True, default=str)
+    blob = json.dumps({"config": config, "code": code_version(modules), "numerics": numerics.describe()}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 

@@ -78,6 +78,12 @@ def num_threads(n: int):
         torch.set_num_threads(before)
 
 
+def cores() -> int:
+    """The CPU cores this process may use (``import ponder`` pins torch to one thread: timing
+    benchmarks ask for more with :func:`num_threads`)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def default_device() -> torch.device:
     """``cuda`` (this process's GPU under torchrun) when available, else ``cpu``.
 

@@ -22,7 +22,7 @@ import torch
 
 from ..models.acm import Gate, Learners
 from ..models.transformer import MLP
-from ..training import default_device, num_threads
+from ..training import cores, default_device, num_threads
 from . import time_interleaved, write_result
 
 N, GATE_HIDDEN = 4, 16
@@ -46,11 +46,11 @@ def random_choices(tokens: int, fraction: float, n: int, generator: torch.Genera
 
 
 def thread_counts() -> list[int]:
-    """CPU thread counts to measure: 1 and torch's default. On a shared machine every multi-threaded op
+    """CPU thread counts to measure: 1 and every core. On a shared machine every multi-threaded op
     can wait for a descheduled thread (measured here: ~16 ms even for a 0.4 ms product), which swamps small
-    layers; the single-threaded run shows the work itself. On the GPU: the default only."""
-    default = torch.get_num_threads()
-    return [default] if torch.cuda.is_available() or default == 1 else [1, default]
+    layers; the single-threaded run shows the work itself. On the GPU: every core only."""
+    every = cores()
+    return [every] if torch.cuda.is_available() or every == 1 else [1, every]
 
 
 def measure(repeats: int = 30, images: int | None = None, fractions=FRACTIONS, threads: int | None = None, mix: str = "single") -> dict:

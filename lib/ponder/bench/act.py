@@ -23,7 +23,7 @@ from torch import nn
 
 from ..experiments.hyper_ut import MODEL, build
 from ..tasks import cpvr
-from ..training import default_device, num_threads
+from ..training import cores, default_device, num_threads
 from . import time_it, write_result
 
 BATCH, LENGTH, ROUNDS = 256, 12, 3
@@ -84,7 +84,7 @@ def main() -> dict:
     mean_steps, max_steps = steps.mean().item(), steps.max().item()
     ideal = mean_steps / max_steps
     timings = {}
-    for threads in sorted({1, torch.get_num_threads()}):
+    for threads in sorted({1, cores()}):
         times = {"masked": [], "compacted": []}
         with num_threads(threads):
             for _ in range(ROUNDS):  # interleaved, so that a busy machine slows both alike
@@ -98,7 +98,7 @@ def main() -> dict:
         "device": str(device),
         "batch": BATCH,
         "model": {k: BENCH_MODEL[k] for k in ("dim", "heads", "steps", "act_level")},
-        **timings[torch.get_num_threads()],  # the machine's default thread count; every count measured is under "by_threads"
+        **timings[cores()],  # every core; every count measured is under "by_threads"
         "mean_steps": mean_steps,
         "max_steps": max_steps,
         "mean_over_max_steps": ideal,

@@ -68,7 +68,8 @@ def code(task: str, *extra: str) -> list[str]:
 
     Every run downstream of a base model trains with one thread (``parallel.train_one_thread``),
     in a worker of :func:`prefetch` or here: the thread count changes the last bits of a sum, and
-    the ACM's hard gates amplify that into a different run. The base models train with every thread.
+    the ACM's hard gates amplify that into a different run (``import ponder`` pins one thread everywhere;
+    unpinned, the base models train with every thread).
     """
     return CODE_TASK[task] + ["ponder.models.transformer", "ponder.experiments.acm", *extra]
 

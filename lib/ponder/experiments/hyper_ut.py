@@ -238,11 +238,10 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
 
 
 def prefetch(profile: str, notebook: str, seed: int = 0) -> None:
-    """On a GPU, train a notebook's runs in processes that share it (:mod:`ponder.parallel`). On the
-    CPU the notebook trains them itself, with every thread, as its quick numbers were drawn."""
+    """Train a notebook's runs side by side, one per core (or sharing the GPU): :mod:`ponder.parallel`."""
     todo = jobs(profile, seed)
     check_choice("notebook", notebook, tuple(todo))
-    parallel.prefetch(todo[notebook], cpu=False)
+    parallel.prefetch(todo[notebook])
 
 
 @torch.no_grad()

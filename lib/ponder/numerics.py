@@ -1,0 +1,84 @@
+"""Pinned numerics: the same bits from the same run on every x86-64 CPU with AVX2.
+
+A float32 sum's last bits depend on the order of its terms, and the order depends on which SIMD
+code path MKL, ATen and oneDNN pick for the CPU at hand and on how many threads split the work.
+The ACM's hard gates and ACT's halting thresholds turn last-bit differences into different runs.
+So before torch is imported, ``import ponder`` fixes all of it:
+
+===================  =============  =================================================
+variable             value          what it pins
+===================  =============  =================================================
+MKL_CBWR             AVX2,STRICT    MKL's conditional numerical reproducibility branch
+ATEN_CPU_CAPABILITY  avx2           the ATen kernels' SIMD level
+ONEDNN_MAX_CPU_ISA   AVX2           oneDNN's instruction set
+OMP_NUM_THREADS      1              one thread for every computation a figure shows
+MKL_NUM_THREADS      1
+===================  =============  =================================================
+
+The values *override* what the environment asked for (a machine choosing by itself is what they
+guard against). Every entry point imports ``ponder`` first (``make figures | results | test | lab``,
+``python -m ponder.*``), and the processes it starts (papermill kernels, prefetch workers,
+torchrun workers) inherit the environment. Where identity cannot be promised — not x86-64, no
+AVX2, or ``PONDER_UNPINNED=1`` — nothing is pinned and :func:`pin` says so once. A run's cache
+key includes :func:`describe`, so pinned and unpinned runs never mix. Timing benchmarks ask for
+their own thread counts with :func:`ponder.training.num_threads`.
+"""
+import os
+import platform
+import sys
+import warnings
+
+PINS = {
+    "MKL_CBWR": "AVX2,STRICT",
+    "ATEN_CPU_CAPABILITY": "avx2",
+    "ONEDNN_MAX_CPU_ISA": "AVX2",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
+
+
+def unsupported_reason() -> str | None:
+    """Why this machine cannot be pinned (``None`` if it can)."""
+    if os.environ.get("PONDER_UNPINNED") == "1":
+        return "PONDER_UNPINNED=1"
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return f"the CPU is {platform.machine()}, not x86-64"
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            flags = next((line for line in cpuinfo if line.startswith("flags")), "")
+    except OSError:
+        return "the CPU's instruction sets cannot be read (/proc/cpuinfo)"
+    if " avx2" not in flags:
+        return "the CPU has no AVX2"
+    return None
+
+
+def pinned() -> bool:
+    """Whether this process runs with every pin in place."""
+    return all(os.environ.get(name) == value for name, value in PINS.items())
+
+
+def describe() -> str:
+    """The numeric configuration, part of every run's cache key."""
+    return "pinned " + ",".join(f"{k}={v}" for k, v in PINS.items()) if pinned() else "unpinned"
+
+
+def pin() -> bool:
+    """Set the pins in this process's environment (inherited by its children); ``True`` if pinned.
+
+    Called by ``import ponder``. If torch was imported first, its dispatch is already chosen:
+    warn, saying what to set, unless the environment already held the pins.
+    """
+    reason = unsupported_reason()
+    if reason is not None:
+        if not os.environ.get("PONDER_UNPINNED_SAID"):
+            os.environ["PONDER_UNPINNED_SAID"] = "1"  # once per process tree
+            warnings.warn(f"ponder runs unpinned ({reason}): results may differ in the last bits from the published ones", stacklevel=3)
+        return False
+    if "torch" in sys.modules and not pinned():
+        settings = " ".join(f"{k}={v}" for k, v in PINS.items())
+        warnings.warn(f"torch was imported before ponder, so its numerics are not pinned; start Python with {settings} "
+                      "(or import ponder first) to get the published bits", stacklevel=3)
+        return False
+    os.environ.update(PINS)
+    return True

@@ -1,0 +1,67 @@
+"""Pinned numerics (ponder.numerics): the pins win over what the environment asks for, reach
+papermill kernels and prefetch workers, and a late import is warned about."""
+import json
+import os
+import subprocess
+import sys
+from functools import partial
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from ponder import numerics, parallel
+
+HERE = Path(__file__).resolve().parent
+OTHER_DISPATCH = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "SSE41", "OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"}
+pytestmark = pytest.mark.skipif(numerics.unsupported_reason() is not None, reason=f"numerics are not pinned here: {numerics.unsupported_reason()}")
+
+
+def clean_env(**extra) -> dict:
+    """This environment without the pins (as a fresh shell would have it), plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if k not in numerics.PINS and k != "PONDER_UNPINNED"}
+    return env | {"PYTHONHASHSEED": "0"} | extra
+
+
+def probe(env: dict) -> dict:
+    done = subprocess.run([sys.executable, str(HERE / "numerics_probe.py"), "20"], env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_pins_win_over_another_dispatch():
+    """Every model family trains to the same bits whether the environment asked for AVX2 or for
+    ATen's default kernels, MKL's compatible branch, SSE4.1 oneDNN and two threads; unpinned,
+    the same request changes the bits (so the test can see a difference)."""
+    plain, other = probe(clean_env()), probe(clean_env(**OTHER_DISPATCH))
+    assert plain == other and plain["capability"] == "AVX2" and plain["threads"] == 1
+    unpinned = probe(clean_env(PONDER_UNPINNED="1", **OTHER_DISPATCH))
+    assert unpinned["capability"] == "DEFAULT"
+    assert [unpinned[k] != plain[k] for k in plain if "-" in k].count(True) >= 3
+
+
+def report(path: str) -> None:
+    """A prefetch job: write what numerics this worker runs with."""
+    import torch
+
+    Path(path).write_text(json.dumps({"pinned": numerics.pinned(), "capability": torch.backends.cpu.get_cpu_capability(), "threads": torch.get_num_threads()}))
+
+
+def test_prefetch_workers_and_papermill_kernels_run_pinned(tmp_path):
+    files = [tmp_path / f"worker{i}.json" for i in range(2)]
+    parallel.prefetch([partial(report, str(f)) for f in files], workers=2)
+    for f in files:
+        assert json.loads(f.read_text()) == {"pinned": True, "capability": "AVX2", "threads": 1}
+
+    import papermill
+
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nb.cells = [nbformat.v4.new_code_cell("import torch, os\nprint(torch.backends.cpu.get_cpu_capability(), torch.get_num_threads(), os.environ.get('MKL_CBWR'))")]
+    nbformat.write(nb, tmp_path / "k.ipynb")
+    papermill.execute_notebook(str(tmp_path / "k.ipynb"), str(tmp_path / "out.ipynb"), kernel_name="python3", progress_bar=False)
+    printed = nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[0].outputs[0]["text"].split()
+    assert printed == ["AVX2", "1", "AVX2,STRICT"]
+
+
+def test_importing_torch_first_is_warned_about():
+    done = subprocess.run([sys.executable, "-c", "import torch, ponder"], env=clean_env(), capture_output=True, text=True, check=True)
+    assert "torch was imported before ponder" in done.stderr and "MKL_CBWR=AVX2,STRICT" in done.stderr
