@@ -1,7 +1,7 @@
 """Profiles: how big every experiment is.
 
 * ``smoke`` — tests and CI: every notebook end to end in seconds; numbers are meaningless.
-* ``quick`` — default of ``make figures``: a 2-core laptop without a GPU, all notebooks ≤ 30 min.
+* ``quick`` — default of ``make figures``: a 2-core laptop without a GPU, all notebooks ≤ 35 min.
 * ``gpu``   — one GPU (an H100) for about 20 minutes in all: the claims that need scale at the
   papers' model sizes (HYLA sraven at K = 4, Hyper-UT at length 16 with 8 steps, ACM on a
   12-block ViT), the rest at sizes between ``quick`` and ``paper``. Its figures are committed
