@@ -43,18 +43,20 @@ figures: $(INSTALL)
 results: $(INSTALL)
 	$(PY) -m ponder.experiments --profile $(PROFILE) --seed $(SEED)
 
+# pytest over unit tests and the smoke notebooks (prepared into $(1)), results into $(2): make test, make test-gpu
+define nbval
+	rm -rf $(1) $(2)
+	$(PY) -m ponder.notebooks prepare --profile smoke --out $(1)
+	TQDM_DISABLE=1 HF_DATASETS_DISABLE_PROGRESS_BARS=1 PONDER_RESULTS=$(CURDIR)/$(2) \
+		$(PY) -m pytest -q $(3) $(1) --nbval-lax --nbval-current-env --nbval-cell-timeout=600 $(PYTEST_ARGS)
+endef
+
 test: $(STAMP)
-	rm -rf build/nbval build/test-results
-	$(PY) -m ponder.notebooks prepare --profile smoke --out build/nbval
-	TQDM_DISABLE=1 HF_DATASETS_DISABLE_PROGRESS_BARS=1 PONDER_RESULTS=$(CURDIR)/build/test-results \
-		$(PY) -m pytest -q tests build/nbval --nbval-lax --nbval-current-env --nbval-cell-timeout=600
+	$(call nbval,build/nbval,build/test-results,tests)
 
 test-gpu: $(INSTALL)
 	@$(PY) -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 3)" || { echo "no CUDA device here: nothing to test"; exit 0; }
-	rm -rf build/nbval-gpu build/test-gpu-results
-	$(PY) -m ponder.notebooks prepare --profile smoke --out build/nbval-gpu
-	TQDM_DISABLE=1 HF_DATASETS_DISABLE_PROGRESS_BARS=1 PONDER_RESULTS=$(CURDIR)/build/test-gpu-results \
-		$(PY) -m pytest -q tests/test_gpu.py build/nbval-gpu --nbval-lax --nbval-current-env --nbval-cell-timeout=600 $(PYTEST_ARGS)
+	$(call nbval,build/nbval-gpu,build/test-gpu-results,tests/test_gpu.py)
 
 bench: $(INSTALL)
 	$(PY) -m ponder.bench

@@ -17,10 +17,14 @@ def results_dir(profile: str) -> Path:
     return Path(os.environ.get("PONDER_RESULTS", ROOT / "results")) / profile
 
 
+def seed() -> str:
+    """The seed of the figures being made: ``PONDER_SEED``, ``"0"`` (the published one) by default."""
+    return os.environ.get("PONDER_SEED", "0")
+
+
 def seed_tag() -> str:
-    """``""`` for the published seed 0, ``"seed-N"`` when ``PONDER_SEED`` names another."""
-    seed = os.environ.get("PONDER_SEED", "0")
-    return "" if seed == "0" else f"seed-{seed}"
+    """``""`` for the published seed 0, ``"seed-N"`` for another."""
+    return "" if seed() == "0" else f"seed-{seed()}"
 
 
 def figures_dir(profile: str) -> Path:

@@ -130,6 +130,14 @@ def make_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.Adam
     return torch.optim.AdamW(groups, lr=cfg.lr, fused=fused or None)
 
 
+def optimizer_step(loss: torch.Tensor, model: torch.nn.Module, optimizer: torch.optim.Optimizer, grad_clip: float) -> None:
+    """One update from ``loss``: fresh gradients, clipped to norm ``grad_clip``, then the optimizer's step."""
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    optimizer.step()
+
+
 def train(
     model: torch.nn.Module,
     loss_fn: Callable[[torch.nn.Module, Batch], torch.Tensor],
@@ -161,10 +169,7 @@ def train(
             group["lr"] = lr_at(step, cfg)
         batch = tuple(t[rank::size].to(device) for t in batches(step))
         loss = loss_fn(net, batch)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        optimizer.step()
+        optimizer_step(loss, model, optimizer, cfg.grad_clip)
         if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
             history.append({"step": step + 1, "loss": loss.item()})
             bar.set_postfix(loss=f"{history[-1]['loss']:.3f}")
@@ -189,14 +194,15 @@ def train_run(
     """
     seed_everything(cfg.seed)
     model = make_model()
+    cached = lambda: (run.load_model(model).to(default_device()).eval(), run.metrics())  # noqa: E731
     if run.done:
-        return run.load_model(model).to(default_device()).eval(), run.metrics()
+        return cached()
     check_may_train(run)
     # another process may be training this very run: wait for it (not under torchrun, whose
     # ranks train each run together)
     with run.lock() if world()[1] == 1 else nullcontext():
         if run.done:
-            return run.load_model(model).to(default_device()).eval(), run.metrics()
+            return cached()
         history = train(model, loss_fn, batches, cfg, run=run, desc=run.name)
         metrics = {"history": history}
         if evaluate is not None:

@@ -20,20 +20,25 @@ from ..runs import write_json
 REGISTRY: dict[str, str] = {"acm": "ponder.bench.acm:main", "act": "ponder.bench.act:main", "train": "ponder.bench.train:main"}
 
 
+def synchronize() -> None:
+    """Wait for the GPU's queued work (nothing to wait for on the CPU): timers read after it."""
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
 def time_interleaved(fns: dict[str, Callable[[], object]], repeats: int = 20, warmup: int = 3) -> dict[str, float]:
     """Median seconds of each function over ``repeats`` timed rounds after ``warmup`` untimed ones.
 
     The calls are interleaved round-robin, so that load changes on a shared machine hit every case
     alike; CUDA is synchronised around each call.
     """
-    sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
     times = {name: [] for name in fns}
     for round_ in range(warmup + repeats):
         for name, fn in fns.items():
-            sync()
+            synchronize()
             start = time.perf_counter()
             fn()
-            sync()
+            synchronize()
             if round_ >= warmup:
                 times[name].append(time.perf_counter() - start)
     return {name: sorted(t)[len(t) // 2] for name, t in times.items()}

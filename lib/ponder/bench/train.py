@@ -29,8 +29,8 @@ from ..models.recurrent import RecurrentPonderer
 from ..models.vit import ViT
 from ..profiles import by_profile
 from ..tasks import cpvr, images, parity, sraven
-from ..training import TrainConfig, default_device, make_optimizer, num_threads
-from . import write_result
+from ..training import TrainConfig, default_device, make_optimizer, num_threads, optimizer_step
+from . import synchronize, write_result
 
 STEPS, WARMUP = 60, 10
 
@@ -58,19 +58,6 @@ def families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]:
     }
 
 
-def _step(model, optimizer, loss_fn, batch) -> None:
-    loss = loss_fn(model, batch)
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    optimizer.step()
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-
-
 def time_steps(profile: str, name: str, steps: int = STEPS, warmup: int = WARMUP, barrier=None) -> dict:
     """Seconds per training step of family ``name`` (after ``warmup`` steps), and of its data alone.
     ``barrier`` lines up processes that run side by side."""
@@ -81,14 +68,14 @@ def time_steps(profile: str, name: str, steps: int = STEPS, warmup: int = WARMUP
     optimizer = make_optimizer(model, TrainConfig(steps=1, batch_size=1))
     move = lambda step: tuple(t.to(device, non_blocking=True) for t in batches(step))  # noqa: E731
     for step in range(warmup):
-        _step(model, optimizer, loss_fn, move(step))
-    _sync(device)
+        optimizer_step(loss_fn(model, move(step)), model, optimizer, 1.0)
+    synchronize()
     if barrier is not None:
         barrier.wait()
     begin = time.perf_counter()
     for step in range(warmup, warmup + steps):
-        _step(model, optimizer, loss_fn, move(step))
-    _sync(device)
+        optimizer_step(loss_fn(model, move(step)), model, optimizer, 1.0)
+    synchronize()
     seconds = (time.perf_counter() - begin) / steps
     begin = time.perf_counter()
     for step in range(steps):
@@ -116,11 +103,11 @@ def matmul_rate(size: int = 4096, repeats: int = 20) -> float:
     a, b = torch.randn(size, size, device=device), torch.randn(size, size, device=device)
     for _ in range(3):
         a @ b
-    _sync(device)
+    synchronize()
     begin = time.perf_counter()
     for _ in range(repeats):
         a @ b
-    _sync(device)
+    synchronize()
     return 2 * size**3 * repeats / (time.perf_counter() - begin)
 
 

@@ -58,7 +58,7 @@ SRAVEN = {
     "smoke": Sraven(k=2, dim=16, heads=4, head_dim=4, depth=1, steps=6, batch_size=16, eval_n=64),
     "quick": Sraven(k=2, dim=32, heads=8, head_dim=4, depth=2, steps=800, batch_size=64, lr=3e-3, eval_n=512),
     # gpu: the paper's K = 4 model (Table A3) at a 4x batch, 1.5M instances: measured on an H100 this
-    # launch-bound model trains at ~51 steps/s alone and ~105 steps/s summed over 6 processes
+    # launch-bound model trains at 51-59 steps/s alone and ~105 steps/s summed over 6 processes
     # (`python -m ponder.bench train`), so the paper's 10-20M instances per run do not fit 20 minutes
     "gpu": Sraven(k=4, dim=128, heads=16, head_dim=4, depth=4, steps=3_000, batch_size=512, lr=1e-3, weight_decay=0.1, eval_n=8192),
     "paper": Sraven(k=4, dim=128, heads=16, head_dim=4, depth=4, steps=156_250, batch_size=128, lr=1e-3, weight_decay=0.1, eval_n=51_200),
