@@ -33,12 +33,13 @@ def test_backward_pointer_is_a_label_not_a_hop():
     assert cpvr.count_hops([2, 0, 2]) == (1, 2)  # a self-pointer stops too: x[p] <= p
 
 
-@pytest.mark.parametrize("seed", range(300))
-def test_sampled_examples_have_their_hops_and_label(seed):
+@pytest.mark.parametrize("end", cpvr.ENDS)
+@pytest.mark.parametrize("seed", range(150))
+def test_sampled_examples_have_their_hops_and_label(seed, end):
     rng = np.random.default_rng(seed)
     length = int(rng.integers(2, 24))
     allowed = sorted(set(rng.integers(0, length, size=int(rng.integers(1, 4))).tolist()))
-    x, hops, label = cpvr.sample(32, length, allowed, seed=seed)
+    x, hops, label = cpvr.sample(32, length, allowed, seed=seed, end=end)
     assert x.shape == (32, length) and x.dtype == torch.long
     assert hops.shape == label.shape == (32,)
     assert int(x.min()) >= 0 and int(x.max()) < length
@@ -68,6 +69,42 @@ def test_labels_are_uniform_below_the_last_pointer():
     assert (frequencies - 1 / 8).abs().max() < 0.02
 
 
+def chain_ends(x):
+    return torch.tensor([cpvr.pointer_chain(row)[-1] for row in x])
+
+
+def test_uniform_end_puts_the_chain_end_anywhere_it_can_be():
+    length, hops = 12, 4
+    x, _, _ = cpvr.sample(16_000, length, hops, seed=2)
+    share = torch.bincount(chain_ends(x), minlength=length).float() / len(x)
+    assert share[:hops].sum() == 0
+    assert (share[hops:] * (length - hops) - 1).abs().max() < 0.06  # 1 / (L - M) for every p_M in [M, L-1]
+
+
+def test_sorted_end_piles_chain_ends_at_the_last_position():
+    length, hops = 12, 6
+    x, _, _ = cpvr.sample(16_000, length, hops, seed=2, end="sorted")
+    assert (chain_ends(x) == length - 1).float().mean() == pytest.approx(hops / (length - 1), abs=0.015)
+
+
+def test_no_position_only_rule_beats_chance_by_much_with_uniform_ends():
+    """The quick design (L=12, hops up to 6): answering a fixed ``x[j]`` is within 0.15 of the majority label."""
+    x, hops, label = cpvr.sample(30_000, 12, list(range(1, 7)), seed=3)
+    chance = cpvr.majority_accuracy(hops, label)
+    best = {h: a.max().item() for h, a in cpvr.position_rule_accuracy(x, hops, label).items()}
+    assert all(best[h] <= chance[h] + 0.15 for h in best), (best, chance)
+    x, hops, label = cpvr.sample(30_000, 12, list(range(1, 7)), seed=3, end="sorted")
+    shortcut = cpvr.position_rule_accuracy(x, hops, label)[6][11].item()  # "answer x[L-1]" at 6 hops
+    assert shortcut > cpvr.majority_accuracy(hops, label)[6] + 0.4  # what the sorted sampler lets through
+
+
+def test_position_rule_accuracy_counts_matches():
+    x = torch.tensor([[1, 0, 2], [2, 0, 1], [1, 1, 0]])
+    hops, label = torch.tensor([1, 1, 2]), torch.tensor([0, 1, 0])
+    acc = cpvr.position_rule_accuracy(x, hops, label)
+    assert torch.equal(acc[1], torch.tensor([0.0, 0.5, 0.5])) and torch.equal(acc[2], torch.tensor([0.0, 0.0, 1.0]))
+
+
 def test_majority_accuracy():
     hops = torch.tensor([1, 1, 1, 2, 2])
     label = torch.tensor([0, 0, 1, 3, 4])
@@ -83,6 +120,7 @@ def test_majority_accuracy():
         (dict(n=-1, length=10, hops=1, seed=0), "n=-1 must be >= 0"),
         (dict(n=4, length=1, hops=0, seed=0), "length=1 must be >= 2"),
         (dict(n=4, length=10, hops=[], seed=0), "non-empty"),
+        (dict(n=4, length=10, hops=1, seed=0, end="last"), "end='last' is not allowed"),
     ],
 )
 def test_sample_rejects_bad_parameters(kwargs, message):
@@ -114,7 +152,7 @@ def test_dataset_matches_the_sampler_and_is_cached(isolated_outputs):
     assert str(isolated_outputs / "datasets") in data.cache_files[0]["filename"]
 
 
-@pytest.mark.parametrize("change", [dict(n=301), dict(length=11), dict(hops=[1, 2]), dict(seed=5)])
+@pytest.mark.parametrize("change", [dict(n=301), dict(length=11), dict(hops=[1, 2]), dict(seed=5), dict(end="sorted")])
 def test_dataset_fingerprint_covers_every_knob(change):
     base = dict(n=300, length=10, hops=[1, 2, 3], seed=4)
     first = cpvr.dataset(**base).cache_files
