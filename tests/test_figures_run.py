@@ -16,7 +16,7 @@ def test_a_failing_notebook_leaves_the_others_and_the_ledger(tmp_path, monkeypat
     folder = tmp_path / "notebooks"
     folder.mkdir()
     notebook(folder / "a_fails.ipynb", "raise RuntimeError('planted failure')")
-    notebook(folder / "b_works.ipynb", "from ponder.claims import claim\nclaim('t-1', 'the working notebook ran', 1, True, profile=profile)")
+    notebook(folder / "b_works.ipynb", "from ponder.claims import claim, exact\nclaim('t-1', 'the working notebook ran', 1, exact(True), profile=profile)")
     monkeypatch.setattr(notebooks, "NOTEBOOKS", folder)
     monkeypatch.setattr(notebooks, "ROOT", tmp_path)
     with pytest.raises(SystemExit) as stop:

@@ -63,21 +63,67 @@ def test_quick_figures_go_to_figures_and_others_to_subfolders(isolated_outputs):
 
 
 def test_claims_are_recorded_replaced_and_gathered():
-    claims.claim("hut-3", "Hyper-UT is best beyond training", ours=0.71, holds=True, profile="smoke", paper="best")
-    claims.claim("hut-3", "Hyper-UT is best beyond training", ours=0.42, holds=False, profile="smoke")
-    claims.claim("hut-10", "pool sizes", ours="see figure", holds=None, profile="smoke")
-    claims.claim("hut-2", "deeper for more hops", ours="yes", holds=True, profile="smoke")
+    claims.claim("hut-3", "Hyper-UT is best beyond training", ours=0.71, verdict=claims.greater([0.7, 0.8, 0.9], [0.1, 0.2, 0.3]), profile="smoke", paper="best")
+    claims.claim("hut-3", "Hyper-UT is best beyond training", ours=0.42, verdict=claims.greater([0.4, 0.4, 0.4], [0.5, 0.5, 0.6]), profile="smoke")
+    claims.claim("hut-10", "pool sizes", ours="see figure", verdict=None, profile="smoke")
+    claims.claim("hut-2", "deeper for more hops", ours="yes", verdict=claims.exact(True), profile="smoke")
+    claims.claim("hut-4", "steps grow", ours="+0.1", verdict=claims.above([0.2], 0.05), profile="smoke")
     rows = claims.rows("smoke")
-    assert [r["id"] for r in rows] == ["hut-2", "hut-3", "hut-10"]  # natural order, replaced not duplicated
-    assert rows[1]["ours"] == "0.42" and rows[1]["holds"] is False
+    assert [r["id"] for r in rows] == ["hut-2", "hut-3", "hut-4", "hut-10"]  # natural order, replaced not duplicated
+    assert rows[1]["ours"] == "0.42" and rows[1]["verdict"] == "does not hold"
     text = claims.gather("smoke").read_text()
-    assert "| hut-3 | Hyper-UT is best beyond training | — | 0.42 | **no** |" in text
-    assert "| hut-10 | pool sizes | — | see figure | — |" in text
+    assert claims.RULE in text and "seed 0, commit " in text
+    assert "1 holds, 1 does not hold, 1 inconclusive, 1 describe." in text
+    assert "| hut-3 | Hyper-UT is best beyond training | — | 0.42 | d = -0.133 ± 0.033 (n=3) | **does not hold** |" in text
+    assert "| hut-4 | steps grow | — | +0.1 | d = +0.15 (n=1); the rule needs 3 seeds | inconclusive |" in text
+    assert "| hut-10 | pool sizes | — | see figure |  | — |" in text
 
 
-def test_claim_rejects_a_non_boolean_verdict():
-    with pytest.raises(TypeError, match="holds must be True, False or None"):
-        claims.claim("hut-2", "x", ours=1, holds="yes", profile="smoke")
+def test_claim_rejects_a_verdict_not_made_by_the_rule():
+    with pytest.raises(TypeError, match="verdict must come from ponder.claims"):
+        claims.claim("hut-2", "x", ours=1, verdict=True, profile="smoke")
+    with pytest.raises(TypeError, match="holds must be True or False"):
+        claims.exact("yes")
+
+
+@pytest.mark.parametrize(
+    "d, delta, verdict",
+    [
+        ([0.10, 0.12, 0.11], 0.0, "holds"),  # mean 0.11, se 0.006: far above 0
+        ([-0.10, -0.12, -0.11], 0.0, "does not hold"),  # far below 0
+        ([0.05, -0.05, 0.02], 0.0, "inconclusive"),  # within the noise
+        ([0.0, 0.0, 0.0], 0.0, "inconclusive"),  # a 0-vs-0 tie with delta 0: no effect shown, none ruled out
+        ([0.0, 0.0, 0.0], 0.01, "does not hold"),  # the same tie when a difference under 0.01 does not count
+        ([0.005, 0.006, 0.004], 0.01, "does not hold"),  # positive beyond the noise but smaller than delta
+        ([0.3, 0.4], 0.0, "inconclusive"),  # fewer seeds than the rule needs
+    ],
+)
+def test_the_noise_rule(d, delta, verdict):
+    assert claims.judge(claims.Estimate.of(d), delta).verdict == verdict
+
+
+def test_greater_pairs_seeds_or_adds_the_errors():
+    a, b = [0.50, 0.60, 0.70], [0.45, 0.55, 0.65]  # a seed-to-seed spread much larger than the gap
+    assert claims.greater(a, b).verdict == "holds"  # paired: every seed's difference is +0.05
+    assert claims.greater(a, b, paired=False).verdict == "inconclusive"
+    with pytest.raises(ValueError, match="as many seeds on each side"):
+        claims.greater([1, 2, 3], [1, 2])
+
+
+def test_every_part_must_hold():
+    yes, no, unsure = claims.exact(True), claims.exact(False), claims.judge(claims.Estimate.of([0.1]))
+    assert claims.every([yes, yes]).verdict == "holds"
+    assert claims.every([yes, unsure]).verdict == "inconclusive"
+    assert claims.every([unsure, no, yes]).verdict == "does not hold"
+    assert claims.every([yes, no]).noise.startswith("[1] holds: exact")
+
+
+def test_above_and_below_compare_with_a_bound():
+    assert claims.above([0.8, 0.82, 0.81], 0.7).verdict == "holds"
+    assert claims.below([0.8, 0.82, 0.81], 0.7).verdict == "does not hold"
+    assert claims.Estimate.of([1.0, 3.0]) == claims.Estimate(2.0, 1.0, 2)
+    with pytest.raises(ValueError, match="finite numbers"):
+        claims.Estimate.of([])
 
 
 def test_figures_are_byte_identical_across_saves(isolated_outputs):

@@ -1,19 +1,132 @@
-"""The claims ledger: did each paper claim reproduce, at which profile?
+"""The claims ledger: did each paper claim reproduce, at which profile, beyond the noise?
 
-A notebook checks a claim on what it just measured and calls :func:`claim`; the row goes to
-``results/<profile>/claims/<target>.json``. :func:`gather` collects every row of a profile into
-``CLAIMS.md`` in the profile's figures folder (``figures/CLAIMS.md`` for ``quick``).
+A notebook measures, judges the claim with one of the rules below and calls :func:`claim`; the
+row goes to ``results/<profile>/claims/<target>.json``. :func:`gather` collects every row of a
+profile into ``CLAIMS.md`` in the profile's figures folder (``figures/CLAIMS.md`` for ``quick``).
 
-``holds`` is ``True``/``False`` for a checked claim and ``None`` for a target whose row only
-describes what is seen (the targets marked "—" in TARGETS.md).
+**The rule** (one for every row; :data:`RULE` is printed in the ledger's header). A claim is a
+statement about a quantity ``d``: a difference between two methods ("A beats B": ``d = A - B``),
+or a value against a bound ("savings above 70 %": ``d = value - bound``). ``d`` is measured once
+per seed (or per repetition, for timings), giving a mean and a standard error
+``se = sd / sqrt(n)``. With ``z = 2`` and the smallest effect that counts ``delta`` (0 unless a
+notebook says otherwise)::
+
+    does not hold    if  mean(d) + z se < delta   (the effect is smaller than delta, beyond the noise)
+    holds            if  mean(d) - z se > 0        (the effect is positive, beyond the noise)
+    inconclusive     otherwise, or with fewer than MIN_SEEDS values
+
+Two methods measured on the same seeds are compared per seed (paired: ``d_s = A_s - B_s``);
+otherwise the standard errors add in quadrature. A claim made of parts ("at every budget") holds
+if every part holds and does not hold if one part does not (:func:`every`). A row whose check involves no noise (a
+generator's exactness, a count) is judged :func:`exact`. A row that only describes what is
+seen has no verdict.
 """
 import json
 import math
+import subprocess
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .paths import claims_dir, figures_dir, seed
+import numpy as np
+
+from .paths import ROOT, claims_dir, figures_dir, seed
 from .profiles import check_profile
 from .runs import write_json
+
+Z = 2.0
+MIN_SEEDS = 3
+VERDICTS = ("holds", "does not hold", "inconclusive")
+RULE = (
+    f"A claim is judged on the per-seed values of the quantity it is about (a difference of two methods, "
+    f"or a value minus a bound): mean ± standard error over n seeds. **holds** if mean − {Z:g} s.e. > 0; "
+    f"**does not hold** if mean + {Z:g} s.e. < δ (the smallest effect that counts, 0 unless the row says); "
+    f"**inconclusive** otherwise or with fewer than {MIN_SEEDS} seeds. Rows marked exact involve no noise; "
+    f"— describes what is seen."
+)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Mean, standard error and number of values of a measured quantity."""
+
+    mean: float
+    se: float
+    n: int
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> "Estimate":
+        """From per-seed values (``se`` is nan for a single value)."""
+        v = np.asarray(values, dtype=float)
+        if v.ndim != 1 or len(v) == 0 or not np.isfinite(v).all():
+            raise ValueError(f"need a non-empty list of finite numbers, got {values!r}")
+        se = float(v.std(ddof=1) / math.sqrt(len(v))) if len(v) > 1 else math.nan
+        return cls(float(v.mean()), se, len(v))
+
+    def __str__(self) -> str:
+        spread = "" if math.isnan(self.se) else f" ± {self.se:.2g}"
+        return f"{self.mean:+.3g}{spread} (n={self.n})"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judged claim: ``verdict`` in :data:`VERDICTS` and the evidence it rests on (``noise``)."""
+
+    verdict: str
+    noise: str
+
+
+def judge(d: Estimate, delta: float = 0.0, min_seeds: int = MIN_SEEDS) -> Verdict:
+    """The rule of the module docstring on the estimate ``d`` of the claimed effect."""
+    if delta < 0:
+        raise ValueError(f"delta={delta} must be >= 0")
+    evidence = f"d = {d}" + (f", δ = {delta:g}" if delta else "")
+    if d.n < min_seeds:
+        return Verdict("inconclusive", f"{evidence}; the rule needs {min_seeds} seeds")
+    if d.mean + Z * d.se < delta:
+        return Verdict("does not hold", evidence)
+    if d.mean - Z * d.se > 0:
+        return Verdict("holds", evidence)
+    return Verdict("inconclusive", f"{evidence}; within the noise")
+
+
+def greater(a: Sequence[float], b: Sequence[float], delta: float = 0.0, paired: bool = True) -> Verdict:
+    """"``a`` is larger than ``b``": per-seed values of each (the same seeds, in order, if ``paired``)."""
+    if paired:
+        if len(a) != len(b):
+            raise ValueError(f"paired values need as many seeds on each side, got {len(a)} and {len(b)}")
+        return judge(Estimate.of(np.subtract(a, b)), delta)
+    ea, eb = Estimate.of(a), Estimate.of(b)
+    return judge(Estimate(ea.mean - eb.mean, math.hypot(ea.se, eb.se), min(ea.n, eb.n)), delta)
+
+
+def above(values: Sequence[float], bound: float, delta: float = 0.0) -> Verdict:
+    """"the quantity is above ``bound``": per-seed values."""
+    e = Estimate.of(values)
+    return judge(Estimate(e.mean - bound, e.se, e.n), delta)
+
+
+def below(values: Sequence[float], bound: float, delta: float = 0.0) -> Verdict:
+    """"the quantity is below ``bound``": per-seed values."""
+    e = Estimate.of(values)
+    return judge(Estimate(bound - e.mean, e.se, e.n), delta)
+
+
+def every(verdicts: Sequence[Verdict]) -> Verdict:
+    """A claim made of parts ("at every budget", "for every model"): holds if every part holds,
+    does not hold if some part does not hold, inconclusive otherwise."""
+    if not verdicts:
+        raise ValueError("every() needs at least one verdict")
+    found = [v.verdict for v in verdicts]
+    verdict = "does not hold" if "does not hold" in found else "holds" if set(found) == {"holds"} else "inconclusive"
+    return Verdict(verdict, "; ".join(f"[{i + 1}] {v.verdict}: {v.noise}" for i, v in enumerate(verdicts)))
+
+
+def exact(holds: bool, why: str = "exact: no noise") -> Verdict:
+    """A check that involves no noise (a generator's exactness, a count)."""
+    if holds not in (True, False):
+        raise TypeError(f"holds must be True or False, got {holds!r}")
+    return Verdict("holds" if holds else "does not hold", why)
 
 
 def _fmt(value) -> str:
@@ -24,17 +137,18 @@ def _fmt(value) -> str:
     return str(value)
 
 
-def claim(target: str, text: str, ours, holds: bool | None, *, profile: str, paper=None) -> dict:
-    """Record one checked claim of ``target`` and return its row.
+def claim(target: str, text: str, ours, verdict: Verdict | None, *, profile: str, paper=None) -> dict:
+    """Record one claim of ``target`` with its ``verdict`` (None: describes what is seen); return its row.
 
     ``ours`` and ``paper`` are the measured and the published value (numbers or short strings).
     A row with the same ``target`` and ``text`` replaces the earlier one, so re-running a
     notebook updates its rows instead of adding duplicates.
     """
     check_profile(profile)
-    if holds not in (True, False, None):
-        raise TypeError(f"holds must be True, False or None, got {holds!r}")
-    row = {"id": target, "claim": text, "paper": _fmt(paper), "ours": _fmt(ours), "holds": holds, "profile": profile}
+    if verdict is not None and not isinstance(verdict, Verdict):
+        raise TypeError(f"verdict must come from ponder.claims (greater, above, below, judge, exact) or be None, got {verdict!r}")
+    judged = asdict(verdict) if verdict else {"verdict": None, "noise": ""}
+    row = {"id": target, "claim": text, "paper": _fmt(paper), "ours": _fmt(ours), **judged, "profile": profile}
     path = claims_dir(profile) / f"{target}.json"
     rows = json.loads(path.read_text()) if path.exists() else []
     rows = [r for r in rows if r["claim"] != text] + [row]
@@ -54,21 +168,41 @@ def _natural_key(target: str) -> tuple:
     return (group, int(number) if number.isdigit() else math.inf, number)
 
 
+def commit() -> str:
+    """The commit the code came from (``+ changes`` if lib/ or notebooks/ differ from it), or ``unknown``."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "lib", "notebooks", "pyproject.toml"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + (" + changes" if dirty else "")
+
+
+def tally(found: list[dict]) -> str:
+    """``"3 holds, 1 does not hold, 2 inconclusive, 4 describe"`` for ledger rows."""
+    counts = [f"{sum(r['verdict'] == v for r in found)} {v}" for v in VERDICTS]
+    return ", ".join(counts + [f"{sum(r['verdict'] is None for r in found)} describe"])
+
+
 def gather(profile: str) -> Path:
-    """Write the ledger of ``profile`` as a Markdown table; return its path."""
+    """Write the ledger of ``profile`` as a Markdown table with a count per verdict; return its path."""
     check_profile(profile)
-    verdict = {True: "yes", False: "**no**", None: "—"}
+    found = rows(profile)
+    shown = {"holds": "holds", "does not hold": "**does not hold**", "inconclusive": "inconclusive", None: "—"}
     lines = [
-        f"# Claims ledger ({profile} profile, seed {seed()})",
+        f"# Claims ledger ({profile} profile, seed {seed()}, commit {commit()})",
         "",
-        "Generated by `make figures`; every row was checked by its notebook on what it measured.",
-        "`holds`: yes / **no** / — (describes what is seen; nothing to check).",
+        "Generated by `make figures`; every row was judged by its notebook on what it measured.",
         "",
-        "| id | claim | paper | ours | holds |",
-        "| --- | --- | --- | --- | --- |",
+        RULE,
+        "",
+        tally(found) + ".",
+        "",
+        "| id | claim | paper | ours | evidence | verdict |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
-    for r in rows(profile):
-        cells = [r["id"], r["claim"], r["paper"], r["ours"], verdict[r["holds"]]]
+    for r in found:
+        cells = [r["id"], r["claim"], r["paper"], r["ours"], r["noise"], shown[r["verdict"]]]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     out = figures_dir(profile) / "CLAIMS.md"
     out.parent.mkdir(parents=True, exist_ok=True)

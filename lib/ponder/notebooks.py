@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from .checks import check_int
-from .claims import gather, rows
+from .claims import gather, rows, tally
 from .paths import ROOT
 from .profiles import PROFILES, check_profile
 
@@ -73,8 +73,7 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int =
             if error is not None:
                 failed.append((name, error))
     ledger = gather(profile)
-    verdicts = [r["holds"] for r in rows(profile)]
-    print(f"claims ledger: {ledger}: {verdicts.count(True)} hold, {verdicts.count(False)} do not, {verdicts.count(None)} describe only")
+    print(f"claims ledger: {ledger}: {tally(rows(profile))}")
     for name, error in failed:
         print(f"FAILED {name}: {error}\n  the executed copy, with the failing cell's traceback: {out / name}", file=sys.stderr)
     if failed:
