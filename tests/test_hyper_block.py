@@ -1,0 +1,123 @@
+"""Hyper-UT with the whole block generated (``ponder.models.hyper_block``): equivalences, shapes, gradients, ACT."""
+import pytest
+import torch
+
+from ponder.models.classifier import ACTDepth, FixedDepth
+from ponder.models.hyper_block import ATTENTION, HyperBlockCore
+from ponder.models.transformer import Block
+
+DIM, HEADS, STEPS, POOL, CODE = 16, 2, 4, 4, 8
+TOLERANCE = dict(atol=1e-6, rtol=1e-6)
+
+
+def states(batch=5, tokens=9, seed=0):
+    return torch.randn(batch, tokens, DIM, generator=torch.Generator().manual_seed(seed))
+
+
+def block_of_entry(core: HyperBlockCore, entry: int) -> Block:
+    """A plain ``Block`` with the core's norms and pool entry ``entry``'s generated weights."""
+    plain = Block(DIM, HEADS)
+    plain.norm1.load_state_dict(core.norm1.state_dict())
+    plain.norm2.load_state_dict(core.norm2.state_dict())
+    linears = {name: getattr(plain.attn, name) for name in ATTENTION} | {"fc1": plain.mlp.fc1, "fc2": plain.mlp.fc2}
+    with torch.no_grad():
+        for name, (weight, bias) in core.weights(core.router.pool).items():
+            linears[name].weight.copy_(weight[entry])
+            linears[name].bias.copy_(bias[entry])
+    return plain
+
+
+def test_pool_of_one_equals_a_shared_block_carrying_its_weights():
+    torch.manual_seed(0)
+    core = HyperBlockCore(DIM, HEADS, STEPS, pool_size=1, code_dim=CODE)
+    plain = block_of_entry(core, 0)
+    h = states()
+    for t in range(STEPS):
+        torch.testing.assert_close(core.step(h, t), plain(h + core.step_embedding.weight[t]), **TOLERANCE)
+        torch.testing.assert_close(core.last_routing, torch.ones(5, 1))
+
+
+@pytest.mark.parametrize("entry", range(POOL))
+def test_one_hot_routing_runs_the_block_of_that_entry(entry, monkeypatch):
+    torch.manual_seed(0)
+    core = HyperBlockCore(DIM, HEADS, STEPS, pool_size=POOL, code_dim=CODE)
+    one_hot = torch.eye(POOL)[entry].expand(5, -1)
+    monkeypatch.setattr(core.router, "forward", lambda summary, step_vector: (one_hot, one_hot @ core.router.pool))
+    h = states()
+    torch.testing.assert_close(core.step(h, 1), block_of_entry(core, entry)(h + core.step_embedding.weight[1]), **TOLERANCE)
+    torch.testing.assert_close(core.last_routing, one_hot)
+
+
+def test_generated_weights_are_the_routing_mix_of_the_entries_weights():
+    torch.manual_seed(0)
+    core = HyperBlockCore(DIM, HEADS, STEPS, pool_size=POOL, code_dim=CODE)
+    alpha = torch.softmax(torch.randn(6, POOL), dim=-1)
+    mixed, entries = core.weights(alpha @ core.router.pool), core.weights(core.router.pool)
+    for name, (weight, bias) in mixed.items():
+        entry_weight, entry_bias = entries[name]
+        torch.testing.assert_close(weight, torch.einsum("bn,n...->b...", alpha, entry_weight))
+        torch.testing.assert_close(bias, alpha @ entry_bias)
+    assert mixed["fc1"][0].shape == (6, 4 * DIM, DIM) and mixed["fc2"][1].shape == (6, DIM)
+    assert not torch.allclose(entries["q_proj"][0][0], entries["q_proj"][0][1])  # the entries differ from the start
+
+
+@pytest.mark.parametrize("summary", ["mean", "cls"])
+def test_step_keeps_shapes_and_routing_is_a_distribution_per_example(summary):
+    torch.manual_seed(0)
+    core = HyperBlockCore(DIM, HEADS, STEPS, pool_size=POOL, code_dim=CODE, summary=summary)
+    for batch in (1, 3, 7):
+        h = states(batch=batch)
+        assert core.step(h, 0).shape == h.shape
+        assert core.last_routing.shape == (batch, POOL)
+        torch.testing.assert_close(core.last_routing.sum(-1), torch.ones(batch))
+    assert not torch.allclose(core.last_routing[0], core.last_routing[1])
+
+
+def test_gradients_reach_every_pool_entry_generator_and_the_router():
+    torch.manual_seed(0)
+    core = HyperBlockCore(DIM, HEADS, STEPS, pool_size=POOL, code_dim=CODE)
+    FixedDepth()(core, states()).state.square().mean().backward()
+    for name, parameter in core.named_parameters():
+        assert parameter.grad is not None and parameter.grad.abs().sum() > 0, name
+    assert (core.router.pool.grad.abs().sum(-1) > 0).all()  # every entry's embedding
+
+
+def test_act_runs_it_compacted_on_subsets_as_it_does_masked():
+    torch.manual_seed(0)
+    core = HyperBlockCore(DIM, HEADS, STEPS, pool_size=POOL, code_dim=CODE)
+    h = states(batch=16)
+    subset = torch.tensor([11, 0, 3])  # what compaction runs a step on
+    torch.testing.assert_close(core.step(h[subset], 2), core.step(h, 2)[subset], **TOLERANCE)
+    runs = {}
+    for compact in (False, True):
+        torch.manual_seed(1)  # the same halting unit for both
+        depth = ACTDepth(DIM, bias=-1.0, compact=compact)
+        torch.nn.init.normal_(depth.halting.linear.weight, std=1.0)
+        runs[compact] = depth(core, h)
+    assert runs[True].steps.unique().numel() > 1  # the examples really halt at different steps
+    for field in ("state", "steps", "ponder", "halting"):
+        torch.testing.assert_close(getattr(runs[True], field), getattr(runs[False], field))
+    torch.testing.assert_close(runs[True].halting.sum(-1), torch.ones(16))
+
+
+def test_parameter_count_of_the_docstring():
+    core = HyperBlockCore(32, 4, STEPS, pool_size=16, code_dim=16)
+    assert sum(p.numel() for p in core.generators.parameters()) == 17 * 12_576
+    assert sum(p.numel() for p in core.router.parameters()) == 16 * 16 + (64 * 16 + 16) + 16 * 16
+
+
+def test_bad_parameters_raise_naming_them():
+    with pytest.raises(ValueError, match="summary"):
+        HyperBlockCore(DIM, HEADS, STEPS, summary="max")
+    with pytest.raises(ValueError, match="pool_size"):
+        HyperBlockCore(DIM, HEADS, STEPS, pool_size=0)
+    with pytest.raises(ValueError, match="heads"):
+        HyperBlockCore(DIM, 3, STEPS)
+
+
+def test_state_saves_and_loads():
+    from safetensors.torch import load_file, save_file
+
+    path = "/tmp/test_hyper_block.safetensors"
+    save_file(HyperBlockCore(DIM, HEADS, STEPS).state_dict(), path)  # fails if two names share one tensor
+    HyperBlockCore(DIM, HEADS, STEPS).load_state_dict(load_file(path))
