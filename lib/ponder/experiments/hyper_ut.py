@@ -31,6 +31,7 @@ from ..checks import check_choice
 from ..models.classifier import ACTDepth, Classifier, FixedDepth, LayerStack, SequenceEmbedding
 from ..models.film import FiLMCore
 from ..models.hyper import HyperCore
+from ..models.hyper_block import HyperBlockCore
 from ..models.universal import UniversalCore
 from ..profiles import by_profile
 from ..runs import Run
@@ -56,7 +57,7 @@ CORE_CODE = {
     "transformer": (),
     "ut": ("ponder.models.universal",),
     "film": ("ponder.models.universal", "ponder.models.film"),
-    "hyper": ("ponder.models.hyper",),
+    "hyper": ("ponder.models.hyper", "ponder.models.hyper_block"),
 }
 
 
@@ -66,8 +67,13 @@ def code(kind: str) -> tuple[str, ...]:
 
 
 # The model every kind shares (a kind uses the fields it needs). ``steps`` is the depth of the
-# Transformer, the steps of UT / Hyper-UT without ACT and the most steps ACT may take.
-MODEL = dict(dim=32, heads=4, steps=4, mlp_ratio=4.0, pool_size=16, code_dim=16, rank=4, summary="mean", act_bias=-2.0, act_eps=0.01, act_level="example", tau=0.01, values="table")
+# Transformer, the steps of UT / Hyper-UT without ACT and the most steps ACT may take. A halting
+# bias of -2 is a "deep start" (p = 0.12 per step at initialisation: about 8 steps before halting).
+# ``generator``: what the hyper-module generates from the routed pool code: "block", every weight
+# of the block (``ponder.models.hyper_block``, the paper's description), or "delta", a rank-``rank``
+# delta on the shared block's MLP (``ponder.models.hyper``); hut-10 compares the two.
+MODEL = dict(dim=32, heads=4, steps=8, mlp_ratio=4.0, pool_size=16, code_dim=16, rank=4, generator="block", summary="mean", act_bias=-2.0, act_eps=0.01, act_level="example", tau=0.01, values="table")
+GENERATORS = ("block", "delta")
 
 SIZES = {
     "smoke": dict(
@@ -75,12 +81,14 @@ SIZES = {
         model=dict(MODEL, dim=16, heads=2, steps=3, pool_size=4, code_dim=8, rank=2),
         depth_grid=dict(depths=(1, 2), hops=(1, 2), steps=20), pool_sizes=(1, 4),
     ),
-    # C-PVR of length 8, trained on 1..2 hops, tested on 1..5: the largest setting whose models
-    # learn their training hops within the 9-minute CPU budget of all Hyper-UT notebooks
+    # quick: room to ponder (up to 8 steps; a Transformer of depth 8) and hops 1-3 in training, so
+    # that "more hops, more steps" has a gradient to follow; length 12 with chain ends drawn
+    # uniformly, so that no fixed position gives the answer away (ponder.tasks.cpvr); tested up to
+    # 8 hops; 3 seeds, so that the ledger can judge differences against their noise.
     "quick": dict(
-        length=8, train_hops=(1, 2), test_hops=(1, 2, 3, 4, 5), seeds=(0, 1), steps=800, batch_size=128, lr=3e-3, n_test=400,
+        length=12, train_hops=(1, 2, 3), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), steps=1500, batch_size=128, lr=3e-3, n_test=400,
         model=dict(MODEL),
-        depth_grid=dict(depths=(1, 2, 3, 4), hops=(1, 2, 3), steps=300), pool_sizes=(1, 4, 16, 64),
+        depth_grid=dict(depths=(1, 2, 4, 6, 8), hops=(1, 2, 3, 4, 5), steps=400), pool_sizes=(1, 4, 16, 64),
     ),
     # gpu: the paper profile's task and model (length 16, hops 1-4 / 1-8, width 64, 8 steps) for
     # fewer optimisation steps, so that every Hyper-UT and survey notebook fits one H100's budget
@@ -110,6 +118,8 @@ def build(kind: str, length: int, model: dict, embedding: torch.nn.Module | None
         core = UniversalCore(dim, heads, steps, ratio)
     elif base == "film":
         core = FiLMCore(dim, heads, steps, ratio)
+    elif check_choice("generator", m["generator"], GENERATORS) == "block":
+        core = HyperBlockCore(dim, heads, steps, m["pool_size"], m["code_dim"], ratio, m["summary"])
     else:
         core = HyperCore(dim, heads, steps, m["pool_size"], m["code_dim"], m["rank"], ratio, m["summary"])
     depth = ACTDepth(dim, m["act_bias"], m["act_eps"], m["act_level"]) if kind in ACT_KINDS else FixedDepth()
@@ -201,30 +211,34 @@ def generalization(profile: str, seed: int = 0, kinds: Sequence[str] = KINDS) ->
     return pd.concat(parts, ignore_index=True)
 
 
-def depth_runs(profile: str, seed: int = 0) -> dict[int, list[parallel.Job]]:
-    """hut-2's runs: ``{depth: [job per hop count]}``, a Transformer trained and tested on one hop count."""
-    grid = by_profile(SIZES, profile)["depth_grid"]
-    one = lambda depth, hops: partial(train_cpvr, "transformer", profile, seed, model={"steps": depth}, train_hops=(hops,), test_hops=(hops,), steps=grid["steps"], name="hut/depth")  # noqa: E731
-    return {depth: [one(depth, hops) for hops in grid["hops"]] for depth in grid["depths"]}
+def depth_runs(profile: str, seed: int = 0) -> dict[tuple[int, int], parallel.Job]:
+    """hut-2's runs: ``{(depth, seed): job}``, a Transformer of each depth trained on every hop count of the grid."""
+    sizes = by_profile(SIZES, profile)
+    grid, hops = sizes["depth_grid"], sizes["depth_grid"]["hops"]
+    return {(depth, seed + s): partial(train_cpvr, "transformer", profile, seed + s, model={"steps": depth}, train_hops=hops, test_hops=hops, steps=grid["steps"], name="hut/depth")
+            for depth in grid["depths"] for s in sizes["seeds"]}
 
 
 def depth_needed(profile: str, seed: int = 0) -> pd.DataFrame:
-    """hut-2: a Transformer of each depth trained and tested on one hop count at a time."""
-    parts = [frame(job()[1], depth=depth) for depth, runs in depth_runs(profile, seed).items() for job in runs]
-    return pd.concat(parts, ignore_index=True)
+    """hut-2: Transformers of each depth trained on hop counts ``1..H`` together, accuracy per hop count and seed."""
+    return pd.concat([frame(job()[1], depth=depth, seed=s) for (depth, s), job in depth_runs(profile, seed).items()], ignore_index=True)
 
 
-def pool_runs(profile: str, seed: int = 0) -> dict[int, parallel.Job]:
-    """hut-10's runs: ``{pool size: job}``, Hyper-UT (with ACT)."""
-    return {n: partial(train_cpvr, "hyper_act", profile, seed, model={"pool_size": n}) for n in by_profile(SIZES, profile)["pool_sizes"]}
+def pool_runs(profile: str, seed: int = 0) -> dict[tuple[str, int, int], parallel.Job]:
+    """hut-10's runs: ``{(generator, pool size, seed): job}``, Hyper-UT (with ACT): both generators at the
+    default pool size on every seed (the comparison), the default generator at every pool size on one seed."""
+    sizes = by_profile(SIZES, profile)
+    m = sizes["model"]
+    grid = {(g, m["pool_size"], seed + s) for g in GENERATORS for s in sizes["seeds"]} | {(m["generator"], n, seed) for n in sizes["pool_sizes"]}
+    return {(g, n, s): partial(train_cpvr, "hyper_act", profile, s, model={"generator": g, "pool_size": n}) for g, n, s in sorted(grid)}
 
 
 def pool_sizes(profile: str, seed: int = 0) -> pd.DataFrame:
-    """hut-10: Hyper-UT (with ACT) with pools of each size in ``pool_sizes``."""
+    """hut-10: Hyper-UT (with ACT) per generator, pool size and seed: accuracy and steps per test hop count."""
     parts = []
-    for n, job in pool_runs(profile, seed).items():
+    for (g, n, s), job in pool_runs(profile, seed).items():
         metrics = job()[1]
-        parts.append(frame(metrics, pool_size=n, params=metrics["params"]))
+        parts.append(frame(metrics, generator=g, pool_size=n, seed=s, params=metrics["params"]))
     return pd.concat(parts, ignore_index=True)
 
 
@@ -232,7 +246,7 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     """The runs each Hyper-UT notebook trains, as jobs for :func:`ponder.parallel.prefetch`."""
     return {
         "hyper_ut": list(generalization_runs(profile, seed).values()),
-        "hyper_ut_depth": [job for runs in depth_runs(profile, seed).values() for job in runs],
+        "hyper_ut_depth": list(depth_runs(profile, seed).values()),
         "hyper_ut_modules": list(pool_runs(profile, seed).values()),
     }
 
@@ -285,7 +299,7 @@ def configurations(profile: str) -> pd.DataFrame:
             "depth / max steps": m["steps"],
             "weights shared in depth": kind != "transformer",
             "pool size N": m["pool_size"] if uses_pool else "—",
-            "code dim / rank": f"{m['code_dim']} / {m['rank']}" if uses_pool else "—",
+            "generated": (f"the block (code dim {m['code_dim']})" if m["generator"] == "block" else f"MLP delta (code dim {m['code_dim']}, rank {m['rank']})") if uses_pool else "—",
             "parameters": parameter_count(net),
             "ACT (bias, eps, tau, level)": f"{m['act_bias']}, {m['act_eps']}, {m['tau']}, {m['act_level']}" if kind in ACT_KINDS else "—",
         })
@@ -300,35 +314,52 @@ def train_all(profile: str, seed: int = 0) -> None:
 
 
 # -- the numbers the claims are checked on -------------------------------------------------
-def summarize(frame: pd.DataFrame, train_max: int) -> pd.DataFrame:
-    """Per model: mean accuracy in / out of distribution (and its s.e. over seeds), mean steps,
-    the slope of steps against hop count, and the parameter count."""
-    frame = frame.assign(split=np.where(frame["hops"] <= train_max, "in distribution", "out of distribution"))
-    per_seed = frame.groupby(["model", "seed", "split"])["accuracy"].mean().unstack("split")
-    accuracy = per_seed.groupby("model").agg(["mean", "sem"])
+def per_seed(frame: pd.DataFrame, train_max: int) -> pd.DataFrame:
+    """Per model and seed: mean accuracy in / out of distribution (hop counts weighted equally),
+    mean steps, the slope of steps against hop count, and the parameter count."""
     rows = []
-    for model, part in frame.groupby("model", sort=False):
-        steps = part.groupby("hops")["steps"].mean()
+    for (model, seed), part in frame.groupby(["model", "seed"], sort=False):
+        inside = part["hops"] <= train_max
         rows.append({
-            "model": model,
-            "in distribution": accuracy.loc[model, ("in distribution", "mean")],
-            "in distribution se": np.nan_to_num(accuracy.loc[model, ("in distribution", "sem")]),
-            "out of distribution": accuracy.loc[model, ("out of distribution", "mean")],
-            "out of distribution se": np.nan_to_num(accuracy.loc[model, ("out of distribution", "sem")]),
+            "model": model, "seed": seed,
+            "in distribution": part.loc[inside, "accuracy"].mean(),
+            "out of distribution": part.loc[~inside, "accuracy"].mean(),
             "steps": part["steps"].mean(),
-            "steps slope": float(np.polyfit(steps.index.to_numpy(float), steps.to_numpy(), 1)[0]),
+            "steps slope": float(np.polyfit(part["hops"].to_numpy(float), part["steps"].to_numpy(), 1)[0]),
             "params": int(part["params"].iloc[0]),
         })
-    return pd.DataFrame(rows).set_index("model")
+    return pd.DataFrame(rows)
 
 
-def depth_needed_per_hop(frame: pd.DataFrame, tolerance: float = 0.05) -> pd.Series:
-    """hut-2: per hop count, the smallest depth within ``tolerance`` of the best depth's accuracy."""
+def summarize(frame: pd.DataFrame, train_max: int) -> pd.DataFrame:
+    """Per model: :func:`per_seed`'s numbers, mean over seeds, with the standard error of the accuracies."""
+    seeds = per_seed(frame, train_max).drop(columns="seed")
+    summary = seeds.groupby("model", sort=False).mean()
+    for split in ("in distribution", "out of distribution"):
+        summary[f"{split} se"] = np.nan_to_num(seeds.groupby("model", sort=False)[split].sem())
+    summary["params"] = summary["params"].astype(int)
+    return summary
+
+
+def baselines(profile: str) -> pd.DataFrame:
+    """Per test hop count, what needs no reasoning: ``chance`` (always the majority label) and
+    ``best position rule`` (the best "answer ``x[j]``" for a fixed ``j``, chosen per hop count:
+    an upper bound on any one-position shortcut), on the fixed test set."""
+    sizes = by_profile(SIZES, profile)
+    x, hops, label = test_set(sizes["length"], sizes["test_hops"], sizes["n_test"])
+    chance = cpvr.majority_accuracy(hops, label)
+    rules = cpvr.position_rule_accuracy(x, hops, label)
+    return pd.DataFrame([{"hops": h, "chance": chance[h], "best position rule": rules[h].max().item()} for h in sizes["test_hops"]])
+
+
+def depth_needed_per_hop(frame: pd.DataFrame, tolerance: float = 0.05) -> pd.DataFrame:
+    """hut-2: per seed (rows) and hop count (columns), the smallest depth within ``tolerance`` of that
+    seed's best depth at that hop count."""
     needed = {}
-    for hops, part in frame.groupby("hops"):
+    for (seed, hops), part in frame.groupby(["seed", "hops"]):
         best = part["accuracy"].max()
-        needed[hops] = int(part.loc[part["accuracy"] >= best - tolerance, "depth"].min())
-    return pd.Series(needed, name="depth needed").rename_axis("hops")
+        needed[seed, hops] = int(part.loc[part["accuracy"] >= best - tolerance, "depth"].min())
+    return pd.Series(needed, name="depth needed").rename_axis(["seed", "hops"]).unstack("hops")
 
 
 @torch.no_grad()
@@ -347,7 +378,7 @@ def ponder_trace(model: Classifier, x: torch.Tensor) -> dict:
         h = model.core.step(h, t)
         if isinstance(model.depth, ACTDepth):
             probabilities.append(model.depth.halting(h.mean(dim=1)).item())
-        if isinstance(model.core, HyperCore):
+        if isinstance(model.core, (HyperCore, HyperBlockCore)):
             routing.append(model.core.last_routing[0].tolist())
     return {
         "answer": int(out.logits.argmax(-1)),

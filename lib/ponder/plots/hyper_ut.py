@@ -19,16 +19,19 @@ def shade_out_of_distribution(ax: plt.Axes, train_max: int, hops_max: int) -> No
 
 
 def draw_depth_heatmap(ax: plt.Axes, frame: pd.DataFrame) -> None:
-    """hut-2: accuracy of each (depth, hop count) Transformer, each trained and tested on its hop count."""
+    """hut-2: accuracy of each depth of Transformer (trained on every hop count) per hop count, mean over seeds."""
     table = frame.pivot_table(index="depth", columns="hops", values="accuracy").sort_index(ascending=False)
     sns.heatmap(table, annot=True, fmt=".2f", vmin=0, vmax=1, cmap="viridis", cbar_kws={"label": "accuracy"}, ax=ax)
-    ax.set(xlabel="hops (trained and tested on)", ylabel="Transformer depth")
+    ax.set(xlabel="hops (tested; all trained on)", ylabel="Transformer depth")
 
 
-def draw_accuracy_vs_hops(ax: plt.Axes, frame: pd.DataFrame, order: list[str], train_max: int) -> None:
-    """hut-3: mean accuracy per test hop count with the standard error over seeds."""
+def draw_accuracy_vs_hops(ax: plt.Axes, frame: pd.DataFrame, order: list[str], train_max: int, baselines: pd.DataFrame | None = None) -> None:
+    """hut-3: mean accuracy per test hop count with the standard error over seeds; ``baselines``
+    (``hops`` and one column per baseline, e.g. chance) drawn as grey lines."""
     palette, markers = styles(order)
     sns.lineplot(frame, x="hops", y="accuracy", hue="model", hue_order=order, style="model", style_order=order, markers=markers, dashes=False, errorbar="se", err_style="bars", ax=ax, palette=palette)
+    for (name, line), style in zip((baselines if baselines is not None else pd.DataFrame()).drop(columns="hops", errors="ignore").items(), (":", "-.", "--")):
+        ax.plot(baselines["hops"], line, color="0.45", ls=style, lw=1.5, label=name)
     shade_out_of_distribution(ax, train_max, int(frame["hops"].max()))
     ax.set(xlabel="test hop count", ylabel="accuracy", ylim=(0, 1.02), xticks=sorted(frame["hops"].unique()))
     ax.legend(title=None, fontsize=9)
@@ -77,13 +80,13 @@ def routing_entropy(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.groupby(["hops", "step"])["weight"].apply(entropy).rename("entropy").reset_index()
 
 
-def draw_pool_sizes(ax: plt.Axes, frame: pd.DataFrame, train_max: int) -> None:
-    """hut-10: accuracy per test hop count for each pool size."""
-    sizes = sorted(frame["pool_size"].unique())
-    sns.lineplot(frame, x="hops", y="accuracy", hue="pool_size", hue_order=sizes, marker="o", ax=ax, palette=colors(len(sizes)))
+def draw_pool_sizes(ax: plt.Axes, frame: pd.DataFrame, train_max: int, hue: str = "pool_size", title: str = "pool size N") -> None:
+    """hut-10: accuracy per test hop count for each value of ``hue`` (pool size, or generator), s.e. over seeds."""
+    values = sorted(frame[hue].unique())
+    sns.lineplot(frame, x="hops", y="accuracy", hue=hue, hue_order=values, marker="o", errorbar="se", err_style="bars", ax=ax, palette=colors(len(values)))
     shade_out_of_distribution(ax, train_max, int(frame["hops"].max()))
     ax.set(xlabel="test hop count", ylabel="accuracy", ylim=(0, 1.02), xticks=sorted(frame["hops"].unique()))
-    ax.legend(title="pool size N", fontsize=9)
+    ax.legend(title=title, fontsize=9)
 
 
 def draw_table(ax: plt.Axes, table: pd.DataFrame, font_size: int = 9) -> None:
