@@ -29,6 +29,11 @@ def test_infinite_threshold_is_the_dense_classifier():
     torch.testing.assert_close(out.logits, dense(x).logits)
 
 
+def test_confidence_is_the_softmax_response():
+    probabilities = torch.tensor([[0.5, 0.3, 0.2], [0.1, 0.1, 0.8]])
+    torch.testing.assert_close(confidence(probabilities.log()), torch.tensor([0.2, 0.7]))
+
+
 def test_exit_layer_is_the_first_confident_layer():
     model = early_exit_model()
     x = torch.randint(10, (64, 10))

@@ -24,7 +24,7 @@ from multiprocessing import get_context
 
 import torch
 
-from .checks import check_int
+from .checks import check_choice, check_int
 from .runs import NotCached, only_cached
 from .training import cores, num_threads, train_run
 
@@ -94,6 +94,11 @@ def prefetch(jobs: Sequence[Job], workers: int | None = None) -> int:
         for future in [pool.submit(_train, job) for job in pending]:
             future.result()
     return len(pending)
+
+
+def prefetch_notebook(jobs: dict[str, Sequence[Job]], notebook: str) -> int:
+    """:func:`prefetch` the jobs of ``notebook`` in ``jobs`` (``{notebook: its jobs}``)."""
+    return prefetch(jobs[check_choice("notebook", notebook, tuple(jobs))])
 
 
 def train_notebooks(jobs: dict[str, Sequence[Job]], prefetch_notebook: Callable[[str], object]) -> None:

@@ -395,7 +395,7 @@ def prefetch(profile: str, notebook: str, seed: int = 0) -> None:
     todo = jobs(profile, seed)
     check_choice("notebook", notebook, tuple(todo))
     gates_pretrained(profile, seed, task="speech" if notebook == "acm_speech" else "digits")
-    parallel.prefetch(todo[notebook])
+    parallel.prefetch_notebook(todo, notebook)
 
 
 def train_all(profile: str, seed: int = 0) -> None:
@@ -418,6 +418,14 @@ def diversity(maps: torch.Tensor, per_sample: torch.Tensor) -> dict:
     """acm-8: spatial diversity (mean over samples of the spread of compute over patches) and
     per-sample diversity (spread of the per-sample compute), both as standard deviations."""
     return {"spatial": maps.flatten(1).std(1).mean().item(), "per_sample": per_sample.std().item()}
+
+
+def diversity_margins(stats):
+    """acm-8: per setting (a row of ``stats``, a DataFrame with :func:`diversity`'s columns), the
+    smaller of its two diversities relative to their median over the settings, minus 1: at least 0
+    when both diversities are at or above the median."""
+    both = stats[["spatial", "per_sample"]]
+    return (both / both.median()).min(axis=1) - 1
 
 
 @torch.no_grad()

@@ -11,7 +11,6 @@ import torch
 import torch.nn.functional as F
 
 from .. import parallel
-from ..checks import check_choice
 from ..models.attention_transformer import CausalLM, InContextTransformer
 from ..profiles import by_profile
 from ..runs import Run
@@ -315,9 +314,7 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
 
 def prefetch(profile: str, notebook: str, seed: int = 0) -> None:
     """Train a notebook's runs side by side, one per core (:mod:`ponder.parallel`)."""
-    todo = jobs(profile, seed)
-    check_choice("notebook", notebook, tuple(todo))
-    parallel.prefetch(todo[notebook])
+    parallel.prefetch_notebook(jobs(profile, seed), notebook)
 
 
 def train_all(profile: str, seed: int = 0) -> None:

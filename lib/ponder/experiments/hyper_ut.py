@@ -253,9 +253,7 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
 
 def prefetch(profile: str, notebook: str, seed: int = 0) -> None:
     """Train a notebook's runs side by side, one per core (or sharing the GPU): :mod:`ponder.parallel`."""
-    todo = jobs(profile, seed)
-    check_choice("notebook", notebook, tuple(todo))
-    parallel.prefetch(todo[notebook])
+    parallel.prefetch_notebook(jobs(profile, seed), notebook)
 
 
 @torch.no_grad()

@@ -17,11 +17,13 @@ import math
 import statistics
 from collections.abc import Sequence
 from contextlib import contextmanager
+from functools import partial
 
 import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from .. import parallel
 from ..bench import time_it
 from ..models.classifier import Classifier, FixedDepth, SequenceEmbedding
 from ..models.calm import EarlyExitClassifier, early_exit_loss
@@ -122,28 +124,47 @@ def train_pondernet(profile: str, seed: int = 0):
 # -- survey-2: early exit -----------------------------------------------------------------
 @num_threads(1)
 def exit_sweep(profile: str, seed: int = 0) -> pd.DataFrame:
-    """One row per threshold and test hop count: ``accuracy`` and mean ``layers`` used."""
+    """One row per seed, threshold and test hop count: ``accuracy`` and mean ``layers`` used."""
     sizes, survey = by_profile(hyper_ut.SIZES, profile), by_profile(SURVEY, profile)
-    model, _ = train_early_exit(profile, seed)
     x, hops, label = test_set(sizes["length"], sizes["test_hops"], sizes["n_test"])
     rows = []
-    for threshold in survey["thresholds"]:
-        model.threshold = threshold
-        with torch.no_grad():
-            out = model(x.to(default_device()))
-        correct = (out.logits.argmax(-1).cpu() == label).float()
-        layers = out.steps.cpu()
-        for h in sizes["test_hops"]:
-            rows.append({"threshold": threshold, "hops": h, "accuracy": correct[hops == h].mean().item(), "layers": layers[hops == h].mean().item(),
-                         "in_training": h in sizes["train_hops"]})
+    for s in sizes["seeds"]:
+        model, _ = train_early_exit(profile, seed + s)
+        for threshold in survey["thresholds"]:
+            model.threshold = threshold
+            with torch.no_grad():
+                out = model(x.to(default_device()))
+            correct = (out.logits.argmax(-1).cpu() == label).float()
+            layers = out.steps.cpu()
+            for h in sizes["test_hops"]:
+                rows.append({"seed": seed + s, "threshold": threshold, "hops": h, "accuracy": correct[hops == h].mean().item(), "layers": layers[hops == h].mean().item(),
+                             "in_training": h in sizes["train_hops"]})
     return pd.DataFrame(rows)
 
 
 def sweep_summary(sweep: pd.DataFrame) -> pd.DataFrame:
-    """Per threshold: in-distribution and out-of-distribution accuracy and mean layers (hop counts weighted equally)."""
+    """Per threshold: in-distribution and out-of-distribution accuracy and mean layers (hop counts
+    weighted equally), averaged over seeds."""
     table = sweep.groupby(["threshold", "in_training"])[["accuracy", "layers"]].mean().unstack("in_training")
     table.columns = [f"{metric} ({'in' if inside else 'out of'} training)" for metric, inside in table.columns]
     return table.reset_index()
+
+
+def exit_savings(sweep: pd.DataFrame, layers: int, train_hops: Sequence[int], tolerance: float = 0.02) -> pd.DataFrame:
+    """survey-2, per seed: the lowest threshold whose accuracy on the training hop counts is within
+    ``tolerance`` of no exit, the share of layers it saves there, and the layers it uses on the
+    fewest and on the most training hops."""
+    rows = []
+    for s, part in sweep.groupby("seed"):
+        summary = sweep_summary(part)
+        dense = summary[summary["threshold"] == math.inf].iloc[0]
+        ok = summary[summary["accuracy (in training)"] >= dense["accuracy (in training)"] - tolerance]
+        best = ok.sort_values("layers (in training)").iloc[0]
+        at_best = part[part["threshold"] == best["threshold"]].set_index("hops")["layers"]
+        rows.append({"seed": s, "threshold": best["threshold"], "saved": 1 - best["layers (in training)"] / layers,
+                     "accuracy": best["accuracy (in training)"], "no-exit accuracy": dense["accuracy (in training)"],
+                     "layers (fewest hops)": at_best[min(train_hops)], "layers (most hops)": at_best[max(train_hops)]})
+    return pd.DataFrame(rows).set_index("seed")
 
 
 # -- survey-3: Mixture-of-Depths ----------------------------------------------------------
@@ -226,6 +247,23 @@ def adaptive_table(profile: str, seed: int = 0) -> pd.DataFrame:
         table.append({"method": name, **summary, "compute (share of dense)": summary["steps"] / t if share is None else share,
                       "dense twin": twin_name, "inference s": seconds, "twin inference s": twin_seconds, "time / twin": seconds / twin_seconds})
     return pd.DataFrame(table)
+
+
+def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
+    """The C-PVR runs each survey notebook trains, as jobs for :func:`ponder.parallel.prefetch`
+    (the Hyper-UT models come from ``hyper_ut``'s jobs, which its notebooks run first)."""
+    sizes, survey = by_profile(hyper_ut.SIZES, profile), by_profile(SURVEY, profile)
+    table = [partial(hyper_ut.train_cpvr, kind, profile, seed) for kind in ("transformer", "ut", "ut_act", "hyper", "hyper_act")]
+    return {
+        "survey_early_exit": [partial(train_early_exit, profile, seed + s) for s in sizes["seeds"]],
+        "survey_mod": [partial(train_mod, profile, c, seed) for c in survey["capacities"]] + table[:1],
+        "survey_table": table + [partial(train_early_exit, profile, seed), partial(train_mod, profile, survey["table_capacity"], seed), partial(train_pondernet, profile, seed)],
+    }
+
+
+def prefetch(profile: str, notebook: str, seed: int = 0) -> None:
+    """Train a survey notebook's C-PVR runs side by side, one per core: :mod:`ponder.parallel`."""
+    parallel.prefetch_notebook(jobs(profile, seed), notebook)
 
 
 def train_all(profile: str, seed: int = 0) -> None:

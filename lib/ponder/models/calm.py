@@ -5,7 +5,8 @@ With ``h_l`` the state after layer ``l`` (``l = 1..L``) and the shared readout `
 CLS state,
 
     y_l    = softmax(W LN(h_l[:, 0]))                      every layer's prediction
-    c_l    = max_k y_l[k]                                  confidence (softmax top-1 probability)
+    c_l    = y_l[(1)] - y_l[(2)]                           confidence: CALM's softmax response, the
+                                                           top-1 minus the top-2 probability
     exit   = min{ l : c_l >= lambda },  or L               the first confident layer
     L_train = sum_l (l / sum_j j) CE(y, y_l)               CALM's layer-weighted average
 
@@ -41,8 +42,9 @@ def early_exit_loss(logits: torch.Tensor, label: torch.Tensor) -> torch.Tensor:
 
 
 def confidence(logits: torch.Tensor) -> torch.Tensor:
-    """``[..., C] -> [...]``: the softmax top-1 probability."""
-    return logits.softmax(dim=-1).amax(dim=-1)
+    """``[..., C] -> [...]``: CALM's softmax response, top-1 minus top-2 softmax probability (in [0, 1])."""
+    top = logits.softmax(dim=-1).topk(2, dim=-1).values
+    return top[..., 0] - top[..., 1]
 
 
 @dataclass

@@ -46,7 +46,7 @@ def draw_exit_sweep(axes, summary: pd.DataFrame, sweep: pd.DataFrame, max_layers
     ax.legend(loc="lower right")
     part = sweep[sweep["threshold"].isin(shown)].copy()
     part["threshold"] = part["threshold"].map(lambda t: "no exit" if t == float("inf") else f"λ={t:g}")
-    sns.lineplot(part, x="hops", y="layers", hue="threshold", marker="o", palette=colors(len(shown)), ax=axes[1])
+    sns.lineplot(part, x="hops", y="layers", hue="threshold", marker="o", errorbar="se", err_style="bars", palette=colors(len(shown)), ax=axes[1])
     axes[1].set_ylim(0, max_layers + 0.5)
     axes[1].set_xlabel("test hop count")
     axes[1].set_ylabel("mean layers used")
