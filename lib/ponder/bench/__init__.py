@@ -26,11 +26,12 @@ def synchronize() -> None:
         torch.cuda.synchronize()
 
 
-def time_interleaved(fns: dict[str, Callable[[], object]], repeats: int = 20, warmup: int = 3) -> dict[str, float]:
-    """Median seconds of each function over ``repeats`` timed rounds after ``warmup`` untimed ones.
+def time_rounds(fns: dict[str, Callable[[], object]], repeats: int = 20, warmup: int = 3) -> dict[str, list[float]]:
+    """Seconds of each function in each of ``repeats`` timed rounds, after ``warmup`` untimed ones.
 
     The calls are interleaved round-robin, so that load changes on a shared machine hit every case
-    alike; CUDA is synchronised around each call.
+    alike (round ``r`` of two functions can be compared as a ratio); CUDA is synchronised around
+    each call.
     """
     times = {name: [] for name in fns}
     for round_ in range(warmup + repeats):
@@ -41,7 +42,17 @@ def time_interleaved(fns: dict[str, Callable[[], object]], repeats: int = 20, wa
             synchronize()
             if round_ >= warmup:
                 times[name].append(time.perf_counter() - start)
-    return {name: sorted(t)[len(t) // 2] for name, t in times.items()}
+    return times
+
+
+def time_interleaved(fns: dict[str, Callable[[], object]], repeats: int = 20, warmup: int = 3) -> dict[str, float]:
+    """Median seconds of each function over the rounds of :func:`time_rounds`."""
+    return {name: median(t) for name, t in time_rounds(fns, repeats, warmup).items()}
+
+
+def median(values: list[float]) -> float:
+    """The middle value (the upper one of an even count): a time robust to a descheduled round."""
+    return sorted(values)[len(values) // 2]
 
 
 def time_it(fn: Callable[[], object], repeats: int = 20, warmup: int = 3) -> float:

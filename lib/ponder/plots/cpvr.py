@@ -6,7 +6,7 @@ import seaborn as sns
 import torch
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
-from ..tasks.cpvr import count_hops, majority_accuracy, pointer_chain
+from ..tasks.cpvr import count_hops, majority_accuracy, pointer_chain, position_rule_accuracy
 from . import colors
 
 
@@ -45,13 +45,26 @@ def draw_label_by_hops(ax: plt.Axes, hops: torch.Tensor, label: torch.Tensor) ->
     ax.set_title("Label by hop count")
 
 
-def draw_chance(ax: plt.Axes, hops: torch.Tensor, label: torch.Tensor, length: int) -> None:
-    """Chance level per hop count: majority-label accuracy and uniform guessing ``1/length``."""
-    chance = majority_accuracy(hops, label)
-    ax.bar(list(chance), list(chance.values()), color=colors(2)[1], label="most frequent label")
-    ax.axhline(1 / length, color="0.3", ls="--", label=f"uniform guess 1/{length}")
-    ax.set(xlabel="hops", ylabel="accuracy", title="Chance level per hop count", xticks=list(chance))
-    ax.legend(loc="upper right")
+def shortcuts(samples: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]) -> pd.DataFrame:
+    """Per sampler (a name for each ``(x, hops, label)``) and hop count: the chance level (always
+    the most frequent label) and the best position-only rule "answer ``x[j]``" (its accuracy, its ``j``)."""
+    rows = []
+    for sampler, (x, hops, label) in samples.items():
+        chance = majority_accuracy(hops, label)
+        for h, accuracy in position_rule_accuracy(x, hops, label).items():
+            rows.append({"sampler": sampler, "hops": h, "majority label": chance[h], "best position rule": accuracy.max().item(), "position": int(accuracy.argmax())})
+    return pd.DataFrame(rows)
+
+
+def draw_shortcuts(ax: plt.Axes, table: pd.DataFrame, length: int) -> None:
+    """Per hop count and sampler (a :func:`shortcuts` table): the majority label (dashed), the best
+    position-only rule (solid), and uniform guessing ``1/length``."""
+    for (sampler, part), color in zip(table.groupby("sampler", sort=False), colors(table["sampler"].nunique())):
+        ax.plot(part["hops"], part["best position rule"], "o-", color=color, label=f"best position rule, {sampler} ends")
+        ax.plot(part["hops"], part["majority label"], "s--", color=color, ms=4, label=f"most frequent label, {sampler} ends")
+    ax.axhline(1 / length, color="0.3", ls=":", label=f"uniform guess 1/{length}")
+    ax.set(xlabel="hops", ylabel="accuracy", title="Chance and position shortcuts per hop count", xticks=sorted(table["hops"].unique()))
+    ax.legend(loc="upper left", bbox_to_anchor=(0.06, 1), fontsize=7)
 
 
 def draw_hop_histogram(ax: plt.Axes, hops: torch.Tensor) -> None:
