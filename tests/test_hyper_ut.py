@@ -203,7 +203,7 @@ def test_scratchpad_targets_of_the_worked_example():
 
     x = torch.tensor([[3, 9, 4, 6, 0, 2, 8, 1, 5, 7]])  # 0 -> 3 -> 6 -> 8, label 5; SEP = 10, EOS = 11
     tokens, mask = encode(x, "scratchpad")
-    assert tokens[0, 10:].tolist() == [10, 3, 6, 8, 5] + [11] * 7
+    assert tokens[0, 10:].tolist() == [10, 3, 6, 8, 5, 11]  # as long as the longest target: no more padding
     assert tokens[0, 1:][mask[0]].tolist() == [3, 6, 8, 5, 11]
     tokens, mask = encode(x, "answer")
     assert tokens[0, 1:][mask[0]].tolist() == [5, 11]

@@ -103,18 +103,15 @@ def draw_table(ax: plt.Axes, table: pd.DataFrame, font_size: int = 9) -> None:
             cell.set_facecolor("0.9")
 
 
-def draw_scratchpad(fig: plt.Figure, frame: pd.DataFrame) -> None:
-    """hut-7: four panels, rows answer-only / scratch-pad, columns in / out of distribution; accuracy per hop count."""
-    targets, splits = list(dict.fromkeys(frame["target"])), ["in distribution", "out of distribution"]
-    axes = fig.subplots(len(targets), 2, sharey=True, squeeze=False)
-    palette = dict(zip(targets, colors(len(targets))))
-    for row, target in enumerate(targets):
-        for col, split in enumerate(splits):
-            ax, part = axes[row, col], frame[(frame["target"] == target) & (frame["split"] == split)]
-            ax.bar(part["hops"], part["accuracy"], color=palette[target])
-            for h, a in zip(part["hops"], part["accuracy"]):
-                ax.text(h, a + 0.02, f"{a:.2f}", ha="center", fontsize=8)
-            ax.set(title=f"{target}, {split}", xlabel="test hop count", ylabel="accuracy" if col == 0 else None, ylim=(0, 1.1), xticks=list(part["hops"]))
+def draw_scratchpad(fig: plt.Figure, frame: pd.DataFrame, chance: pd.DataFrame, train_max: int) -> None:
+    """hut-7: one panel per decoding rule, answer-only and scratch-pad accuracy per test hop count
+    (s.e. over seeds), ``chance`` (``hops`` and one column per baseline) in grey."""
+    decodings, order = list(dict.fromkeys(frame["decoding"])), list(dict.fromkeys(frame["target"]))
+    axes = fig.subplots(1, len(decodings), sharey=True, squeeze=False)[0]
+    for ax, decoding in zip(axes, decodings):
+        part = frame[frame["decoding"] == decoding].rename(columns={"target": "model"})
+        draw_accuracy_vs_hops(ax, part, order, train_max, baselines=chance)
+        ax.set_title(decoding)
 
 
 def draw_ponder_trace(ax: plt.Axes, trace: dict, max_steps: int) -> None:
