@@ -11,7 +11,7 @@ import pytest
 
 from ponder import claims, notebooks
 from ponder.checks import check_choice
-from ponder.paths import figures_dir
+from ponder.paths import claims_dir, figures_dir
 from ponder.plots import save_figure, set_theme
 from ponder.profiles import PROFILES, by_profile, check_profile
 
@@ -77,6 +77,15 @@ def test_claims_are_recorded_replaced_and_gathered():
     assert "| hut-3 | Hyper-UT is best beyond training | — | 0.42 | d = -0.133 ± 0.033 (n=3) | **does not hold** |" in text
     assert "| hut-4 | steps grow | — | +0.1 | d = +0.15 (n=1); the rule needs 3 seeds | inconclusive |" in text
     assert "| hut-10 | pool sizes | — | see figure |  | — |" in text
+
+
+def test_rows_of_an_older_format_are_named_and_cleared(isolated_outputs):
+    claims.claim("hut-2", "kept", ours=1, verdict=None, profile="smoke")
+    (claims_dir("smoke") / "hut-9.json").write_text('[{"id": "hut-9", "claim": "old", "holds": true}]')
+    with pytest.raises(ValueError, match="hut-9.json holds a row of an older ledger format"):
+        claims.rows("smoke")
+    claims.clear("smoke")
+    assert claims.rows("smoke") == []
 
 
 def test_claim_rejects_a_verdict_not_made_by_the_rule():

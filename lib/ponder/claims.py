@@ -159,8 +159,19 @@ def claim(target: str, text: str, ours, verdict: Verdict | None, *, profile: str
 def rows(profile: str) -> list[dict]:
     """Every recorded row of ``profile``, ordered by target id."""
     folder = claims_dir(profile)
-    found = [r for p in sorted(folder.glob("*.json")) for r in json.loads(p.read_text())]
+    found = []
+    for path in sorted(folder.glob("*.json")):
+        for r in json.loads(path.read_text()):
+            if "verdict" not in r:
+                raise ValueError(f"{path} holds a row of an older ledger format ({r.get('claim')!r}): run every notebook (make figures), or delete {folder}")
+            found.append(r)
     return sorted(found, key=lambda r: _natural_key(r["id"]))
+
+
+def clear(profile: str) -> None:
+    """Delete every recorded row of ``profile`` (before all of its notebooks run again)."""
+    for path in claims_dir(profile).glob("*.json"):
+        path.unlink()
 
 
 def _natural_key(target: str) -> tuple:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from .checks import check_int
-from .claims import gather, rows, tally
+from .claims import clear, gather, rows, tally
 from .paths import ROOT
 from .profiles import PROFILES, check_profile
 
@@ -62,6 +62,8 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int =
     os.environ.setdefault("TQDM_DISABLE", "1")  # the kernels' bars would only clutter the copies
     os.environ["PONDER_SEED"] = str(check_int("seed", seed, minimum=0))  # another seed: its own figures and ledger
     paths, failed, begin = find(names), [], time.perf_counter()
+    if not names:  # every notebook rewrites its rows: none left from claims that are no longer made
+        clear(profile)
     with ProcessPoolExecutor(check_int("jobs", jobs, minimum=1), mp_context=get_context("spawn")) as pool:
         futures = [pool.submit(execute, path, out, profile, seed) for path in paths]
         for i, future in enumerate(as_completed(futures), 1):
