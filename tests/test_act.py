@@ -3,7 +3,10 @@ import pytest
 import torch
 from torch import nn
 
+from ponder.bench.act import spread_halting
+from ponder.experiments import hyper_ut
 from ponder.models.act import HaltingUnit, act
+from ponder.tasks import cpvr
 
 
 class Step(nn.Module):
@@ -111,6 +114,30 @@ def test_compact_gradients_equal_masked():
         grads.append(torch.autograd.grad(loss, [*step.parameters(), *unit.parameters()]))
     for a, b in zip(*grads):
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("kind", hyper_ut.ACT_KINDS)
+def test_compacted_training_step_equals_masked(kind):
+    """A C-PVR model's training loss and every parameter's gradient are the same, to float
+    rounding, whether ACT runs masked or compacted, while examples halt at different steps."""
+    model_cfg = dict(hyper_ut.SIZES["smoke"]["model"], steps=6)
+    x, _, label = cpvr.sample(32, 8, [1, 2, 3], seed=0)
+    results = []
+    for compact in (False, True):
+        torch.manual_seed(0)
+        model = hyper_ut.build(kind, 8, model_cfg)
+        with torch.no_grad():
+            spread_halting(model, x)  # examples halt at steps spread over 1..6
+        model.depth.compact = compact
+        loss = hyper_ut.loss_fn(model_cfg["tau"])(model, (x, None, label))
+        results.append((model(x).steps, loss, torch.autograd.grad(loss, list(model.parameters()), allow_unused=True)))
+    (steps, masked, masked_grads), (compact_steps, compacted, compacted_grads) = results
+    assert steps.unique().numel() > 3 and torch.equal(steps, compact_steps)
+    torch.testing.assert_close(compacted, masked, atol=1e-6, rtol=1e-6)
+    for a, b in zip(compacted_grads, masked_grads):
+        assert (a is None) == (b is None)
+        if a is not None:
+            torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
 
 
 def test_ponder_cost_gradient_pushes_towards_halting():

@@ -112,7 +112,9 @@ def act(
     """Run ``step_fn`` on ``state`` (``[B, ..., D]``) for up to ``max_steps`` steps with ACT halting.
 
     See the module docstring for the equations, the levels and what ``compact`` does; the loop
-    ends early once every example has halted, in both modes.
+    ends early once every example has halted, in both modes. The loop's own bookkeeping (the sum
+    of ``p^n``, which decisions still run) covers the examples the state holds; what it returns
+    covers the batch, and ``R`` is read off the halting weights at the end (``R = w^N``).
     """
     check_int("max_steps", max_steps, minimum=1)
     check_positive("eps", eps)
@@ -127,30 +129,30 @@ def act(
     def halting(s: torch.Tensor) -> torch.Tensor:
         return halting_unit(pooled(s) if level == "example" else s)
 
-    index = torch.arange(batch, device=device)  # the examples ``state`` holds
-    cumulative = state.new_zeros(decision_shape)  # sum of p^n over the steps taken so far
-    running = torch.ones(decision_shape, dtype=torch.bool, device=device)
-    steps = torch.zeros(decision_shape, dtype=torch.long, device=device)
-    remainder = state.new_zeros(decision_shape)
+    index = torch.arange(batch, device=device)  # the batch indices of the examples ``state`` holds
+    cumulative = state.new_zeros(decision_shape)  # theirs: sum of p^n so far
+    running = torch.ones(decision_shape, dtype=torch.bool, device=device)  # theirs: not halted yet
+    steps = torch.zeros(decision_shape, dtype=torch.long, device=device)  # the batch's: steps taken
     output = torch.zeros_like(state)
     weights = []
     for n in range(max_steps):
         state = step_fn(state, n, index)
         p = halting(state)  # [b] or [b, T]
-        run, before = running[index], cumulative[index]
-        halts = run & ((before + p >= 1 - eps) | (n == max_steps - 1))
-        w = torch.where(halts, 1 - before, torch.where(run, p, torch.zeros_like(p)))
-        cumulative = cumulative.index_copy(0, index, before + torch.where(halts, 1 - before, w))
-        remainder = remainder.index_copy(0, index, torch.where(halts, 1 - before, remainder[index]))
-        steps = steps.index_copy(0, index, steps[index] + run.long())
-        running = running.index_copy(0, index, run & ~halts)
+        halts = running if n == max_steps - 1 else running & (cumulative + p >= 1 - eps)
+        w = torch.where(halts, 1 - cumulative, torch.where(running, p, 0.0))
         output = output.index_add(0, index, state * w.reshape(w.shape + (1,) * (state.dim() - w.dim())))
         weights.append(state.new_zeros(decision_shape).index_copy(0, index, w))
-        active = running[index] if level == "example" else running[index].any(dim=1)
-        if not active.any():
+        steps.index_add_(0, index, running.long())
+        cumulative, running = cumulative + w, running & ~halts
+        active = running if level == "example" else running.any(dim=1)
+        left = int(active.sum())
+        if left == 0:
             break
-        if compact:
-            index, state = index[active], state[active]
+        if compact and left < len(active):
+            keep = active.nonzero().squeeze(1)
+            index, state, cumulative, running = (t.index_select(0, keep) for t in (index, state, cumulative, running))
     weights += [state.new_zeros(decision_shape)] * (max_steps - len(weights))
+    weights = torch.stack(weights, dim=-1)
+    remainder = weights.gather(-1, (steps - 1).unsqueeze(-1)).squeeze(-1)  # R = w^N
     cost = steps + remainder
-    return ACTOutput(output, cost if level == "example" else cost.mean(dim=1), steps, torch.stack(weights, dim=-1))
+    return ACTOutput(output, cost if level == "example" else cost.mean(dim=1), steps, weights)
