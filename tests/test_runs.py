@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from ponder.runs import CorruptRun, Run, atomic_write, code_version
-from ponder.training import TrainConfig, lr_at, train_run
+from ponder.training import TrainConfig, lr_at, make_optimizer, optimizer_step, train_run
 
 CONFIG = TrainConfig(steps=40, batch_size=16, lr=3e-3, seed=3, checkpoint_every=5, log_every=5)
 
@@ -170,6 +170,25 @@ def test_learning_rate_warms_up_then_decays():
     assert rates[0] == pytest.approx(0.1) and rates[9] == pytest.approx(1.0)
     assert all(a >= b for a, b in zip(rates[10:], rates[11:]))
     assert rates[-1] == pytest.approx(0.1, abs=1e-3)
+
+
+def test_fused_optimizer_follows_the_plain_adamw_loop():
+    """make_optimizer's fused AdamW takes the steps of torch's per-parameter loop (to float rounding),
+    with weight decay on the matrices only."""
+    trained = []
+    for fused in (True, False):
+        torch.manual_seed(0)
+        model = make_model()
+        optimizer = make_optimizer(model, CONFIG)
+        assert optimizer.defaults["fused"]
+        if not fused:
+            groups = [{"params": g["params"], "weight_decay": g["weight_decay"]} for g in optimizer.param_groups]
+            optimizer = torch.optim.AdamW(groups, lr=CONFIG.lr, foreach=False)
+        for step in range(20):
+            optimizer_step(loss_fn(model, batches(step)), model, optimizer, CONFIG.grad_clip)
+        trained.append(torch.cat([p.detach().flatten() for p in model.parameters()]))
+    assert [g["weight_decay"] for g in make_optimizer(make_model(), CONFIG).param_groups] == [CONFIG.weight_decay, 0.0]
+    torch.testing.assert_close(trained[0], trained[1], atol=1e-6, rtol=0)
 
 
 @pytest.mark.parametrize(
