@@ -6,7 +6,7 @@ import torch
 
 from ponder.models.attention import KINDS, MultiHeadAttention, recording, rms_head
 from ponder.models.attention_transformer import CausalLM, InContextTransformer
-from ponder.models.transformer import SelfAttention
+from ponder.models.transformer import EXPLICIT_MAX_TOKENS, SelfAttention, attend, explicit_attention
 
 DIM, HEADS, T, B = 12, 3, 5, 2
 
@@ -112,6 +112,34 @@ def test_softmax_kind_equals_project_self_attention(x):
     reference.load_state_dict(attn.state_dict())
     torch.testing.assert_close(attn(x), reference(x))
     torch.testing.assert_close(attn(x, causal=True), reference(x, causal=True))
+
+
+@pytest.mark.parametrize("tokens", [13, EXPLICIT_MAX_TOKENS])
+def test_explicit_attention_equals_the_fused_kernel(tokens):
+    """Short unmasked sequences on the CPU take the three-operation path: its outputs and gradients
+    agree with ``F.scaled_dot_product_attention`` to float rounding (float32, C-PVR's head size)."""
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(64, 4, tokens, 8, requires_grad=True) for _ in range(3))
+    grad = torch.randn(64, 4, tokens, 8)
+    results = []
+    for fn in (explicit_attention, torch.nn.functional.scaled_dot_product_attention):
+        out = fn(q, k, v)
+        results.append((out, *torch.autograd.grad(out, (q, k, v), grad)))
+    for a, b in zip(*results):
+        torch.testing.assert_close(a, b, atol=2e-6, rtol=1e-5)
+    torch.testing.assert_close(attend(q, k, v), results[0][0], atol=0, rtol=0)
+
+
+def test_attend_keeps_the_fused_kernel_for_masks_and_long_sequences():
+    torch.manual_seed(0)
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    q, k, v = (torch.randn(2, 3, 7, 4) for _ in range(3))
+    mask = torch.rand(2, 1, 7, 7) > 0.3
+    mask[..., 0] = True  # every query sees a key
+    assert torch.equal(attend(q, k, v, mask=mask), sdpa(q, k, v, attn_mask=mask))
+    assert torch.equal(attend(q, k, v, causal=True), sdpa(q, k, v, is_causal=True))
+    q, k, v = (torch.randn(2, 3, EXPLICIT_MAX_TOKENS + 1, 4) for _ in range(3))
+    assert torch.equal(attend(q, k, v), sdpa(q, k, v))
 
 
 def test_hyla_has_no_more_parameters_than_softmax():
