@@ -1,4 +1,4 @@
-"""Does ACT really save time? The masked vs the compacted forward pass of a UT+ACT model.
+"""Does ACT really save time? Masked vs compacted ACT: a UT+ACT forward pass, and training steps.
 
 ``python -m ponder.bench act`` builds the C-PVR UT+ACT classifier of the Hyper-UT experiments
 (``ponder.experiments.hyper_ut.build``), runs it on a C-PVR batch of 256 whose examples halt at
@@ -14,20 +14,28 @@ proportional to the examples it runs on, ``compacted / masked = mean steps / max
 goal is ``(compacted / masked) / (mean / max) <= 1.25``. Timed with the default number of CPU
 threads and with one (small batches late in the loop pay for thread synchronisation). The halting unit's weights are drawn at
 random (seeded) so that examples halt at varied steps: the timing depends only on which step
-each example halts at, not on what the model has learned. Writes ``results/bench/act.json``.
+each example halts at, not on what the model has learned.
+
+**Training.** The same comparison for whole training steps (forward, backward, clipping, AdamW;
+``ponder.training``) of the C-PVR ACT models at the ``quick`` profile's sizes, one thread, with
+every example running all ``T`` steps, as at a deep start (what compaction costs when nothing
+halts early), and with the halting spread as above. The learning rate is zero, so every timed
+step does the same work. Writes ``results/bench/act.json``.
 """
 import statistics
 
 import torch
 from torch import nn
 
-from ..experiments.hyper_ut import MODEL, build
+from ..experiments.hyper_ut import MODEL, SIZES, build, loss_fn
+from ..profiles import by_profile
 from ..tasks import cpvr
-from ..training import cores, default_device, num_threads
-from . import time_it, write_result
+from ..training import TrainConfig, cores, default_device, make_optimizer, num_threads, optimizer_step
+from . import time_interleaved, time_it, write_result
 
 BATCH, LENGTH, ROUNDS = 256, 12, 3
 BENCH_MODEL = dict(MODEL, dim=128, heads=4, steps=12)
+TRAIN_KINDS, TRAIN_PROFILE = ("ut_act", "hyper_act"), "quick"
 
 
 def spread_halting(model: nn.Module, x: torch.Tensor, seed: int = 0) -> None:
@@ -67,7 +75,8 @@ def spread_halting(model: nn.Module, x: torch.Tensor, seed: int = 0) -> None:
 
 
 @torch.no_grad()
-def main() -> dict:
+def forward_timings() -> dict:
+    """The forward pass of :data:`BENCH_MODEL`, masked and compacted, at one thread and at every core."""
     torch.manual_seed(0)
     device = default_device()
     model = build("ut_act", LENGTH, BENCH_MODEL).to(device).eval()
@@ -107,5 +116,53 @@ def main() -> dict:
         "max_abs_logit_difference": difference,
         "by_threads": list(timings.values()),
     }
+    return result
+
+
+def training_step(model: nn.Module, batch: tuple, compact: bool, tau: float):
+    """One training step of ``model`` on ``batch`` with ACT masked or compacted, as a function.
+
+    ``ponder.training``'s step (fresh gradients, clipping at 1, fused AdamW) at learning rate 0,
+    so that the weights, and with them the steps every example takes, stay as they are.
+    """
+    optimizer = make_optimizer(model, TrainConfig(steps=1, batch_size=len(batch[0])))
+    for group in optimizer.param_groups:
+        group["lr"] = 0.0
+    loss = loss_fn(tau)
+
+    def step():
+        model.depth.compact = compact
+        optimizer_step(loss(model, batch), model, optimizer, 1.0)
+
+    return step
+
+
+def train_timings(repeats: int = 10) -> list[dict]:
+    """Masked vs compacted training steps of each of :data:`TRAIN_KINDS` at one thread, the halting
+    at its deep start (every example runs ``T`` steps) and spread over ``1..T``."""
+    sizes = by_profile(SIZES, TRAIN_PROFILE)
+    length, model_cfg, device = sizes["length"], sizes["model"], default_device()
+    batch = tuple(t.to(device) for t in cpvr.sample(sizes["batch_size"], length, list(sizes["train_hops"]), seed=0))
+    rows = []
+    for kind in TRAIN_KINDS:
+        torch.manual_seed(0)
+        model = build(kind, length, model_cfg).to(device).train()
+        for halting in ("deep start", "spread"):
+            if halting == "spread":
+                with torch.no_grad():
+                    spread_halting(model, batch[0])
+            with torch.no_grad():
+                steps = model(batch[0]).steps
+            fns = {name: training_step(model, batch, compact, model_cfg["tau"]) for name, compact in (("masked", False), ("compacted", True))}
+            with num_threads(1):
+                times = time_interleaved(fns, repeats=repeats, warmup=2)
+            rows.append({"kind": kind, "halting": halting, "mean_steps": steps.mean().item(), "max_steps": steps.max().item(),
+                         "masked_s": times["masked"], "compacted_s": times["compacted"], "compacted_over_masked": times["compacted"] / times["masked"]})
+            print({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in rows[-1].items()}, flush=True)
+    return rows
+
+
+def main() -> dict:
+    result = {**forward_timings(), "training": {"profile": TRAIN_PROFILE, "batch": by_profile(SIZES, TRAIN_PROFILE)["batch_size"], "threads": 1, "steps": train_timings()}}
     write_result("act", result)
     return result
