@@ -34,6 +34,22 @@ def test_every_kind_classifies_and_counts_its_steps(kind):
     H.loss_fn(0.01)(model, (x, None, torch.randint(LENGTH, (6,)))).backward()
 
 
+@pytest.mark.parametrize("kind", H.ACT_KINDS)
+def test_act_kinds_run_compacted(kind):
+    """Halted examples leave the batch in training too (same outputs as masked: tests/test_act.py)."""
+    assert H.build(kind, LENGTH, SMALL).depth.compact
+
+
+def test_act_kinds_hold_the_halting_unit_for_part_of_training(monkeypatch):
+    seen = {}
+    monkeypatch.setattr(H, "train_run", lambda run, make, loss, batches, cfg, evaluate: seen.setdefault(run.name, cfg))
+    H.train_cpvr("ut_act", "smoke", 0)
+    H.train_cpvr("ut", "smoke", 0)
+    assert (seen["hut/cpvr/ut_act"].hold, seen["hut/cpvr/ut_act"].hold_for) == ("depth.halting", H.MODEL["act_hold"])
+    assert seen["hut/cpvr/ut"].hold == ""
+    assert any(name.startswith("depth.halting") for name, _ in H.build("ut_act", LENGTH, SMALL).named_parameters())
+
+
 def test_ut_equals_transformer_whose_layers_share_weights():
     torch.manual_seed(0)
     ut = UniversalCore(DIM, HEADS, STEPS)

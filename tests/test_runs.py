@@ -223,3 +223,25 @@ def test_a_second_trainer_waits_for_the_run_in_progress():
     waiter.join(timeout=30)
     assert not waiter.is_alive()
     assert result["metrics"]["marker"] == 7 and calls == []
+
+
+def test_held_parameters_keep_their_initial_values_then_train():
+    """``hold="3."`` for 0.25 of 40 steps: the last layer is untouched for 10 steps, then trains;
+    the other layers train from the start."""
+    from ponder.training import train
+
+    seen = {}
+
+    def recording_loss(model, batch):
+        seen[len(seen)] = (model[3].weight.detach().clone(), model[0].weight.detach().clone())
+        return loss_fn(model, batch)
+
+    torch.manual_seed(0)
+    model = make_model()
+    first_last, first_hidden = model[3].weight.detach().clone(), model[0].weight.detach().clone()
+    train(model, recording_loss, batches, TrainConfig(**{**CONFIG.as_dict(), "hold": "3.", "hold_for": 0.25}))
+    assert all(torch.equal(seen[step][0], first_last) for step in range(11))  # steps 0-9 leave it; step 10 reads it unchanged
+    assert not torch.equal(seen[12][0], first_last)
+    assert not torch.equal(seen[2][1], first_hidden)
+    with pytest.raises(ValueError, match="hold_for=1.5 must be a fraction"):
+        TrainConfig(steps=4, batch_size=2, hold="x", hold_for=1.5)

@@ -42,6 +42,8 @@ class TrainConfig:
     seed: int = 0
     checkpoint_every: int = 200
     log_every: int = 50
+    hold: str = ""  # parameters whose name starts with this keep their initial values ...
+    hold_for: float = 0.0  # ... for this fraction of the steps (e.g. ACT's halting unit: "depth.halting")
 
     def __post_init__(self):
         check_int("steps", self.steps, minimum=1)
@@ -51,6 +53,8 @@ class TrainConfig:
             raise ValueError(f"warmup={self.warmup} must be a fraction in [0, 1)")
         check_int("checkpoint_every", self.checkpoint_every, minimum=1)
         check_int("log_every", self.log_every, minimum=1)
+        if not 0 <= self.hold_for < 1:
+            raise ValueError(f"hold_for={self.hold_for} must be a fraction in [0, 1)")
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -115,6 +119,16 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
     return cfg.lr * (cfg.min_lr_ratio + (1 - cfg.min_lr_ratio) * cosine)
 
 
+def hold_parameters(model: torch.nn.Module, step: int, cfg: TrainConfig) -> None:
+    """Before ``int(cfg.hold_for * cfg.steps)`` steps, the parameters named ``cfg.hold...`` get no
+    gradient, so the optimizer leaves them (and their moments) as they are; later they train."""
+    if cfg.hold:
+        frozen = step < int(cfg.hold_for * cfg.steps)
+        for name, p in model.named_parameters():
+            if name.startswith(cfg.hold):
+                p.requires_grad_(not frozen)
+
+
 def make_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
     """AdamW with weight decay on matrices only (not on biases, norms or embeddings' 1-d params).
 
@@ -168,6 +182,7 @@ def train(
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, cfg)
         batch = tuple(t[rank::size].to(device) for t in batches(step))
+        hold_parameters(model, step, cfg)
         loss = loss_fn(net, batch)
         optimizer_step(loss, model, optimizer, cfg.grad_clip)
         if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
