@@ -24,7 +24,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from .. import parallel
 from ..experiments import acm, hyla, hyper_ut
-from ..experiments.survey_parity import PARITY, parity_loss
+from ..experiments.survey_parity import parity_loss, parity_settings
 from ..models.recurrent import RecurrentPonderer
 from ..models.vit import ViT
 from ..profiles import by_profile
@@ -42,7 +42,7 @@ def families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]:
     cp = by_profile(hyper_ut.SIZES, profile)
     length, hops = cp["length"], list(cp["train_hops"])
     vit = acm.sizes(profile)
-    pa = by_profile(PARITY, profile)
+    pa = parity_settings(profile)
     cpvr_batches = lambda step: cpvr.sample(cp["batch_size"], length, hops, seed=step)  # noqa: E731
     return {
         f"sraven {s.kind} K={s.k} dim {s.dim} depth {s.depth} batch {s.batch_size}": (

@@ -33,9 +33,8 @@ from ..profiles import by_profile
 from ..runs import Run
 from ..tasks import cpvr
 from ..training import TrainConfig, default_device, num_threads, train_run
-from . import hyper_ut
+from . import hyper_ut, survey_parity
 from .hyper_ut import build, parameter_count, per_hop, test_set
-from .survey_parity import parity_frame, train_parity
 
 # The modules each survey model's runs depend on (their cache keys hash this source).
 CODE = {
@@ -268,7 +267,7 @@ def prefetch(profile: str, notebook: str, seed: int = 0) -> None:
 
 def train_all(profile: str, seed: int = 0) -> None:
     """Every run the survey notebooks need (the Hyper-UT models come from ``hyper_ut``'s cache)."""
-    parity_frame(profile, seed)
+    survey_parity.train_all(profile, seed)
     exit_sweep(profile, seed)
     mod_frame(profile, seed)
     train_pondernet(profile, seed)
@@ -319,7 +318,7 @@ def knob_mod_capacity(profile: str, capacity: float, seed: int = 0) -> pd.DataFr
 
 
 def knob_ponder_weight(profile: str, halting: str, weight: float, seed: int = 0) -> pd.DataFrame:
-    """Parity trained with ACT's ``tau`` or PonderNet's ``lambda_p`` set to ``weight`` (trains if not cached)."""
-    override = {"tau": weight} if halting == "act" else {"lambda_p": weight}
-    _, metrics = train_parity(halting, profile, seed, **override)
-    return pd.DataFrame([{"difficulty": int(d), "accuracy": a, "steps": metrics["steps"][d], "knob": weight} for d, a in metrics["accuracy"].items()])
+    """Parity trained with ACT's ``tau`` or PonderNet's ``lambda_p`` set to ``weight`` (trains if not
+    cached): accuracy and steps per test difficulty, in increasing order."""
+    _, metrics = survey_parity.train_parity(halting, profile, seed, **{survey_parity.KNOBS[halting]: weight})
+    return survey_parity.run_frame(metrics, survey_parity.parity_settings(profile)["train_max"], knob=weight)

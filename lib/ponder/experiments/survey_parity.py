@@ -1,36 +1,77 @@
 """Survey-1: parity, ACT vs PonderNet (:class:`ponder.models.recurrent.RecurrentPonderer`).
 
-Accuracy and steps per difficulty, trained on difficulties ``1..n``, tested on ``1..dim``.
+**The task.** Parity of ``dim`` entries (:mod:`ponder.tasks.parity`), trained on difficulties
+``1..train_max`` with ``train_max = dim / 2`` (PonderNet's 96 entries trained up to 48) and
+tested on ``1..dim``; ``max_steps`` leaves room to ponder. A control, the same GRU held to one
+step (``max_steps=1``), trained alike, checks that one step does not solve the task.
+
+**The claim** "PonderNet trains more stably and extrapolates better than ACT", measured as in
+the PonderNet paper: over a grid of runs per method, every seed of the profile times every
+value of the method's knob (:data:`KNOBS`: ACT's ponder cost ``tau``, PonderNet's prior
+``lambda_p``; the first value of a grid is the default, the second asks for fewer steps, the
+paper profile's third for more). With ``acc_k`` a run's test accuracy at difficulty ``k``:
+
+    trained(run)   = mean_{k <= train_max} acc_k              interpolation: on the training difficulties
+    success(run)   = 1[trained(run) >= SUCCESS]               did training succeed (SUCCESS = 0.95)
+    stability      = mean_{runs of the method} success(run)   the share of runs that train
+    beyond(run)    = mean_{k > train_max} acc_k               extrapolation, per run
+
+Runs of the two methods with the same seed start from the same weights and see the same
+batches (the model's parameters do not depend on the halting rule), so a *cell*
+``(seed, index of the knob value)`` pairs an ACT run with a PonderNet run.
 """
 from collections.abc import Sequence
+from functools import partial
 
 import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from .. import parallel
 from ..checks import check_choice
 from ..models.pondernet import kl_to_prior, reconstruction_loss
 from ..models.recurrent import HALTING, RecurrentPonderer
 from ..profiles import by_profile
 from ..runs import Run
 from ..tasks import parity
-from ..training import TrainConfig, default_device, num_threads, train_run
+from ..training import TrainConfig, default_device
 
 PARITY_CODE = ("ponder.tasks.parity", "ponder.models.act", "ponder.models.exits", "ponder.models.pondernet", "ponder.models.recurrent", "ponder.experiments.survey_parity")
 
+# quick: parity the paper's way (dim 16, trained on 1..8), which one GRU step does not solve, with
+# what fits a cold run in 3 minutes on 2 cores: 3 seeds x 2 knob values per method and
+# 3 controls, 900 steps each. Width 128 and lr 1e-2 learn fastest of what was tried (64 units or
+# lr 3e-3 stay on the plateau far longer, 2e-2 is no faster); 12 steps leave room (no setting's
+# mean comes near it) where 20 would cost PonderNet, which runs all N steps in training, 60 % more.
+# 900 steps are too few for a run to pass SUCCESS (PonderNet's default needs about 1200-1400): the
+# stability share needs the longer training of gpu (dim 32) or paper (dim 96, trained to 48).
 PARITY = {
     "smoke": dict(dim=6, train_max=3, hidden=16, max_steps=5, steps=40, batch_size=64, lr=3e-3, n_test=64, seeds=(0,),
-                  tau=1e-3, halting_bias=-1.0, lambda_p=0.2, beta=0.01),
-    "quick": dict(dim=10, train_max=5, hidden=64, max_steps=10, steps=4000, batch_size=128, lr=3e-3, n_test=500, seeds=(0, 1),
-                  tau=1e-3, halting_bias=-1.0, lambda_p=0.2, beta=0.01),
-    "gpu": dict(dim=32, train_max=16, hidden=128, max_steps=20, steps=20_000, batch_size=128, lr=1e-3, n_test=1_000, seeds=(0, 1, 2),
-                tau=1e-3, halting_bias=-1.0, lambda_p=0.2, beta=0.01),
-    "paper": dict(dim=96, train_max=48, hidden=128, max_steps=20, steps=100_000, batch_size=128, lr=3e-4, n_test=2_000, seeds=(0, 1, 2),
-                  tau=1e-3, halting_bias=-1.0, lambda_p=0.2, beta=0.01),
+                  grid={"tau": (1e-3, 1e-2), "lambda_p": (0.2, 0.5)}, halting_bias=-1.0, beta=0.01),
+    "quick": dict(dim=16, train_max=8, hidden=128, max_steps=12, steps=900, batch_size=128, lr=1e-2, n_test=500, seeds=(0, 1, 2),
+                  grid={"tau": (1e-3, 1e-2), "lambda_p": (0.2, 0.5)}, halting_bias=-1.0, beta=0.01),
+    "gpu": dict(dim=32, train_max=16, hidden=128, max_steps=20, steps=10_000, batch_size=128, lr=1e-2, n_test=1_000, seeds=(0, 1, 2),
+                grid={"tau": (1e-3, 1e-2), "lambda_p": (0.2, 0.5)}, halting_bias=-1.0, beta=0.01),
+    "paper": dict(dim=96, train_max=48, hidden=128, max_steps=20, steps=100_000, batch_size=128, lr=3e-4, n_test=2_000, seeds=tuple(range(10)),
+                  grid={"tau": (1e-3, 1e-2, 1e-4), "lambda_p": (0.2, 0.5, 0.1)}, halting_bias=-1.0, beta=0.01),
 }
+KNOBS = {"act": "tau", "pondernet": "lambda_p"}  # the hyper-parameter each method's grid varies
 LABELS = {"act": "ACT", "pondernet": "PonderNet"}
+SYMBOLS = {"tau": "τ", "lambda_p": "λp"}
+CONTROL = "GRU, 1 step"
+SUCCESS = 0.95  # accuracy on the training difficulties of a run that trained
 
 
+def parity_settings(profile: str, **overrides) -> dict:
+    """One run's settings: ``PARITY[profile]`` with each knob at its default (its grid's first value),
+    then ``overrides`` (only known fields)."""
+    s = by_profile(PARITY, profile)
+    knobs = {knob: values[0] for knob, values in s["grid"].items()}
+    base = {**knobs, **{k: v for k, v in s.items() if k not in ("seeds", "grid")}}
+    unknown = sorted(set(overrides) - set(base))
+    if unknown:
+        raise ValueError(f"unknown parity settings {unknown}; choose from {sorted(base)}")
+    return {**base, **overrides}
 
 
 def parity_loss(halting: str, tau: float, lambda_p: float, beta: float):
@@ -69,11 +110,11 @@ def parity_per_difficulty(model: RecurrentPonderer, dim: int, n: int, seed: int 
 
 
 def train_parity(halting: str, profile: str, seed: int, **overrides):
-    """Train (or load) one parity model; ``(model, metrics)``. ``overrides`` replace ``PARITY[profile]`` fields."""
-    s = dict(by_profile(PARITY, profile), **overrides)
+    """Train (or load) one parity model; ``(model, metrics)``. ``overrides`` replace fields of
+    :func:`parity_settings` (a knob value of the grid, ``max_steps=1`` for the control)."""
+    s = parity_settings(profile, **overrides)
     cfg = TrainConfig(steps=s["steps"], batch_size=s["batch_size"], lr=s["lr"], seed=seed)
-    config = {"halting": halting, **{k: v for k, v in s.items() if k != "seeds"}, "train": cfg.as_dict()}
-    run = Run(f"survey/parity/{halting}", config, profile, code=PARITY_CODE)
+    run = Run(f"survey/parity/{halting}", {"halting": halting, **s, "train": cfg.as_dict()}, profile, code=PARITY_CODE)
     difficulties = list(range(1, s["train_max"] + 1))
 
     def batches(step):
@@ -85,19 +126,79 @@ def train_parity(halting: str, profile: str, seed: int, **overrides):
     def evaluate(model):
         return parity_per_difficulty(model, s["dim"], s["n_test"], seed)
 
-    with num_threads(1):
-        return train_run(run, make, parity_loss(halting, s["tau"], s["lambda_p"], s["beta"]), batches, cfg, evaluate)
+    return parallel.train_one_thread(run, make, parity_loss(halting, s["tau"], s["lambda_p"], s["beta"]), batches, cfg, evaluate)
+
+
+# -- the runs: the grid of each method and the one-step control --------------------------------
+def grid_runs(profile: str, seed: int = 0, methods: Sequence[str] = HALTING) -> dict[tuple[str, int, int], parallel.Job]:
+    """survey-1's grid: ``{(halting, seed, j): job}`` for every method, seed of the profile and
+    index ``j`` of a value of the method's knob (``(seed, j)`` is the run's cell)."""
+    s = by_profile(PARITY, profile)
+    return {(h, seed + o, j): partial(train_parity, h, profile, seed + o, **{KNOBS[h]: value})
+            for h in methods for o in s["seeds"] for j, value in enumerate(s["grid"][KNOBS[h]])}
+
+
+def control_runs(profile: str, seed: int = 0) -> dict[int, parallel.Job]:
+    """The control: ``{seed: job}``, the GRU held to one step (ACT at ``max_steps=1`` halts after step 1)."""
+    return {seed + o: partial(train_parity, "act", profile, seed + o, max_steps=1) for o in by_profile(PARITY, profile)["seeds"]}
+
+
+def jobs(profile: str, seed: int = 0) -> list[parallel.Job]:
+    """Every survey-1 run, as jobs for :func:`ponder.parallel.prefetch`."""
+    return [*grid_runs(profile, seed).values(), *control_runs(profile, seed).values()]
+
+
+def prefetch(profile: str, seed: int = 0) -> None:
+    """Train survey-1's runs side by side, one per core (or sharing the GPU): :mod:`ponder.parallel`."""
+    parallel.prefetch(jobs(profile, seed))
+
+
+def train_all(profile: str, seed: int = 0) -> None:
+    """Every survey-1 run: side by side, then each loaded (or trained, if a worker left it)."""
+    prefetch(profile, seed)
+    for job in jobs(profile, seed):
+        job()
+
+
+# -- what the notebook reads --------------------------------------------------------------------
+def run_frame(metrics: dict, train_max: int, **columns) -> pd.DataFrame:
+    """One run: one row per test difficulty, in increasing order (the metrics' keys are strings):
+    ``difficulty`` (int), ``accuracy``, ``steps``, ``in_training`` and the given constant columns."""
+    rows = [{"difficulty": int(d), "accuracy": a, "steps": metrics["steps"][d], "in_training": int(d) <= train_max, **columns}
+            for d, a in metrics["accuracy"].items()]
+    return pd.DataFrame(rows).sort_values("difficulty", ignore_index=True)
 
 
 def parity_frame(profile: str, seed: int = 0, methods: Sequence[str] = HALTING) -> pd.DataFrame:
-    """survey-1: one row per method, seed and test difficulty: ``accuracy``, ``steps``, ``in_training``."""
-    s = by_profile(PARITY, profile)
-    rows = []
-    for halting in methods:
-        for offset in s["seeds"]:
-            _, metrics = train_parity(halting, profile, seed + offset)
-            final_loss = metrics["history"][-1]["loss"]
-            for d, acc in metrics["accuracy"].items():
-                rows.append({"method": LABELS[halting], "seed": seed + offset, "difficulty": int(d), "accuracy": acc,
-                             "steps": metrics["steps"][d], "in_training": int(d) <= s["train_max"], "final_loss": final_loss})
-    return pd.DataFrame(rows)
+    """survey-1's grid: one row per run and test difficulty, with ``method``, ``knob``, ``value``,
+    ``cell`` (index of the value), ``seed`` and ``setting`` (e.g. ``"ACT τ=0.001"``)."""
+    train_max = by_profile(PARITY, profile)["train_max"]
+    parts = []
+    for (h, s, j), job in grid_runs(profile, seed, methods).items():
+        knob, value = KNOBS[h], job.keywords[KNOBS[h]]
+        parts.append(run_frame(job()[1], train_max, method=LABELS[h], knob=knob, value=value, cell=j, seed=s, setting=f"{LABELS[h]} {SYMBOLS[knob]}={value:g}"))
+    return pd.concat(parts, ignore_index=True)
+
+
+def control_frame(profile: str, seed: int = 0) -> pd.DataFrame:
+    """The one-step control, as :func:`parity_frame` rows (``method`` and ``setting`` :data:`CONTROL`)."""
+    train_max = by_profile(PARITY, profile)["train_max"]
+    parts = [run_frame(job()[1], train_max, method=CONTROL, setting=CONTROL, seed=s) for s, job in control_runs(profile, seed).items()]
+    return pd.concat(parts, ignore_index=True)
+
+
+def run_summary(frame: pd.DataFrame, threshold: float = SUCCESS) -> pd.DataFrame:
+    """One row per run of ``frame`` (from :func:`parity_frame` or :func:`control_frame`): ``trained``
+    and ``beyond`` (mean accuracy on and beyond the training difficulties), ``steps`` (mean over
+    every test difficulty) and ``success`` = ``1[trained >= threshold]`` (0/1)."""
+    keys = [c for c in ("method", "knob", "value", "cell", "seed") if c in frame]
+    on = frame.groupby([*keys, "in_training"])["accuracy"].mean().unstack("in_training")
+    out = pd.DataFrame({"trained": on[True], "beyond": on[False], "steps": frame.groupby(keys)["steps"].mean()})
+    out["success"] = (out["trained"] >= threshold).astype(int)
+    return out.reset_index()
+
+
+def by_cell(summary: pd.DataFrame, column: str) -> pd.DataFrame:
+    """``column`` of :func:`run_summary`, one row per cell ``(seed, cell)`` and one column per method:
+    the paired values :func:`ponder.claims.greater` compares."""
+    return summary.pivot(index=["seed", "cell"], columns="method", values=column)

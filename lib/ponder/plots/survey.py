@@ -14,11 +14,17 @@ def shade_beyond(ax: plt.Axes, boundary: float, label: str = "beyond training") 
     ax.text(boundary + 0.6, ax.get_ylim()[1], label, va="top", ha="left", fontsize=9, color="0.35")
 
 
-def draw_parity(axes, frame: pd.DataFrame, train_max: int) -> None:
-    """survey-1: accuracy (left) and steps (right) vs difficulty, one line per method (sd over seeds)."""
-    palette = dict(zip(sorted(frame["method"].unique()), colors(2)))
+def draw_parity(axes, frame: pd.DataFrame, train_max: int, hue: str = "method") -> None:
+    """survey-1: accuracy (left) and steps (right) vs difficulty, one line per value of ``hue`` (sd over seeds).
+
+    Difficulties are drawn in numeric order whatever their dtype (metrics keep them as strings,
+    which would join 1, 10, 2, ...).
+    """
+    frame = frame.assign(difficulty=pd.to_numeric(frame["difficulty"])).sort_values("difficulty")
+    names = sorted(frame[hue].unique())
+    palette = dict(zip(names, colors(len(names))))
     for ax, y, label in zip(axes, ("accuracy", "steps"), ("accuracy", "steps used at inference")):
-        sns.lineplot(frame, x="difficulty", y=y, hue="method", palette=palette, marker="o", errorbar="sd", ax=ax)
+        sns.lineplot(frame, x="difficulty", y=y, hue=hue, palette=palette, marker="o", errorbar="sd", ax=ax)
         ax.set_xlim(0.5, frame["difficulty"].max() + 0.5)
         if y == "accuracy":
             ax.axhline(0.5, color="0.4", ls=":", lw=1)
