@@ -1,8 +1,17 @@
 """ACM's baselines (MoEfication, token halting, early exits), their MAC counts, and the eSpeak NG speech task."""
+import _ctypes
+import ctypes
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 
+import ponder
 from ponder.models import flops
 from ponder.models.audio import FrameTransformer
 from ponder.models.early_exit import EarlyExitViT, exit_at
@@ -73,6 +82,46 @@ def test_espeak_synthesises_a_word_offline():
     assert wave.dtype == np.float32 and 0.1 * speech.RATE < len(wave) < 2 * speech.RATE and np.abs(wave).max() > 0.05
     with pytest.raises(ValueError, match="voice"):
         speech._espeak().say("yes", "no-such-voice", 150, 50)
+
+
+UTTERANCE_HASHES = """
+import hashlib, json, sys
+from ponder.tasks import speech
+order = slice(None, None, int(sys.argv[1]))  # 1: the grid's order, -1: reversed
+words = speech.WORDS[:2][order]
+rows = speech._generate(words, speech.VOICES[order], speech.RATES[order], speech.PITCHES[order], speech.VERSION)
+print(json.dumps({f"{words[r['label']]} {r['voice']} {r['rate']} {r['pitch']}": hashlib.sha256(r["wave"].tobytes()).hexdigest() for r in rows}))
+"""
+
+
+def utterance_hashes(step: int) -> dict[str, str]:
+    """``{"word voice rate pitch": sha256 of the waveform}`` for two words in every voice, rate and
+    pitch, synthesised by a fresh process (eSpeak NG is process-global) in the grid's order
+    (``step=1``) or reversed (``step=-1``)."""
+    lib = str(Path(ponder.__file__).parents[1])
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, [lib, os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-c", UTTERANCE_HASHES, str(step)], env=env, capture_output=True, text=True, check=True, timeout=120)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_speech_utterances_are_byte_identical_across_processes_and_orders():
+    """Each utterance is a function of (word, voice, rate, pitch) alone: the same bytes from
+    another fresh process, synthesised in the reverse order (eSpeak NG seeds its breath noise
+    from the clock and keeps synthesis state between utterances)."""
+    forward, backward = utterance_hashes(1), utterance_hashes(-1)
+    assert len(forward) == 2 * len(speech.VOICES) * len(speech.RATES) * len(speech.PITCHES)
+    assert sorted(k for k in forward if forward[k] != backward.get(k)) == []
+
+
+def test_speech_refuses_an_engine_that_another_module_holds():
+    """A library that stays loaded keeps its state between utterances: synthesis must stop."""
+    held = ctypes.CDLL(speech._espeak().path)
+    try:
+        with pytest.raises(RuntimeError, match="stays loaded"):
+            speech._espeak().say("yes", "en", 150, 50)
+    finally:
+        _ctypes.dlclose(held._handle)
+    assert len(speech._espeak().say("yes", "en", 150, 50)) > 0
 
 
 def test_features_and_speech_frames():

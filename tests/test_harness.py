@@ -194,3 +194,16 @@ def test_cpvr_explorer_reacts_to_its_controls():
     assert len(titles) == 4  # drawn at start, then once per control change
     assert titles[0].startswith("3 hops") and titles[-1].startswith("4 hops")
     plt.close("all")
+
+
+def test_cpvr_explorer_draws_once_when_a_shorter_sequence_clamps_the_hops():
+    from ponder.widgets import cpvr_explorer
+
+    plt.close("all")
+    box = cpvr_explorer(length=12, hops=6, seed=0)
+    length, hops, _ = box.children[0].children
+    length.value = 4
+    assert hops.value == hops.max == 3
+    titles = [plt.figure(n).axes[0].get_title() for n in plt.get_fignums()]
+    assert len(titles) == 2 and titles[-1].startswith("3 hops")  # the clamp redraws nothing by itself
+    plt.close("all")

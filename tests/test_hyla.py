@@ -1,4 +1,6 @@
 """HYLA experiments: tiny runs end to end, the latent-code read-out, the text corpus, the plans."""
+import hashlib
+
 import numpy as np
 import pytest
 import torch
@@ -7,6 +9,7 @@ from ponder.experiments import hyla as H
 from ponder.experiments import hyla_latent as L
 from ponder.tasks import fuzzy, sraven, text
 
+PINNED_CORPUS = "38bd167709f8998348da6aaa926b3af3cf2d6e8eb525ac3026d58a256ade1b90"  # sha256 of hyla-6's corpus
 
 @pytest.fixture(autouse=True)
 def tmp_results(tmp_path, monkeypatch):
@@ -53,6 +56,17 @@ def test_text_corpus_is_offline_and_split():
     assert len(data["train"]) > 300_000 and len(data["valid"]) > 30_000
     x, y = text.windows(data["valid"], 3, 10, seed=0)
     assert (x[:, 1:] == y[:, :-1]).all()
+
+
+def test_text_corpus_is_pinned():
+    """hyla-6's corpus is fixed bytes: :data:`PINNED_CORPUS` changes only with a reviewed change of corpus."""
+    assert hashlib.sha256(text.corpus()).hexdigest() == text.SHA256 == PINNED_CORPUS
+
+
+def test_another_text_corpus_warns(monkeypatch):
+    monkeypatch.setattr(text, "SHA256", "0" * 64)
+    with pytest.warns(UserWarning, match="another _torch_docs.py"):
+        text.corpus()
 
 
 def test_plans_cover_the_main_kinds():

@@ -187,7 +187,7 @@ def train_fuzzy(s: Fuzzy, profile: str, seed: int = 0):
 # -- language modelling (stand-in for C4) ----------------------------------------------------
 @dataclass(frozen=True)
 class Text:
-    """One byte-level language model on Python's bundled documentation."""
+    """One byte-level language model on torch's reference documentation (``ponder.tasks.text``)."""
 
     kind: str = "hyla"
     length: int = 64

@@ -317,6 +317,16 @@ def knob_mod_capacity(profile: str, capacity: float, seed: int = 0) -> pd.DataFr
     return hyper_ut.frame(metrics, knob=capacity, macs=macs)
 
 
+# what a parity run of the ponder-weight knob costs per training step on one CPU core at quick
+# sizes (measured on a busy 2-core machine: ACT 77 ms, PonderNet 39 ms), for the widget to say
+PARITY_SECONDS_PER_STEP = 0.06
+
+
+def knob_ponder_weight_seconds(profile: str) -> int:
+    """About how many seconds :func:`knob_ponder_weight` trains a run that is not cached (one CPU core)."""
+    return round(survey_parity.parity_settings(profile)["steps"] * PARITY_SECONDS_PER_STEP)
+
+
 def knob_ponder_weight(profile: str, halting: str, weight: float, seed: int = 0) -> pd.DataFrame:
     """Parity trained with ACT's ``tau`` or PonderNet's ``lambda_p`` set to ``weight`` (trains if not
     cached): accuracy and steps per test difficulty, in increasing order."""

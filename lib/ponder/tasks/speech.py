@@ -11,8 +11,10 @@ speech *and* silence. Features are log-mel spectrogram frames (25 ms windows, 20
 * :func:`clips` — one split as fixed clips; :func:`sample` — fresh training clips from a seed;
 * :func:`features` — waveform → log-mel frames; :func:`speech_frames` — which frames hold speech.
 """
+import _ctypes
 import ctypes
 import math
+import os
 from functools import lru_cache
 
 import numpy as np
@@ -21,7 +23,7 @@ import torch
 from ..checks import check_choice, check_int
 from ..paths import data_cache_dir
 
-VERSION = "1"
+VERSION = "2"  # 2: a fresh engine and a fixed noise seed per utterance (byte-identical generations)
 WORDS = ("yes", "no", "up", "down", "left", "right", "on", "off", "stop", "go")
 VOICES = ("en-us", "en", "en-gb-scotland", "en-us+f3", "en+m3", "en+f2", "en-us+m7", "en+klatt")
 RATES = (120, 150, 180, 210)
@@ -30,41 +32,77 @@ RATE = 16_000  # samples per second of the clips
 CLIP_SECONDS = 1.0
 WINDOW, HOP, MELS = 400, 320, 40  # 25 ms, 20 ms, mel bands
 SPLITS = ("train", "test")
+NOISE_SEED = 1  # eSpeak NG's breath-noise generator, seeded afresh for every utterance
 
 
 class _ESpeak:
-    """Minimal ctypes binding: synchronous synthesis into a callback that collects 16-bit samples."""
+    """Minimal ctypes binding: synchronous synthesis into a callback that collects 16-bit samples.
+
+    Every utterance gets a fresh engine, so that it is a function of (text, voice, rate, pitch)
+    alone and the same bytes in every process: eSpeak NG keeps synthesis state in C statics that
+    no API call resets (the pitch flutter's phase, the glottal cycle count behind a voice's
+    roughness, the gain control, the breath resonators), so the same word twice in one process
+    differed, and it seeds the generator of the breath noise (voices with ``breath``, here
+    ``+f2`` and ``+f3``) from the clock in ``espeak_Initialize``. :meth:`say` therefore loads the
+    library, initialises it, seeds the noise with :data:`NOISE_SEED`, synthesises, and unloads the
+    library (``dlclose``: its statics start afresh at the next load; about 5 ms). None of
+    :data:`VOICES` uses the speechPlayer generator, the one part that draws libc ``rand()``.
+    """
 
     def __init__(self):
         import espeakng_loader
 
-        self.lib = ctypes.CDLL(espeakng_loader.get_library_path())
+        self.path = espeakng_loader.get_library_path()
+        self.data = espeakng_loader.get_data_path().encode()
         callback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p)
         self.chunks: list[np.ndarray] = []
         self._callback = callback(self._collect)  # kept alive as long as the binding
-        self.rate = self.lib.espeak_Initialize(2, 0, espeakng_loader.get_data_path().encode(), 0)  # 2: synchronous
-        if self.rate <= 0:
-            raise RuntimeError("eSpeak NG failed to initialise")
-        self.lib.espeak_SetSynthCallback(self._callback)
-        self.lib.espeak_Synth.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint, ctypes.c_int, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p]
 
     def _collect(self, wave, count, events) -> int:
         if count > 0:
             self.chunks.append(np.ctypeslib.as_array(wave, shape=(count,)).copy())
         return 0
 
+    def _load(self) -> tuple[ctypes.CDLL, int]:
+        """A freshly loaded, initialised engine with its noise seeded, and its sample rate."""
+        lib = ctypes.CDLL(self.path)
+        rate = lib.espeak_Initialize(2, 0, self.data, 0)  # 2: synchronous
+        if rate <= 0:
+            raise RuntimeError("eSpeak NG failed to initialise")
+        lib.espeak_SetSynthCallback(self._callback)
+        lib.espeak_Synth.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint, ctypes.c_int, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p]
+        lib.espeak_ng_SetRandSeed.argtypes = [ctypes.c_long]
+        lib.espeak_ng_SetRandSeed(NOISE_SEED)
+        return lib, rate
+
+    def _unload(self, lib: ctypes.CDLL) -> None:
+        """Terminate and unload the engine; refuse to go on if the library stays loaded (another
+        module holds it), since its state would then carry over to the next utterance."""
+        lib.espeak_Terminate()
+        _ctypes.dlclose(lib._handle)
+        try:
+            still = ctypes.CDLL(self.path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+        except OSError:
+            return
+        _ctypes.dlclose(still._handle)
+        raise RuntimeError(f"{self.path} stays loaded (another module holds it): eSpeak NG's state would carry over between utterances")
+
     def say(self, text: str, voice: str, rate: int, pitch: int) -> np.ndarray:
-        """Float waveform in ``[-1, 1]`` at :data:`RATE`."""
-        if self.lib.espeak_SetVoiceByName(voice.encode()) != 0:
-            raise ValueError(f"eSpeak NG has no voice {voice!r}")
-        self.lib.espeak_SetParameter(1, rate, 0)  # espeakRATE, words per minute
-        self.lib.espeak_SetParameter(3, pitch, 0)  # espeakPITCH, 0..100
-        self.chunks = []
-        data = text.encode()
-        self.lib.espeak_Synth(data, len(data) + 1, 0, 1, 0, 0, None, None)
-        self.lib.espeak_Synchronize()
+        """Float waveform in ``[-1, 1]`` at :data:`RATE`, from a fresh engine."""
+        lib, engine_rate = self._load()
+        try:
+            if lib.espeak_SetVoiceByName(voice.encode()) != 0:
+                raise ValueError(f"eSpeak NG has no voice {voice!r}")
+            lib.espeak_SetParameter(1, rate, 0)  # espeakRATE, words per minute
+            lib.espeak_SetParameter(3, pitch, 0)  # espeakPITCH, 0..100
+            self.chunks = []
+            data = text.encode()
+            lib.espeak_Synth(data, len(data) + 1, 0, 1, 0, 0, None, None)
+            lib.espeak_Synchronize()
+        finally:
+            self._unload(lib)
         wave = np.concatenate(self.chunks).astype(np.float32) / 32768.0
-        positions = np.arange(0, len(wave) - 1, self.rate / RATE)  # linear resampling to RATE
+        positions = np.arange(0, len(wave) - 1, engine_rate / RATE)  # linear resampling to RATE
         return np.interp(positions, np.arange(len(wave)), wave).astype(np.float32)
 
 

@@ -1,23 +1,35 @@
-"""A language-modelling corpus available offline: Python's own bundled documentation.
+"""A language-modelling corpus available offline: the reference documentation torch ships.
 
-Stand-in for C4 (HYLA paper, Fig. 6). CPython ships the text of its reference documentation's
-topics (``pydoc_data.topics``, about 0.5 MB of English prose and code examples) for ``help()``;
-it needs no download. Modelled at the byte level (vocabulary 256). The last ``valid_fraction``
-of the bytes is the validation split.
+Stand-in for C4 (HYLA paper, Fig. 6). The pinned torch (``torch==2.13.0`` in ``pyproject.toml``)
+ships the reference documentation of its functions as one source file, ``torch/_torch_docs.py``:
+439 kB of English prose, signatures and code examples, held together by the Python calls that
+attach them as docstrings. It needs no download, is a checked-in source file (no build option
+changes it), and does not depend on the Python version (CPython's ``pydoc_data.topics``, used
+before, changes with every Python release). Modelled at the byte level (vocabulary 256). The last ``valid_fraction``
+of the bytes is the validation split. :data:`SHA256` pins the bytes: another torch warns, and
+``tests/test_hyla.py`` checks the pin.
 """
+import hashlib
+import warnings
+from importlib import resources
+
 import numpy as np
 import torch
 
 from ..checks import check_int
 
 VOCAB = 256
+SOURCE = "_torch_docs.py"  # in the torch package
+SHA256 = "38bd167709f8998348da6aaa926b3af3cf2d6e8eb525ac3026d58a256ade1b90"  # of torch 2.13.0's file
 
 
 def corpus() -> bytes:
-    """The documentation topics, in a fixed (sorted) order, UTF-8 encoded."""
-    from pydoc_data.topics import topics
-
-    return "\n\n".join(topics[name] for name in sorted(topics)).encode("utf-8")
+    """torch's reference documentation (the bytes of :data:`SOURCE`, ASCII); warns if they are not
+    the pinned ones."""
+    data = (resources.files("torch") / SOURCE).read_bytes()
+    if hashlib.sha256(data).hexdigest() != SHA256:
+        warnings.warn(f"torch {torch.__version__} ships another {SOURCE} than torch 2.13.0: hyla-6's corpus, and so its numbers, differ from the published ones", stacklevel=2)
+    return data
 
 
 def splits(valid_fraction: float = 0.1) -> dict[str, torch.Tensor]:

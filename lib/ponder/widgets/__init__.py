@@ -19,17 +19,25 @@ from ..tasks.cpvr import sample
 def sample_explorer(controls: list[widgets.ValueWidget], draw: Callable[[int], None], seed: int = 0) -> widgets.Widget:
     """``controls`` and a "new sample" button above an output; ``draw(seed)`` makes the figure.
 
-    A control's change redraws with the same sample seed; the button moves to the next seed.
+    A control's change redraws with the same sample seed; the button moves to the next seed. A
+    control that ``draw`` itself changes (a slider clamped to a new maximum) does not redraw again:
+    ``draw`` reads the controls after changing them, so one figure shows the final state.
     """
     button = widgets.Button(description="new sample", icon="refresh")
     out = widgets.Output()
-    state = {"seed": seed}
+    state = {"seed": seed, "drawing": False}
 
     def redraw(*_):
-        with out:
-            out.clear_output(wait=True)
-            draw(state["seed"])
-            plt.show()
+        if state["drawing"]:
+            return
+        state["drawing"] = True
+        try:
+            with out:
+                out.clear_output(wait=True)
+                draw(state["seed"])
+                plt.show()
+        finally:
+            state["drawing"] = False
 
     def new_sample(_):
         state["seed"] += 1
@@ -50,7 +58,7 @@ def cpvr_explorer(length: int = 12, hops: int = 3, seed: int = 0) -> widgets.Wid
     hops_slider = widgets.IntSlider(value=hops, min=0, max=length - 1, description="hops", continuous_update=False)
 
     def draw(sample_seed: int) -> None:
-        hops_slider.max = length_slider.value - 1  # a chain cannot be longer than the sequence
+        hops_slider.max = length_slider.value - 1  # a chain cannot be longer than the sequence: clamps the hops
         x, _, _ = sample(1, length_slider.value, hops_slider.value, seed=sample_seed)
         _, ax = plt.subplots(figsize=(0.6 * length_slider.value + 1, 2.2))
         draw_chain(ax, x[0])

@@ -1,40 +1,72 @@
 """ipywidgets for the survey's knobs: each control re-evaluates a trained model through a
-``ponder.experiments.survey.knob_*`` function and redraws accuracy and compute per difficulty."""
+``ponder.experiments.survey.knob_*`` function and redraws accuracy and compute per difficulty.
+
+While a knob computes, its controls are disabled and a status line says what is going on (the
+ponder weight trains a model that is not cached: for about
+:func:`~ponder.experiments.survey.knob_ponder_weight_seconds`, with training's progress bar in
+the panel); an error lands in the panel's output, not in the log console."""
+import time
+import traceback
+
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
+import pandas as pd
 from IPython.display import display
+from matplotlib.ticker import MaxNLocator
 
 from ..experiments import survey
 
 
-def _panel(control: widgets.Widget, compute, x: str, compute_label: str, button: str | None = None) -> widgets.Widget:
-    """A control, an optional button, and two plots (accuracy, compute) redrawn from ``compute(value)``."""
-    out = widgets.Output()
+def _draw(frame: pd.DataFrame, x: str, compute_label: str, setting: str) -> None:
+    """Accuracy and compute (``macs`` or ``steps``) against ``frame[x]``, a difficulty: integer ticks."""
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), layout="constrained")
+    y = "macs" if "macs" in frame else "steps"
+    axes[0].plot(frame[x], frame["accuracy"], marker="o")
+    axes[0].set(ylim=(0, 1.02), ylabel="accuracy")
+    axes[1].plot(frame[x], frame[y], marker="o", color="C1")
+    axes[1].set_ylabel(compute_label)
+    axes[1].set_ylim(bottom=0)
+    for ax in axes:
+        ax.set_xlabel(x)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    fig.suptitle(f"{setting}: mean accuracy {frame['accuracy'].mean():.3f}, mean {y} {frame[y].mean():.2f}")
+    plt.show()
+
+
+def _setting(control: widgets.Widget) -> str:
+    """What a control is set to, for a status line and a title: a dropdown's label, else ``description = value``."""
+    return control.label if isinstance(control, widgets.Dropdown) else f"{control.description} = {control.value}"
+
+
+def _panel(control: widgets.Widget, compute, x: str, compute_label: str, busy: str, button: str | None = None) -> widgets.Widget:
+    """A control, an optional button, a status line and two plots (accuracy, compute) redrawn from
+    ``compute(value)``; ``busy`` is the status while it computes, with the controls disabled."""
+    out, status = widgets.Output(), widgets.Label()
+    go = [widgets.Button(description=button)] if button else []
 
     def redraw(*_):
-        frame = compute(control.value)
+        setting, start = _setting(control), time.perf_counter()
+        for widget in (control, *go):
+            widget.disabled = True
+        status.value = f"{setting}: {busy}"
         with out:
             out.clear_output(wait=True)
-            fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), layout="constrained")
-            axes[0].plot(frame[x], frame["accuracy"], marker="o")
-            axes[0].set_ylim(0, 1.02)
-            axes[0].set_ylabel("accuracy")
-            y = "macs" if "macs" in frame else "steps"
-            axes[1].plot(frame[x], frame[y], marker="o", color="C1")
-            axes[1].set_ylabel(compute_label)
-            axes[1].set_ylim(bottom=0)
-            for ax in axes:
-                ax.set_xlabel(x)
-            fig.suptitle(f"{control.description} = {control.value}: mean accuracy {frame['accuracy'].mean():.3f}, mean {y} {frame[y].mean():.2f}")
-            plt.show()
+            try:
+                _draw(compute(control.value), x, compute_label, setting)
+                status.value = f"{setting}: done in {time.perf_counter() - start:.0f} s"
+            except Exception:  # noqa: BLE001 -- shown in the panel, which stays usable
+                out.append_stderr(traceback.format_exc())
+                status.value = f"{setting}: failed, the error is below"
+            finally:
+                for widget in (control, *go):
+                    widget.disabled = False
 
-    if button is None:
+    if go:
+        go[0].on_click(redraw)
+    else:
         control.observe(redraw, names="value")
         redraw()
-        return widgets.VBox([control, out])
-    go = widgets.Button(description=button)
-    go.on_click(redraw)
-    return widgets.VBox([widgets.HBox([control, go]), out])
+    return widgets.VBox([widgets.HBox([control, *go, status]), out])
 
 
 def knobs(profile: str, seed: int = 0) -> widgets.Widget:
@@ -45,11 +77,13 @@ def knobs(profile: str, seed: int = 0) -> widgets.Widget:
     weight = widgets.Dropdown(options=[("ACT τ = 0.0001", ("act", 1e-4)), ("ACT τ = 0.001", ("act", 1e-3)), ("ACT τ = 0.01", ("act", 1e-2)),
                                        ("PonderNet λp = 0.1", ("pondernet", 0.1)), ("PonderNet λp = 0.2", ("pondernet", 0.2)), ("PonderNet λp = 0.5", ("pondernet", 0.5))],
                               description="weight")
+    evaluating = "evaluating the trained model …"
+    training = f"training or loading … (a run not cached yet trains for about {survey.knob_ponder_weight_seconds(profile)} s)"
     tabs = widgets.Tab([
-        _panel(bias, lambda v: survey.knob_halting_bias(profile, v, seed), "hops", "ACT steps"),
-        _panel(threshold, lambda v: survey.knob_exit_threshold(profile, v, seed), "hops", "layers used"),
-        _panel(capacity, lambda v: survey.knob_mod_capacity(profile, v, seed), "hops", "MACs vs dense"),
-        _panel(weight, lambda v: survey.knob_ponder_weight(profile, v[0], v[1], seed), "difficulty", "steps", button="train / load"),
+        _panel(bias, lambda v: survey.knob_halting_bias(profile, v, seed), "hops", "ACT steps", evaluating),
+        _panel(threshold, lambda v: survey.knob_exit_threshold(profile, v, seed), "hops", "layers used", evaluating),
+        _panel(capacity, lambda v: survey.knob_mod_capacity(profile, v, seed), "hops", "MACs vs dense", evaluating),
+        _panel(weight, lambda v: survey.knob_ponder_weight(profile, v[0], v[1], seed), "difficulty", "steps", training, button="train / load"),
     ])
     for i, title in enumerate(("halting bias (UT+ACT)", "exit threshold", "MoD capacity", "τ / λp (parity)")):
         tabs.set_title(i, title)
