@@ -77,6 +77,18 @@ def test_claims_are_recorded_replaced_and_gathered():
     assert "| hut-3 | Hyper-UT is best beyond training | — | 0.42 | d = -0.133 ± 0.033 (n=3) | **does not hold** |" in text
     assert "| hut-4 | steps grow | — | +0.1 | d = +0.15 (n=1); the rule needs 3 seeds | inconclusive |" in text
     assert "| hut-10 | pool sizes | — | see figure |  | — |" in text
+    assert "No rows (their notebooks have not run into this ledger): hut-1, hut-5," in text and "Rows made by other code" not in text
+
+
+def test_the_ledger_marks_rows_made_by_other_code(monkeypatch):
+    claims.claim("hut-2", "made before", ours=1, verdict=claims.exact(True), profile="smoke")
+    monkeypatch.setattr(claims, "code_version", lambda: "0123abcd/4567ef01")
+    claims.claim("hut-3", "made now", ours=1, verdict=claims.exact(True), profile="smoke")
+    text = claims.gather("smoke").read_text()
+    assert "code 0123abcd/4567ef01)" in text
+    assert "Rows made by other code than 0123abcd/4567ef01 (marked *older*; their notebooks have not run since): hut-2." in text
+    assert "| hut-2 | made before | — | 1 | exact: no noise | holds (*older*) |" in text and "| hut-3 | made now | — | 1 | exact: no noise | holds |" in text
+    assert set(claims.target_ids()) >= {"hut-1", "acm-9", "hyla-a1", "survey-4"}
 
 
 def test_rows_of_an_older_format_are_named_and_cleared(isolated_outputs):
