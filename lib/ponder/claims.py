@@ -44,6 +44,7 @@ RULE = (
     f"**inconclusive** otherwise or with fewer than {MIN_SEEDS} seeds. Rows marked exact involve no noise; "
     f"— describes what is seen."
 )
+_RECORDED: dict[tuple[str, str], dict] = {}  # (target, claim) -> the row this process recorded last
 
 
 @dataclass(frozen=True)
@@ -153,7 +154,13 @@ def claim(target: str, text: str, ours, verdict: Verdict | None, *, profile: str
     rows = json.loads(path.read_text()) if path.exists() else []
     rows = [r for r in rows if r["claim"] != text] + [row]
     write_json(path, rows)
+    _RECORDED[(target, text)] = row
     return row
+
+
+def recorded() -> list[dict]:
+    """The rows :func:`claim` recorded in this process (a notebook's kernel), in the order first recorded."""
+    return list(_RECORDED.values())
 
 
 def rows(profile: str) -> list[dict]:

@@ -9,6 +9,8 @@
   nbval compares against) and papermill's timing metadata removed.
 """
 import argparse
+import difflib
+import json
 import os
 import sys
 import time
@@ -18,6 +20,7 @@ from .checks import check_int
 from .claims import clear, gather, rows, tally
 from .paths import ROOT
 from .profiles import PROFILES, check_profile
+from .regression import sanitize, unpinned_reason
 
 NOTEBOOKS = ROOT / "notebooks"
 
@@ -99,32 +102,69 @@ def prepare(profile: str, out: Path, seed: int = 0, names: list[str] | None = No
 CHECKED = "nbval-check-output"
 
 
-def refresh(names: list[str] | None = None, seed: int = 0) -> None:
-    """Re-execute notebooks in ``smoke``; keep only the checked cells' outputs in the sources."""
+def execute_smoke(path: Path, seed: int = 0) -> dict:
+    """``path`` executed in ``smoke`` with a fresh run cache (as ``make test`` runs it), as notebook JSON."""
     import tempfile
+    from unittest import mock
 
-    import nbformat
     import papermill
 
+    with tempfile.TemporaryDirectory() as tmp, mock.patch.dict(os.environ, {"PONDER_RESULTS": str(Path(tmp) / "results")}):  # the kernel inherits it
+        executed = Path(tmp) / path.name
+        papermill.execute_notebook(str(path), str(executed), parameters=parameters("smoke", seed), kernel_name="python3", cwd=str(NOTEBOOKS), progress_bar=False)
+        return json.loads(executed.read_text())
+
+
+def output_text(outputs: list[dict]) -> list[str]:
+    """The lines of ``outputs`` that a reader compares: streams and plain-text results."""
+    return [line for o in outputs for line in "".join(o.get("text", o.get("data", {}).get("text/plain", ""))).splitlines()]
+
+
+def checked_text(notebook: dict) -> list[str]:
+    """The text nbval compares in the checked cells of ``notebook``: a header line per cell, then
+    its streams and plain-text results."""
+    lines = []
+    for number, cell in enumerate(c for c in notebook["cells"] if c["cell_type"] == "code"):
+        if CHECKED not in cell["metadata"].get("tags", []):
+            continue
+        lines += [f"# code cell {number} ({cell.get('id')})", *output_text(cell["outputs"])]
+    return lines
+
+
+def store_outputs(source: dict, ran: dict) -> None:
+    """Give ``source``'s checked cells the outputs of ``ran`` (the same notebook executed), keeping
+    the stored ones where they differ only in masked values (timings); clear every other cell's."""
+    by_id = {cell.get("id"): cell for cell in ran["cells"]}
+    for cell in source["cells"]:
+        cell["metadata"].pop("papermill", None)
+        cell["metadata"].pop("execution", None)
+        if cell["cell_type"] != "code":
+            continue
+        if CHECKED not in cell["metadata"].get("tags", []):
+            cell["outputs"], cell["execution_count"] = [], None
+            continue
+        new = by_id[cell.get("id")]
+        outputs = [o for o in new["outputs"] if o["output_type"] != "display_data"]
+        if [sanitize(line) for line in output_text(outputs)] != [sanitize(line) for line in output_text(cell["outputs"])]:
+            cell["outputs"], cell["execution_count"] = outputs, new["execution_count"]  # nbval wants a count beside outputs
+    source["metadata"].pop("papermill", None)
+
+
+def refresh(names: list[str] | None = None, seed: int = 0) -> None:
+    """Re-execute notebooks in ``smoke``, store their checked cells' outputs in the sources (the rest
+    left as written) and print a diff of the stored against the new checked outputs per notebook."""
+    reason = unpinned_reason()
+    if reason is not None:
+        raise SystemExit(f"not refreshing: the stored smoke numbers are the pinned ones, and here {reason}")
     for path in find(names):
-        with tempfile.TemporaryDirectory() as tmp:
-            executed = Path(tmp) / path.name
-            papermill.execute_notebook(str(path), str(executed), parameters=parameters("smoke", seed), kernel_name="python3", cwd=str(NOTEBOOKS), progress_bar=False)
-            ran = nbformat.read(executed, as_version=4)
-        source = nbformat.read(path, as_version=4)
-        by_id = {cell.get("id"): cell for cell in ran.cells}
-        for cell in source.cells:
-            cell.metadata.pop("papermill", None)
-            cell.metadata.pop("execution", None)
-            if cell.cell_type != "code":
-                continue
-            ran_cell = by_id[cell.get("id")]
-            checked = CHECKED in cell.metadata.get("tags", [])
-            cell.outputs = [o for o in ran_cell.outputs if o.get("output_type") != "display_data"] if checked else []
-            cell.execution_count = ran_cell.execution_count if checked else None  # nbval wants a count beside outputs
-        source.metadata.pop("papermill", None)
-        nbformat.write(source, path)
-        print(f"refreshed {path.relative_to(ROOT)}")
+        source = json.loads(path.read_text())
+        before = checked_text(source)
+        store_outputs(source, execute_smoke(path, seed))
+        after = checked_text(source)
+        path.write_text(json.dumps(source, indent=1, ensure_ascii=False) + "\n")
+        name = str(path.relative_to(ROOT))
+        diff = list(difflib.unified_diff(before, after, f"{name} (stored)", f"{name} (new)", lineterm=""))
+        print("\n".join(diff) if diff else f"{name}: checked outputs unchanged", flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
