@@ -172,7 +172,7 @@ def rows(profile: str) -> list[dict]:
             if "verdict" not in r:
                 raise ValueError(f"{path} holds a row of an older ledger format ({r.get('claim')!r}): run every notebook (make figures), or delete {folder}")
             found.append(r)
-    return sorted(found, key=lambda r: _natural_key(r["id"]))
+    return sorted(found, key=lambda r: target_order(r["id"]))
 
 
 def clear(profile: str) -> None:
@@ -181,7 +181,8 @@ def clear(profile: str) -> None:
         path.unlink()
 
 
-def _natural_key(target: str) -> tuple:
+def target_order(target: str) -> tuple:
+    """Sort key of a target id: by group, then by number (``hut-2`` before ``hut-10``)."""
     group, _, number = target.partition("-")
     return (group, int(number) if number.isdigit() else math.inf, number)
 

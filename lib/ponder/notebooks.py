@@ -4,9 +4,13 @@
   ``interactive=False``; executed copies go to ``build/<profile>/``, never over the sources;
   then gather the claims ledger.
 * ``prepare`` — inject the parameters without executing (what ``make test`` hands to nbval).
-* ``refresh`` — for maintainers after editing a notebook: execute it in ``smoke`` and write the
-  source back with outputs kept only in cells tagged ``nbval-check-output`` (the reference
-  nbval compares against) and papermill's timing metadata removed.
+* ``refresh`` — after a change (``make refresh``): execute the notebooks in ``smoke`` with a fresh
+  run cache and write each source back with outputs kept only in cells tagged
+  ``nbval-check-output`` (the reference nbval compares against, the regression cells of
+  :mod:`ponder.regression` among them), the JSON otherwise as it was; print a diff of the stored
+  against the new checked outputs, so that a change of results is a visible diff in review.
+* ``verify``  — after ``make figures`` (``make verify``): per target, are the figures and ledger
+  rows made here identical to the committed ones (:mod:`ponder.verify`)?
 """
 import argparse
 import difflib
@@ -18,9 +22,10 @@ from pathlib import Path
 
 from .checks import check_int
 from .claims import clear, gather, rows, tally
-from .paths import ROOT
+from .paths import ROOT, figures_dir
 from .profiles import PROFILES, check_profile
 from .regression import sanitize, unpinned_reason
+from .verify import verify
 
 NOTEBOOKS = ROOT / "notebooks"
 
@@ -162,24 +167,27 @@ def refresh(names: list[str] | None = None, seed: int = 0) -> None:
         store_outputs(source, execute_smoke(path, seed))
         after = checked_text(source)
         path.write_text(json.dumps(source, indent=1, ensure_ascii=False) + "\n")
-        name = str(path.relative_to(ROOT))
+        name = f"{path.parent.name}/{path.name}"
         diff = list(difflib.unified_diff(before, after, f"{name} (stored)", f"{name} (new)", lineterm=""))
         print("\n".join(diff) if diff else f"{name}: checked outputs unchanged", flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m ponder.notebooks", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("action", choices=["run", "prepare", "refresh"])
+    parser.add_argument("action", choices=["run", "prepare", "refresh", "verify"])
     parser.add_argument("names", nargs="*", help="notebooks to run (default: all)")
     parser.add_argument("--profile", default="quick", choices=PROFILES)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="notebooks executed at a time (run; several only on a GPU)")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "nbval", help="folder for prepare")
+    parser.add_argument("--ref", default="HEAD", help="the commit verify compares with")
     args = parser.parse_args(argv)
     if args.action == "run":
         run(args.profile, args.seed, args.names, args.jobs)
     elif args.action == "refresh":
         refresh(args.names, args.seed)
+    elif args.action == "verify":
+        raise SystemExit(1 if verify(ROOT, str(figures_dir(args.profile).relative_to(ROOT)), args.ref) else 0)
     else:
         prepare(args.profile, args.out, args.seed, args.names)
 

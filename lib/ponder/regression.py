@@ -36,12 +36,13 @@ def _numeric(value) -> bool:
 
 
 def number(value) -> str:
-    """A cell of a checked table: floats to 3 decimals (3 significant digits below 0.01), nan as ``—``."""
+    """A cell of a checked table: floats to 3 decimals, 3 significant digits from 1e-6 to 0.01 (below
+    that, float noise around zero reads 0.000), nan as ``—``."""
     if not _numeric(value) or isinstance(value, numbers.Integral):
         return str(value)
     if math.isnan(value):
         return "—"
-    return f"{value:.3g}" if 0 < abs(value) < 0.01 else f"{value:.3f}"
+    return f"{value:.3g}" if 1e-6 <= abs(value) < 0.01 else f"{round(value, 3) + 0.0:.3f}"  # + 0.0: no -0.000
 
 
 def _columns(frame: pd.DataFrame) -> list[tuple[str, list]]:
