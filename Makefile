@@ -3,7 +3,7 @@
 #   make figures            execute every notebook (PROFILE=quick by default), write figures/ + CLAIMS.md
 #                           NOTEBOOKS="hyla_lm acm_vit" a subset; SEED=N another seed (figures/seed-N/); JOBS=N notebooks at a time (GPU)
 #   make test               unit tests + nbval over every notebook in the smoke profile (what CI runs); its checked numbers: see refresh
-#   make refresh            re-run the smoke notebooks (NOTEBOOKS="..." some), store the outputs nbval checks, print what changed
+#   make refresh            re-run the smoke notebooks (NOTEBOOKS="..." some), store the outputs nbval checks, print what changed (alias: refresh-notebooks)
 #   make verify             after make figures: per target, are figures/ and CLAIMS.md rows identical to the committed ones?
 #   make test-gpu           the CUDA tests and the smoke notebooks on the GPU (says so and passes without one)
 #   make lab                JupyterLab with widgets, on copies of the notebooks in build/lab/
