@@ -2,7 +2,9 @@
 #   make help               this list
 #   make figures            execute every notebook (PROFILE=quick by default), write figures/ + CLAIMS.md
 #                           NOTEBOOKS="hyla_lm acm_vit" a subset; SEED=N another seed (figures/seed-N/); JOBS=N notebooks at a time (GPU)
-#   make test               unit tests + nbval over every notebook in the smoke profile (what CI runs)
+#   make test               unit tests + nbval over every notebook in the smoke profile (what CI runs); its checked numbers: see refresh
+#   make refresh            re-run the smoke notebooks (NOTEBOOKS="..." some), store the outputs nbval checks, print what changed (alias: refresh-notebooks)
+#   make verify             after make figures: per target, are figures/ and CLAIMS.md rows identical to the committed ones?
 #   make test-gpu           the CUDA tests and the smoke notebooks on the GPU (says so and passes without one)
 #   make lab                JupyterLab with widgets, on copies of the notebooks in build/lab/
 #   make results PROFILE=.. train every cached run, no plotting
@@ -24,7 +26,7 @@ export HF_DATASETS_OFFLINE := 1
 export HF_HUB_OFFLINE := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: help figures test test-gpu lab results bench clean refresh-notebooks
+.PHONY: help figures test test-gpu lab results bench clean refresh refresh-notebooks verify
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -48,7 +50,7 @@ define nbval
 	rm -rf $(1) $(2)
 	$(PY) -m ponder.notebooks prepare --profile smoke --out $(1)
 	TQDM_DISABLE=1 HF_DATASETS_DISABLE_PROGRESS_BARS=1 PONDER_RESULTS=$(CURDIR)/$(2) \
-		$(PY) -m pytest -q $(3) $(1) --nbval-lax --nbval-current-env --nbval-cell-timeout=600 $(PYTEST_ARGS)
+		$(PY) -m pytest -q $(3) $(1) --nbval-lax --nbval-current-env --nbval-cell-timeout=600 --nbval-sanitize-with tests/nbval-sanitize.cfg $(PYTEST_ARGS)
 endef
 
 test: $(STAMP)
@@ -67,9 +69,16 @@ lab: $(STAMP)
 	mkdir -p build/lab && cp -n notebooks/*.ipynb build/lab/
 	$(PY) -c 'import os, sys, ponder; os.execv(sys.argv[1], sys.argv[1:])' $(VENV)/bin/jupyter lab $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) build/lab/  # through ponder: its kernels run pinned
 
-# after editing a notebook: re-run it in smoke and keep only the outputs nbval checks
-refresh-notebooks: $(STAMP)
-	$(PY) -m ponder.notebooks refresh
+# re-run the smoke notebooks with a fresh run cache, keep only the outputs nbval checks (the
+# regression cells' numbers among them) and print a diff of the stored against the new ones
+refresh: $(STAMP)
+	TQDM_DISABLE=1 $(PY) -m ponder.notebooks refresh $(NOTEBOOKS)
+
+refresh-notebooks: refresh
+
+# after make figures: which targets' figures and ledger rows differ from the committed ones
+verify: $(INSTALL)
+	$(PY) -m ponder.notebooks verify --profile $(PROFILE)
 
 clean:
 	rm -rf build results .cache figures/smoke figures/paper figures/seed-*

@@ -45,6 +45,7 @@ RULE = (
     f"**inconclusive** otherwise or with fewer than {MIN_SEEDS} seeds. Rows marked exact involve no noise; "
     f"— describes what is seen."
 )
+_RECORDED: dict[tuple[str, str], dict] = {}  # (target, claim) -> the row this process recorded last
 
 
 @dataclass(frozen=True)
@@ -154,7 +155,13 @@ def claim(target: str, text: str, ours, verdict: Verdict | None, *, profile: str
     rows = json.loads(path.read_text()) if path.exists() else []
     rows = [r for r in rows if r["claim"] != text] + [row]
     write_json(path, rows)
+    _RECORDED[(target, text)] = row
     return row
+
+
+def recorded() -> list[dict]:
+    """The rows :func:`claim` recorded in this process (a notebook's kernel), in the order first recorded."""
+    return list(_RECORDED.values())
 
 
 def rows(profile: str) -> list[dict]:
@@ -166,7 +173,7 @@ def rows(profile: str) -> list[dict]:
             if "verdict" not in r:
                 raise ValueError(f"{path} holds a row of an older ledger format ({r.get('claim')!r}): run every notebook (make figures), or delete {folder}")
             found.append(r)
-    return sorted(found, key=lambda r: _natural_key(r["id"]))
+    return sorted(found, key=lambda r: target_order(r["id"]))
 
 
 def clear(profile: str) -> None:
@@ -175,7 +182,8 @@ def clear(profile: str) -> None:
         path.unlink()
 
 
-def _natural_key(target: str) -> tuple:
+def target_order(target: str) -> tuple:
+    """Sort key of a target id: by group, then by number (``hut-2`` before ``hut-10``)."""
     group, _, number = target.partition("-")
     return (group, int(number) if number.isdigit() else math.inf, number)
 

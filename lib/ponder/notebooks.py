@@ -4,11 +4,17 @@
   ``interactive=False``; executed copies go to ``build/<profile>/``, never over the sources;
   then gather the claims ledger.
 * ``prepare`` — inject the parameters without executing (what ``make test`` hands to nbval).
-* ``refresh`` — for maintainers after editing a notebook: execute it in ``smoke`` and write the
-  source back with outputs kept only in cells tagged ``nbval-check-output`` (the reference
-  nbval compares against) and papermill's timing metadata removed.
+* ``refresh`` — after a change (``make refresh``): execute the notebooks in ``smoke`` with a fresh
+  run cache and write each source back with outputs kept only in cells tagged
+  ``nbval-check-output`` (the reference nbval compares against, the regression cells of
+  :mod:`ponder.regression` among them), the JSON otherwise as it was; print a diff of the stored
+  against the new checked outputs, so that a change of results is a visible diff in review.
+* ``verify``  — after ``make figures`` (``make verify``): per target, are the figures and ledger
+  rows made here identical to the committed ones (:mod:`ponder.verify`)?
 """
 import argparse
+import difflib
+import json
 import os
 import sys
 import time
@@ -16,8 +22,10 @@ from pathlib import Path
 
 from .checks import check_int
 from .claims import clear, gather, rows, tally
-from .paths import ROOT
+from .paths import ROOT, figures_dir
 from .profiles import PROFILES, check_profile
+from .regression import sanitize, unpinned_reason
+from .verify import verify
 
 NOTEBOOKS = ROOT / "notebooks"
 
@@ -99,47 +107,87 @@ def prepare(profile: str, out: Path, seed: int = 0, names: list[str] | None = No
 CHECKED = "nbval-check-output"
 
 
-def refresh(names: list[str] | None = None, seed: int = 0) -> None:
-    """Re-execute notebooks in ``smoke``; keep only the checked cells' outputs in the sources."""
+def execute_smoke(path: Path, seed: int = 0) -> dict:
+    """``path`` executed in ``smoke`` with a fresh run cache (as ``make test`` runs it), as notebook JSON."""
     import tempfile
+    from unittest import mock
 
-    import nbformat
     import papermill
 
+    with tempfile.TemporaryDirectory() as tmp, mock.patch.dict(os.environ, {"PONDER_RESULTS": str(Path(tmp) / "results")}):  # the kernel inherits it
+        executed = Path(tmp) / path.name
+        papermill.execute_notebook(str(path), str(executed), parameters=parameters("smoke", seed), kernel_name="python3", cwd=str(NOTEBOOKS), progress_bar=False)
+        return json.loads(executed.read_text())
+
+
+def output_text(outputs: list[dict]) -> list[str]:
+    """The lines of ``outputs`` that a reader compares: streams and plain-text results."""
+    return [line for o in outputs for line in "".join(o.get("text", o.get("data", {}).get("text/plain", ""))).splitlines()]
+
+
+def checked_text(notebook: dict) -> list[str]:
+    """The text nbval compares in the checked cells of ``notebook``: a header line per cell, then
+    its streams and plain-text results."""
+    lines = []
+    for number, cell in enumerate(c for c in notebook["cells"] if c["cell_type"] == "code"):
+        if CHECKED not in cell["metadata"].get("tags", []):
+            continue
+        lines += [f"# code cell {number} ({cell.get('id')})", *output_text(cell["outputs"])]
+    return lines
+
+
+def store_outputs(source: dict, ran: dict) -> None:
+    """Give ``source``'s checked cells the outputs of ``ran`` (the same notebook executed), keeping
+    the stored ones where they differ only in masked values (timings); clear every other cell's."""
+    by_id = {cell.get("id"): cell for cell in ran["cells"]}
+    for cell in source["cells"]:
+        cell["metadata"].pop("papermill", None)
+        cell["metadata"].pop("execution", None)
+        if cell["cell_type"] != "code":
+            continue
+        if CHECKED not in cell["metadata"].get("tags", []):
+            cell["outputs"], cell["execution_count"] = [], None
+            continue
+        new = by_id[cell.get("id")]
+        outputs = [o for o in new["outputs"] if o["output_type"] != "display_data"]
+        if [sanitize(line) for line in output_text(outputs)] != [sanitize(line) for line in output_text(cell["outputs"])]:
+            cell["outputs"], cell["execution_count"] = outputs, new["execution_count"]  # nbval wants a count beside outputs
+    source["metadata"].pop("papermill", None)
+
+
+def refresh(names: list[str] | None = None, seed: int = 0) -> None:
+    """Re-execute notebooks in ``smoke``, store their checked cells' outputs in the sources (the rest
+    left as written) and print a diff of the stored against the new checked outputs per notebook."""
+    reason = unpinned_reason()
+    if reason is not None:
+        raise SystemExit(f"not refreshing: the stored smoke numbers are the pinned ones, and here {reason}")
     for path in find(names):
-        with tempfile.TemporaryDirectory() as tmp:
-            executed = Path(tmp) / path.name
-            papermill.execute_notebook(str(path), str(executed), parameters=parameters("smoke", seed), kernel_name="python3", cwd=str(NOTEBOOKS), progress_bar=False)
-            ran = nbformat.read(executed, as_version=4)
-        source = nbformat.read(path, as_version=4)
-        by_id = {cell.get("id"): cell for cell in ran.cells}
-        for cell in source.cells:
-            cell.metadata.pop("papermill", None)
-            cell.metadata.pop("execution", None)
-            if cell.cell_type != "code":
-                continue
-            ran_cell = by_id[cell.get("id")]
-            checked = CHECKED in cell.metadata.get("tags", [])
-            cell.outputs = [o for o in ran_cell.outputs if o.get("output_type") != "display_data"] if checked else []
-            cell.execution_count = ran_cell.execution_count if checked else None  # nbval wants a count beside outputs
-        source.metadata.pop("papermill", None)
-        nbformat.write(source, path)
-        print(f"refreshed {path.relative_to(ROOT)}")
+        source = json.loads(path.read_text())
+        before = checked_text(source)
+        store_outputs(source, execute_smoke(path, seed))
+        after = checked_text(source)
+        path.write_text(json.dumps(source, indent=1, ensure_ascii=False) + "\n")
+        name = f"{path.parent.name}/{path.name}"
+        diff = list(difflib.unified_diff(before, after, f"{name} (stored)", f"{name} (new)", lineterm=""))
+        print("\n".join(diff) if diff else f"{name}: checked outputs unchanged", flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m ponder.notebooks", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("action", choices=["run", "prepare", "refresh"])
+    parser.add_argument("action", choices=["run", "prepare", "refresh", "verify"])
     parser.add_argument("names", nargs="*", help="notebooks to run (default: all)")
     parser.add_argument("--profile", default="quick", choices=PROFILES)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="notebooks executed at a time (run; several only on a GPU)")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "nbval", help="folder for prepare")
+    parser.add_argument("--ref", default="HEAD", help="the commit verify compares with")
     args = parser.parse_args(argv)
     if args.action == "run":
         run(args.profile, args.seed, args.names, args.jobs)
     elif args.action == "refresh":
         refresh(args.names, args.seed)
+    elif args.action == "verify":
+        raise SystemExit(1 if verify(ROOT, str(figures_dir(args.profile).relative_to(ROOT)), args.ref) else 0)
     else:
         prepare(args.profile, args.out, args.seed, args.names)
 

@@ -19,6 +19,7 @@ times (``naive_ratios``, ``grouped_ratios``: the acm-9 claims are judged on thes
 there is one, else on the CPU, with one thread and with torch's default (see :func:`thread_counts`).
 """
 
+import pandas as pd
 import torch
 
 from ..models.acm import Gate, Learners
@@ -91,6 +92,19 @@ def _measure(repeats: int, images: int | None, fractions, mix: str) -> dict:
                 **{f"{name}_ratios": [a / b for a, b in zip(rounds[name], rounds["dense"])] for name in ("naive", "grouped")},
             })
     return result
+
+
+RATIO_COLUMNS = ("naive / dense", "grouped / dense")
+
+
+def ratio_table(results: list[dict]) -> pd.DataFrame:
+    """One row per measured case of :func:`measure`'s ``results``: threads (``1`` or ``every core``),
+    mix, fraction, mean learners run and the two median time ratios (:data:`RATIO_COLUMNS`)."""
+    return pd.DataFrame([
+        {"threads": "1" if r["threads"] == 1 else "every core", "mix": r["mix"], "fraction": c["fraction"], "mean learners": c["mean_learners"],
+         RATIO_COLUMNS[0]: c["naive_ratio"], RATIO_COLUMNS[1]: c["grouped_ratio"]}
+        for r in results for c in r["cases"]
+    ])
 
 
 def main(repeats: int = 30) -> dict:

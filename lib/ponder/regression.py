@@ -1,0 +1,135 @@
+"""The notebooks' regression cells: the smoke profile's numbers, checked by nbval on pinned platforms.
+
+Every notebook that trains ends with one cell tagged ``nbval-check-output`` and :data:`TAG` that
+calls :func:`report` with the notebook's frames. It prints them as plain text tables (floats to
+3 decimals, 3 significant digits below 0.01) and the ledger rows the notebook recorded, with their
+evidence and verdicts. ``make refresh`` stores the smoke profile's output in the notebook and
+``make test`` compares a fresh run with it, so a change that moves any trained number fails a
+test and shows as a diff in review.
+
+* **Timings** vary from run to run: :func:`report` writes a timing column's values as ``~1.234``
+  and a row of a target in :data:`TIMED_TARGETS` as ``timed: ...``; the patterns in
+  :data:`SANITIZE` (``--nbval-sanitize-with``) mask both before nbval compares.
+* **Platforms**: the numbers are the same bits only where :mod:`ponder.numerics` pins them
+  (x86-64 with AVX2, on the CPU). Elsewhere :func:`skip_unpinned` (a pytest hook, loaded by the
+  repository's ``conftest.py``) skips these cells, naming the platform: they are never loosened.
+"""
+import math
+import numbers
+import platform
+import re
+from collections.abc import Sequence
+
+import pandas as pd
+
+from . import numerics
+from .claims import recorded
+from .paths import ROOT
+
+TAG = "pinned-numbers"
+SANITIZE = ROOT / "tests" / "nbval-sanitize.cfg"
+TIMED_TARGETS = ("acm-9", "survey-4")  # their figures and ledger rows show wall-clock times
+
+
+def _numeric(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def number(value) -> str:
+    """A cell of a checked table: floats to 3 decimals, 3 significant digits from 1e-6 to 0.01 (below
+    that, float noise around zero reads 0.000), nan as ``—``."""
+    if not _numeric(value) or isinstance(value, numbers.Integral):
+        return str(value)
+    if math.isnan(value):
+        return "—"
+    return f"{value:.3g}" if 1e-6 <= abs(value) < 0.01 else f"{round(value, 3) + 0.0:.3f}"  # + 0.0: no -0.000
+
+
+def _columns(frame: pd.DataFrame) -> list[tuple[str, list]]:
+    """``(header, values)`` per column, the index's levels first unless it is the default range."""
+    named = not isinstance(frame.index, pd.RangeIndex)
+    if named:
+        frame = frame.reset_index(names=[name if name is not None else "" for name in frame.index.names])
+    header = [" ".join(map(str, c)).strip() if isinstance(c, tuple) else str(c) for c in frame.columns]
+    return [(h, frame.iloc[:, i].tolist()) for i, h in enumerate(header)]
+
+
+def table(frame: pd.DataFrame | pd.Series, timings: Sequence[str] = ()) -> str:
+    """``frame`` as aligned text (text left, numbers right); columns named in ``timings`` show ``~value``."""
+    if isinstance(frame, pd.Series):
+        frame = frame.to_frame()
+    missing = set(timings) - set(map(str, frame.columns))
+    if missing:
+        raise KeyError(f"timing columns {sorted(missing)} are not in the frame's columns {list(frame.columns)}")
+    columns = []
+    for header, values in _columns(frame):
+        cells = ["~" + number(v) if header in timings else number(v) for v in values]
+        numeric = all(map(_numeric, values))
+        width = max(map(len, [header, *cells]))
+        columns.append([c.rjust(width) if numeric else c.ljust(width) for c in [header, *cells]])
+    return "\n".join("  ".join(row).rstrip() for row in zip(*columns))
+
+
+def rows_text(rows: list[dict]) -> str:
+    """Ledger rows: the claim, then what was measured, the verdict and its evidence (``timed:`` for
+    rows of :data:`TIMED_TARGETS`)."""
+    lines = []
+    for r in rows:
+        measured = f"ours {r['ours']} | {r['verdict'] or 'describes'}" + (f" | {r['noise']}" if r["noise"] else "")
+        lines += [f"[{r['id']}] {r['claim']}", ("  timed: " if r["id"] in TIMED_TARGETS else "  ") + measured]
+    return "\n".join(lines)
+
+
+def report(profile: str, *frames: pd.DataFrame | pd.Series, timings: Sequence[str] = ()) -> None:
+    """Print the regression text of a notebook: ``frames`` as tables, then the ledger rows its
+    kernel recorded at ``profile``. ``timings``: the frames' columns that hold wall-clock measurements."""
+    print(f"{profile} profile: the numbers the regression tests check (~, timed: wall-clock, masked)")
+    for frame in frames:
+        print()
+        print(table(frame, [t for t in timings if t in map(str, frame.columns)]))
+    print()
+    print(rows_text([r for r in recorded() if r["profile"] == profile]))
+
+
+def sanitize(text: str) -> str:
+    """``text`` with the patterns of :data:`SANITIZE` applied, as nbval applies them before comparing."""
+    from nbval.plugin import get_sanitize_patterns
+
+    for regex, replace in get_sanitize_patterns(SANITIZE.read_text()):
+        text = re.sub(regex, replace, text)
+    return text
+
+
+def unpinned_reason() -> str | None:
+    """Why this machine's smoke numbers need not be the stored ones (``None`` where they must be)."""
+    reason = numerics.unsupported_reason()
+    if reason is not None:
+        return f"{reason} ({platform.machine()}, {platform.system()})"
+    if not numerics.pinned():
+        return "the numerics of this process are not pinned (was torch imported before ponder?)"
+    import torch
+
+    if torch.cuda.is_available():
+        return f"the notebooks train on a CUDA device ({torch.cuda.get_device_name()}), not on the CPU"
+    return None
+
+
+def skip_unpinned(items: list, reason: str | None) -> int:
+    """Mark the notebook cells tagged :data:`TAG` among pytest ``items`` to be skipped for
+    ``reason`` (nothing if ``None``); return how many were marked."""
+    if reason is None:
+        return 0
+    import pytest
+
+    marked = 0
+    for item in items:
+        cell = getattr(item, "cell", None)
+        if cell is not None and TAG in cell.get("metadata", {}).get("tags", []):
+            item.add_marker(pytest.mark.skip(reason=f"smoke numbers are promised only on x86-64 with AVX2 on the CPU (ponder.numerics); here: {reason}"))
+            marked += 1
+    return marked
+
+
+def pytest_collection_modifyitems(items: list) -> None:
+    """pytest hook: skip the checked number cells where the numerics are not pinned."""
+    skip_unpinned(items, unpinned_reason())
