@@ -220,7 +220,7 @@ def provenance(found: list[dict]) -> list[str]:
     missing = [t for t in target_ids() if t not in {r["id"] for r in found}]
     if missing:
         lines.append(f"No rows (their notebooks have not run into this ledger): {', '.join(missing)}.")
-    older = sorted({r["id"] for r in found if r.get("code") != code_version()}, key=_natural_key)
+    older = sorted({r["id"] for r in found if r.get("code") != code_version()}, key=target_order)
     if older:
         lines.append(f"Rows made by other code than {code_version()} (marked *older*; their notebooks have not run since): {', '.join(older)}.")
     return lines
