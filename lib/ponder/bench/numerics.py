@@ -17,6 +17,7 @@ import sys
 
 import numpy as np
 
+from ..claims import Estimate
 from . import write_result
 
 ROUNDS, STEPS = 5, 30
@@ -42,8 +43,8 @@ def time_case(case: str, profile: str = "quick", steps: int = STEPS) -> dict[str
 def summarize(pinned: list[float], unpinned: list[float]) -> dict:
     """Per-round ratios ``pinned / unpinned`` with their mean and standard error."""
     ratios = np.asarray(pinned) / np.asarray(unpinned)
-    se = ratios.std(ddof=1) / np.sqrt(len(ratios)) if len(ratios) > 1 else float("nan")
-    return {"ratios": ratios.tolist(), "mean": float(ratios.mean()), "se": float(se)}
+    estimate = Estimate.of(ratios)
+    return {"ratios": ratios.tolist(), "mean": estimate.mean, "se": estimate.se}
 
 
 def main(rounds: int = ROUNDS) -> dict:
