@@ -263,11 +263,16 @@ def fuzzy_sets(s: Fuzzy, seed: int) -> dict[str, tuple]:
 
 
 def fuzzy_scores(model, s: Fuzzy, seed: int) -> dict:
-    """Mean per-sequence R² (and MSE) on each evaluation set."""
+    """Mean per-sequence R² (and MSE) on each evaluation set, with the R² of two trivial
+    predictions there: the context mean (``<set>_r2_context_mean``) and the training tasks'
+    average function at the query (``<set>_r2_task_average``: no in-context learning)."""
+    train_tasks = fuzzy.split(s.n_vars, s.n_terms, s.frac_test, seed=seed)["train"]
     out = {}
     for name, (seq, target, y) in fuzzy_sets(s, seed).items():
         prediction = predict(model, seq)[:, -1, 0]
         out[f"{name}_r2"] = fuzzy.r2(prediction, y).mean().item()
+        out[f"{name}_r2_context_mean"] = fuzzy.r2(fuzzy.context_mean(y), y).mean().item()
+        out[f"{name}_r2_task_average"] = fuzzy.r2(fuzzy.task_average(seq[:, -1, : s.n_vars].numpy(), train_tasks, s.n_vars), y).mean().item()
         out[f"{name}_mse"] = F.mse_loss(prediction, target).item()
     return out
 

@@ -116,3 +116,10 @@ def draw_curves(ax: plt.Axes, curves: dict[str, list[dict]], ylabel: str) -> Non
             ax.plot(steps, [p["loss"] for p in curves[kind]], "o-", ms=3, color=palette[kind], label=LABELS[kind])
     ax.set(xlabel="training step", ylabel=ylabel)
     ax.legend()
+
+
+def draw_levels(ax: plt.Axes, levels: dict[str, float]) -> None:
+    """Reference levels (baselines) as labelled horizontal lines, added to the legend."""
+    for (label, value), style in zip(levels.items(), (":", "--", "-.")):
+        ax.axhline(value, color="0.35", ls=style, lw=1, label=label)
+    ax.legend(fontsize=8)
