@@ -136,3 +136,9 @@ def test_sraven_regime():
     ranked = Verdict("does not hold", "d = -0.1 ± 0.01 (n=3)")
     assert outside_regime(ranked, why).verdict == "inconclusive" and "does not hold" in outside_regime(ranked, why).noise
     assert outside_regime(ranked, None) == ranked
+
+
+def test_fuzzy_regime_names_the_runs_at_the_trivial_level():
+    assert H.fuzzy_regime({"hyla": 0.5, "softmax": 0.4}, {"hyla": 0.1, "softmax": 0.1}) is None
+    why = H.fuzzy_regime({"hyla": 0.5, "softmax": 0.05}, {"hyla": 0.1, "softmax": 0.1})
+    assert "softmax" in why and "hyla" not in why

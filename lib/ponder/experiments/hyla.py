@@ -277,6 +277,13 @@ def fuzzy_scores(model, s: Fuzzy, seed: int) -> dict:
     return out
 
 
+def fuzzy_regime(r2: dict[str, float], no_context: dict[str, float]) -> str | None:
+    """Why fuzzy-logic rankings say nothing yet (``None``: they may): the runs whose OOD R² has not
+    left the R² of ignoring the context (``test_r2_task_average``), keyed by run name alike."""
+    stuck = [f"{name} {r2[name]:.3f} ≤ {no_context[name]:.3f}" for name in r2 if r2[name] <= no_context[name]]
+    return f"OOD R² not above ignoring the context: {', '.join(stuck)}" if stuck else None
+
+
 def train_fuzzy(s: Fuzzy, profile: str, seed: int = 0):
     """The fuzzy-logic model of ``s`` at the best :data:`TUNING` point by R² on training tasks;
     metrics hold ``test_r2`` (the paper's OOD R²)."""
