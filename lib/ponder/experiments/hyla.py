@@ -24,6 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from .. import parallel
+from ..models.attention import KINDS
 from ..models.attention_transformer import CausalLM, InContextTransformer
 from ..profiles import by_profile
 from ..runs import Run
@@ -102,7 +103,7 @@ class Sraven:
 # smaller-K variant K = 2 (36 rule combinations, 9 held out); K = 4 appears in the K sweep.
 SRAVEN = {
     "smoke": Sraven(k=2, dim=16, heads=4, head_dim=4, depth=1, steps=6, batch_size=16, warmup_steps=0, eval_n=64),
-    "quick": Sraven(k=2, dim=32, heads=8, head_dim=4, depth=2, steps=800, batch_size=64, lr=3e-3, eval_n=512),
+    "quick": Sraven(k=2, dim=32, heads=8, head_dim=4, depth=2, steps=800, batch_size=64, lr=3e-3, warmup_steps=40, eval_n=512),
     # gpu: the paper's K = 4 model (Table A3) at a 4x batch, 1.5M instances: measured on an H100 this
     # launch-bound model trains at 51-59 steps/s alone and ~105 steps/s summed over 6 processes
     # (`python -m ponder.bench train`), so the paper's 10-20M instances per run do not fit 20 minutes
@@ -374,12 +375,17 @@ def train_text(s: Text, profile: str, seed: int = 0):
 
 
 # -- which runs each target needs -------------------------------------------------------------
+ALL_KINDS = tuple(KINDS)
 SWEEPS = {
-    # instances as fractions of the base run's steps; widths, depths, heads, K, held-out fractions
-    "smoke": dict(fractions=(1.0,), widths=(1,), depths=(1,), heads=(1, 4), ks=(2,), holdouts=(0.25,), lengths=(8,), frac_tests=(0.3, 0.7)),
-    "quick": dict(fractions=(0.25, 1.0), widths=(1, 2), depths=(1, 2), heads=(1, 8), ks=(2, 4), holdouts=(0.25, 0.75), lengths=(16, 32), frac_tests=(0.3, 0.7)),
-    "gpu": dict(fractions=(0.25, 0.5, 1.0), widths=(1,), depths=(4,), heads=(1, 16), ks=(2, 4), holdouts=(0.25, 0.75), lengths=(16, 32), frac_tests=(0.3, 0.7)),
-    "paper": dict(fractions=(0.5, 1.0, 2.0), widths=(1, 2, 4), depths=(4, 8, 16), heads=(1, 2, 4, 8, 16), ks=(2, 3, 4, 5), holdouts=(0.1, 0.25, 0.5, 0.75, 0.9), lengths=(16, 32, 64, 96), frac_tests=(0.3, 0.5, 0.7)),
+    # instances as fractions of the base run's steps; widths, depths, heads, K, held-out fractions;
+    # the attention kinds of Table A1 (quick: the three main ones, the ablations need the paper's budget)
+    "smoke": dict(fractions=(1.0,), widths=(1,), depths=(1,), heads=(1, 4), ks=(2,), holdouts=(0.25,), lengths=(8,), frac_tests=(0.3, 0.7), ablations=ALL_KINDS),
+    # quick: sraven's minutes go to the learning curve (4 data sizes, one width) and fuzzy logic's
+    # to longer runs at the paper's N = 32 (the sraven rankings cannot show at this budget, while
+    # fuzzy-logic R² is still rising past the trivial level); K = 3 instead of the chance-level K = 4
+    "quick": dict(fractions=(0.125, 0.25, 0.5, 1.0), widths=(1,), depths=(1, 2), heads=(1, 8), ks=(2, 3), holdouts=(0.25, 0.75), lengths=(32,), frac_tests=(0.3, 0.7), ablations=MAIN_KINDS),
+    "gpu": dict(fractions=(0.25, 0.5, 1.0), widths=(1,), depths=(4,), heads=(1, 16), ks=(2, 4), holdouts=(0.25, 0.75), lengths=(16, 32), frac_tests=(0.3, 0.7), ablations=ALL_KINDS),
+    "paper": dict(fractions=(0.5, 1.0, 2.0), widths=(1, 2, 4), depths=(4, 8, 16), heads=(1, 2, 4, 8, 16), ks=(2, 3, 4, 5), holdouts=(0.1, 0.25, 0.5, 0.75, 0.9), lengths=(16, 32, 64, 96), frac_tests=(0.3, 0.5, 0.7), ablations=ALL_KINDS),
 }
 
 
@@ -413,13 +419,11 @@ def fuzzy_grid(profile: str) -> list[Fuzzy]:
 
 def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     """The runs each HYLA notebook trains, as jobs for :func:`ponder.parallel.prefetch`."""
-    from ..models.attention import KINDS
-
     sw = sweeps(profile)
     sr = lambda runs: [partial(train_sraven_once, c, profile, seed) for s in runs for c in candidates(s, profile, "sraven")]  # noqa: E731
     fz = lambda runs: [partial(train_fuzzy_once, c, profile, seed) for s in runs for c in candidates(s, profile, "fuzzy")]  # noqa: E731
     return {
-        "hyla_ablations": sr([sraven_setup(profile, kind=kind) for kind in KINDS]) + fz([fuzzy_setup(profile, kind=kind) for kind in KINDS]),
+        "hyla_ablations": sr([sraven_setup(profile, kind=kind) for kind in sw["ablations"]]) + fz([fuzzy_setup(profile, kind=kind) for kind in sw["ablations"]]),
         "hyla_fuzzy": fz(fuzzy_grid(profile)),
         "hyla_latent": sr([heads_setup(profile, kind, h) for kind in MAIN_KINDS for h in sw["heads"]])
         + sr([sraven_setup(profile, kind=kind, k=k) for kind in MAIN_KINDS for k in sw["ks"]]),

@@ -47,7 +47,9 @@ def draw_table(ax: plt.Axes, frame: pd.DataFrame, title: str) -> None:
 
 
 def a1_frame(ours: dict[str, dict], paper: dict[str, tuple]) -> pd.DataFrame:
-    """Rows of Table A1: the paper's mean ± s.e. beside ours, for every kind we train."""
+    """Rows of Table A1: the paper's mean ± s.e. beside ours ("—" for a kind not trained at this
+    profile)."""
+    ours_of = lambda kind, task: f"{100 * ours[kind][task]:.1f}" if kind in ours else "—"  # noqa: E731
     rows = []
     for kind, name in PAPER_NAMES.items():
         fuzzy_paper, sraven_paper = paper[kind]
@@ -55,9 +57,9 @@ def a1_frame(ours: dict[str, dict], paper: dict[str, tuple]) -> pd.DataFrame:
             {
                 "model": name,
                 "fuzzy OOD R² ×100, paper": fuzzy_paper,
-                "fuzzy, ours": f"{100 * ours[kind]['fuzzy']:.1f}",
+                "fuzzy, ours": ours_of(kind, "fuzzy"),
                 "sraven OOD acc %, paper": sraven_paper,
-                "sraven, ours": f"{100 * ours[kind]['sraven']:.1f}",
+                "sraven, ours": ours_of(kind, "sraven"),
             }
         )
     return pd.DataFrame(rows)
