@@ -108,10 +108,12 @@ class RelativePositionBias(nn.Module):
         super().__init__()
         self.buckets = check_int("buckets", buckets, minimum=2)
         self.table = nn.Parameter(torch.randn(heads, buckets) / math.sqrt(heads))
+        position = torch.arange(buckets)  # the [T, T] bucket indices, computed once (not saved)
+        self.register_buffer("index", relative_bucket(position[:, None] - position[None, :], buckets, buckets), persistent=False)
 
     def forward(self, length: int) -> torch.Tensor:
-        position = torch.arange(length, device=self.table.device)
-        return self.table[:, relative_bucket(position[:, None] - position[None, :], self.buckets, self.buckets)]
+        """``[H, length, length]`` for any ``length`` up to ``buckets``."""
+        return self.table[:, self.index[:length, :length]]
 
 
 class HeadLinear(nn.Linear):
