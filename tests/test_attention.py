@@ -4,8 +4,8 @@ import math
 import pytest
 import torch
 
-from ponder.models.attention import KINDS, MultiHeadAttention, recording, rms_head
-from ponder.models.attention_transformer import CausalLM, InContextTransformer
+from ponder.models.attention import KINDS, MultiHeadAttention, RelativePositionBias, normalise, recording, relative_bucket, rms_head
+from ponder.models.attention_transformer import CausalLM, InContextTransformer, lecun_normal_
 from ponder.models.transformer import EXPLICIT_MAX_TOKENS, SelfAttention, attend, explicit_attention
 
 DIM, HEADS, T, B = 12, 3, 5, 2
@@ -109,7 +109,8 @@ def test_linear_rmshead_scores(x):
 def test_softmax_kind_equals_project_self_attention(x):
     attn = make("softmax")
     reference = SelfAttention(DIM, HEADS).double()
-    reference.load_state_dict(attn.state_dict())
+    shapes = {name: p.shape for name, p in reference.state_dict().items()}
+    reference.load_state_dict({name: p.reshape(shapes[name]) for name, p in attn.state_dict().items()})  # per-head biases flat
     torch.testing.assert_close(attn(x), reference(x))
     torch.testing.assert_close(attn(x, causal=True), reference(x, causal=True))
 
@@ -178,7 +179,7 @@ def test_causal_lm_shapes_and_masking():
 
 
 def test_recording_reads_out_latent_codes_per_layer():
-    model = InContextTransformer(in_dim=5, out_dim=3, length=7, dim=16, heads=4, depth=3, kind="hyla")
+    model = InContextTransformer(in_dim=5, out_dim=3, length=7, dim=16, heads=4, depth=3, kind="hyla").eval()
     with recording(model) as layers:
         model(torch.randn(2, 7, 5))
         codes = [m.latent for m in layers]
@@ -206,3 +207,54 @@ def test_score_dropout_drops_whole_codes_shared_by_batch_and_heads():
     assert (dropped == dropped[:1, :1]).all()  # one (q, k) mask for every example and head
     attn.eval()
     torch.testing.assert_close(attn(x), attn(x))  # no dropout at evaluation
+
+
+def test_relative_buckets_by_hand():
+    """T5 unidirectional buckets, 8 buckets up to distance 16: four exact ones (0-3), then
+    logarithmic ones (4-5 / 6-7 / 8-11 / 12 and beyond); keys after the query share bucket 0."""
+    distance = torch.arange(-3, 21)
+    expected = [0, 0, 0] + [0, 1, 2, 3, 4, 4, 5, 5, 6, 6, 6, 6] + [7] * 9
+    assert relative_bucket(distance, 8, 16).tolist() == expected
+
+
+def test_relative_bias_shape_and_values():
+    bias = RelativePositionBias(heads=2, buckets=3)
+    with torch.no_grad():
+        bias.table.copy_(torch.tensor([[1.0, 2.0, 3.0], [10.0, 20.0, 30.0]]))
+    # buckets at T = 3: distance q - k = 0 or below -> 0, 1 -> 1, 2 -> 2
+    expected = torch.tensor([[1.0, 1.0, 1.0], [2.0, 1.0, 1.0], [3.0, 2.0, 1.0]])
+    torch.testing.assert_close(bias(3), torch.stack([expected, 10 * expected]))
+    assert bias(3).shape == (2, 3, 3)
+
+
+@pytest.mark.parametrize("kind", ["hyla", "softmax"])
+def test_relative_bias_is_added_before_the_normaliser(kind, x):
+    attn = MultiHeadAttention(DIM, HEADS, kind, relative_buckets=T).double()
+    torch.nn.init.normal_(attn.relative.table)
+    q, k = attn.split(attn.q_proj(x)), attn.split(attn.k_proj(x))
+    raw = torch.einsum("bqhd,bkhd->bhqk", q, k) / math.sqrt(attn.head_dim)
+    torch.testing.assert_close(attn.scores(x), normalise(raw + attn.relative(T), attn.norm, False))
+    assert attn.relative.table.shape == (HEADS, T)
+
+
+def test_latent_code_dropout_in_training_only():
+    torch.manual_seed(0)
+    model = InContextTransformer(4, 3, length=T, dim=DIM, heads=HEADS, depth=2, kind="hyla")
+    plain = InContextTransformer(4, 3, length=T, dim=DIM, heads=HEADS, depth=2, kind="hyla", score_dropout=0.0)
+    plain.load_state_dict(model.state_dict())
+    assert all(block.attn.score_dropout == 0.1 for block in model.blocks)  # the paper's default
+    tokens = torch.randn(B, T, 4)
+    model.eval(), plain.eval()
+    torch.testing.assert_close(model(tokens), plain(tokens))
+    model.train()
+    assert not torch.allclose(model(tokens), plain(tokens))
+
+
+def test_official_initialisation():
+    torch.manual_seed(0)
+    model = lecun_normal_(torch.nn.Sequential(torch.nn.Linear(400, 300), MultiHeadAttention(400, 4)))
+    linear = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    assert all((m.bias == 0).all() for m in linear)
+    weight = model[0].weight
+    assert abs(weight.std().item() - 400**-0.5) < 0.05 * 400**-0.5 and weight.abs().max() <= 2 * 400**-0.5 / 0.8796 + 1e-6
+    assert model[1].q_proj.bias.shape == (4, 100)  # per-head biases: 2-d, decayed like the official mask

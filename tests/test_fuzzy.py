@@ -59,3 +59,16 @@ def test_bad_arguments():
         fuzzy.split(frac_test=0)
     with pytest.raises(ValueError, match="length"):
         fuzzy.sample(3, [(0, 1)], 4, length=1)
+
+
+def test_trivial_baselines():
+    y = torch.tensor([[0.0, 1.0, 0.5], [0.2, 0.2, 0.8]])
+    torch.testing.assert_close(fuzzy.context_mean(y), torch.tensor([0.5, 0.2]))
+    split = fuzzy.split(frac_test=0.7)
+    drawn = fuzzy.sample(4000, split["test"], seed=0)
+    y = torch.as_tensor(drawn["y"])
+    assert fuzzy.r2(fuzzy.context_mean(y), y).mean() < 0  # the query's own spread counts against it
+    average = fuzzy.task_average(drawn["x"][:, -1], split["train"])
+    one = fuzzy.evaluate(drawn["x"][:5, -1:], fuzzy.terms(4)[np.asarray([split["train"][0]] * 5)])[:, 0]
+    torch.testing.assert_close(fuzzy.task_average(drawn["x"][:5, -1], split["train"][:1]), torch.as_tensor(one, dtype=torch.float32))
+    assert 0.05 < fuzzy.r2(average, y).mean() < 0.3  # knowing the training tasks, not this one

@@ -101,3 +101,44 @@ def test_markdown_table():
 
     frame = pd.DataFrame({"model": ["HYLA", "linear"], "acc": ["8.0", "8.8"]})
     assert markdown_table(frame) == "| model | acc |\n| --- | --- |\n| HYLA | 8.0 |\n| linear | 8.8 |\n"
+
+
+def test_official_recipe_is_the_paper_profile():
+    s, f = H.sraven_setup("paper"), H.fuzzy_setup("paper")
+    for run, warmup in ((s, 1000), (f, 100)):
+        cfg = H.train_config(run, seed=0)
+        assert int(cfg.warmup * cfg.steps) == warmup and cfg.grad_clip == float("inf")
+        assert (run.code_dropout, run.relative_position, run.init) == (0.1, True, "lecun_normal")
+    grid = H.candidates(s, "paper", "sraven")
+    assert sorted((c.lr, c.weight_decay) for c in grid) == [(3e-4, 0.1), (3e-4, 0.3), (1e-3, 0.1), (1e-3, 0.3)]
+    assert H.candidates(H.sraven_setup("quick"), "quick", "sraven") == [H.sraven_setup("quick")]
+    model = H.sraven_model(s)
+    assert model.position is None and model.blocks[0].attn.relative.table.shape == (16, 36)
+
+
+def test_tuned_keeps_the_best_in_distribution_point(monkeypatch):
+    monkeypatch.setitem(H.TUNING, "smoke", {"sraven": dict(lr=(1e-3, 3e-3), weight_decay=(0.1,))})
+    fake = lambda c, profile, seed: (c.lr, {"id_acc": c.lr, "ood_acc": -c.lr})  # noqa: E731
+    assert H.tuned(fake, H.sraven_setup("smoke"), "smoke", "sraven", 0, "id_acc")[0] == 3e-3
+
+
+def test_held_out_split_follows_the_seed():
+    assert sraven.split(4, seed=0) != sraven.split(4, seed=1)
+    assert fuzzy.split(seed=0)["test"] != fuzzy.split(seed=1)["test"]
+
+
+def test_sraven_regime():
+    from ponder.claims import Verdict, outside_regime
+
+    assert H.sraven_regime(H.sraven_setup("paper")) is None
+    why = H.sraven_regime(H.sraven_setup("quick"))
+    assert "K=2" in why and "instances" in why
+    ranked = Verdict("does not hold", "d = -0.1 ± 0.01 (n=3)")
+    assert outside_regime(ranked, why).verdict == "inconclusive" and "does not hold" in outside_regime(ranked, why).noise
+    assert outside_regime(ranked, None) == ranked
+
+
+def test_fuzzy_regime_names_the_runs_at_the_trivial_level():
+    assert H.fuzzy_regime({"hyla": 0.5, "softmax": 0.4}, {"hyla": 0.1, "softmax": 0.1}) is None
+    why = H.fuzzy_regime({"hyla": 0.5, "softmax": 0.05}, {"hyla": 0.1, "softmax": 0.1})
+    assert "softmax" in why and "hyla" not in why

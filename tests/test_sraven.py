@@ -145,3 +145,14 @@ def test_ambiguity_checker_tries_every_correspondence(k, f, n, seed):
         assert sraven.is_ambiguous(grid, f, every_feature=False) == loose
         verdicts.append(strict)
     assert any(verdicts) and not all(verdicts)  # both kinds occur, so the comparison can fail
+
+
+def test_baselines():
+    assert sraven.chance(2, 8) == 1 / 64
+    held = sraven.split(2)[1]
+    permuted = sraven.rule_solver_accuracy(sraven.sample(2000, held, 8, seed=0)["grid"], 8)
+    aligned = sraven.rule_solver_accuracy(sraven.sample(2000, held, 8, seed=0, permute=False)["grid"], 8)
+    assert 0.9 < aligned < 1  # ambiguities and coinciding rules cost a few percent
+    assert 0.2 < permuted < 0.3  # slots line up in 1/4 of the K = 2 instances (and rarely by luck)
+    grid = np.array([[1, 2, 3], [5, 6, 7], [2, 3, 4]])[None, ..., None]  # progression +1 only
+    assert sraven.rule_solver_accuracy(grid, 8) == 1.0

@@ -124,6 +124,16 @@ def every(verdicts: Sequence[Verdict]) -> Verdict:
     return Verdict(verdict, "; ".join(f"[{i + 1}] {v.verdict}: {v.noise}" for i, v in enumerate(verdicts)))
 
 
+def outside_regime(verdict: Verdict, reason: str | None) -> Verdict:
+    """``verdict``, or **inconclusive** when the budget cannot reach the regime in which the paper
+    makes the claim (``reason`` says why; ``None``: it can). A ranking measured below that regime
+    is evidence neither way, so it never reads as "does not hold"; the noise-rule verdict stays in
+    the row's evidence."""
+    if reason is None:
+        return verdict
+    return Verdict("inconclusive", f"outside the paper's regime: {reason} (by the noise rule alone: {verdict.verdict}; {verdict.noise})")
+
+
 def exact(holds: bool, why: str = "exact: no noise") -> Verdict:
     """A check that involves no noise (a generator's exactness, a count)."""
     if holds not in (True, False):

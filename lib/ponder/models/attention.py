@@ -27,7 +27,12 @@ both the value *and* the output projection, with a ReLU between::
 parameters: it uses exactly the four projections of softmax attention.
 
 The Table A1 ablations the official code defines are the combinations in :data:`KINDS`.
-There is no positional term in here: positions are added to the embeddings.
+
+Positions (optional, as in the official models): a T5-style relative position bias
+``b_{h, bucket(q − k)}`` per layer and head is added to the raw scores before σ (so before
+RMSHead), :class:`RelativePositionBias`. The per-head query/key/value biases are ``[H, d_head]``
+matrices (:class:`HeadLinear`), so weight decay on every parameter of two or more dimensions
+decays them, as the official code's mask does.
 
 Causal masking (for language modelling) zeroes the scores of future keys after σ (softmax:
 ``-inf`` before it). RMSHead is local to one ``(q, k)`` pair, so masking commutes with it; the
@@ -75,6 +80,54 @@ def rms_head(scores: torch.Tensor, eps: float = RMS_EPS) -> torch.Tensor:
     return scores * torch.rsqrt(scores.pow(2).mean(dim=1, keepdim=True) + eps)
 
 
+def relative_bucket(distance: torch.Tensor, buckets: int, max_distance: int) -> torch.Tensor:
+    """T5's unidirectional bucket of ``distance = q − k`` (``bidirectional=False``).
+
+    Keys after the query (``distance < 0``) share bucket 0 with the query itself; distances below
+    ``buckets // 2`` get one bucket each; longer ones share logarithmically wider buckets up to
+    ``max_distance``, beyond which all fall in the last bucket::
+
+        n = max(distance, 0);  bucket = n                                         if n < m = buckets // 2
+                               bucket = min(m + ⌊log(n / m) / log(max_distance / m) · (buckets − m)⌋, buckets − 1)
+    """
+    n = distance.clamp(min=0)
+    exact = buckets // 2
+    large = exact + (torch.log(n.float() / exact + torch.finfo(torch.float32).eps) / math.log(max_distance / exact) * (buckets - exact)).long()
+    return torch.where(n < exact, n, large.clamp(max=buckets - 1))
+
+
+class RelativePositionBias(nn.Module):
+    """``[H, T, T]`` score bias ``b_{h, bucket(q − k)}`` from a learned ``[H, buckets]`` table.
+
+    The official models use ``buckets = max_distance = T`` (36 for sraven at K = 4) and T5's
+    unidirectional bucketing even without a causal mask (:func:`relative_bucket`). The table
+    starts at ``N(0, 1/H)``, the official embedding initialiser (fan-in over the heads axis).
+    """
+
+    def __init__(self, heads: int, buckets: int):
+        super().__init__()
+        self.buckets = check_int("buckets", buckets, minimum=2)
+        self.table = nn.Parameter(torch.randn(heads, buckets) / math.sqrt(heads))
+        position = torch.arange(buckets)  # the [T, T] bucket indices, computed once (not saved)
+        self.register_buffer("index", relative_bucket(position[:, None] - position[None, :], buckets, buckets), persistent=False)
+
+    def forward(self, length: int) -> torch.Tensor:
+        """``[H, length, length]`` for any ``length`` up to ``buckets``."""
+        return self.table[:, self.index[:length, :length]]
+
+
+class HeadLinear(nn.Linear):
+    """``nn.Linear(dim, heads * head_dim)`` whose bias is an ``[H, d_head]`` matrix (the official
+    ``DenseGeneral`` to ``(heads, head_dim)``): same output, but a 2-d parameter for weight decay."""
+
+    def __init__(self, dim: int, heads: int, head_dim: int):
+        super().__init__(dim, heads * head_dim)
+        self.bias = nn.Parameter(self.bias.detach().reshape(heads, head_dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.linear(x, self.weight, self.bias.flatten())
+
+
 def normalise(scores: torch.Tensor, norm: str, causal: bool) -> torch.Tensor:
     """σ applied to raw scores ``[B, H, Tq, Tk]``; with ``causal`` future keys get weight 0."""
     future = torch.ones(scores.shape[-2:], dtype=torch.bool, device=scores.device).triu(1) if causal else None
@@ -92,12 +145,13 @@ class MultiHeadAttention(nn.Module):
 
     ``head_dim`` defaults to ``dim // heads``; the projections map ``dim`` to ``heads * head_dim``
     and back (the paper's sraven models use ``heads * head_dim = 64`` at ``dim = 128``).
-    ``score_dropout`` drops whole latent codes: one mask over ``(q, k)`` shared by the batch and
-    the heads (the official code's silent default is 0.1). Set ``record = True`` to keep the
+    ``score_dropout`` drops whole latent codes in training: one mask over ``(q, k)`` shared by the
+    batch and the heads (the official code's silent default is 0.1). ``relative_buckets`` adds a
+    :class:`RelativePositionBias` with that many buckets (the sequence length) to the raw scores. Set ``record = True`` to keep the
     latent codes of the last forward pass in ``self.latent`` (``[B, H, T, T]``).
     """
 
-    def __init__(self, dim: int, heads: int, kind: str = "softmax", head_dim: int | None = None, score_dropout: float = 0.0):
+    def __init__(self, dim: int, heads: int, kind: str = "softmax", head_dim: int | None = None, score_dropout: float = 0.0, relative_buckets: int | None = None):
         super().__init__()
         check_int("heads", heads, minimum=1)
         self.kind = check_choice("kind", kind, KINDS)
@@ -111,8 +165,9 @@ class MultiHeadAttention(nn.Module):
             raise ValueError(f"score_dropout={score_dropout} must lie in [0, 1)")
         self.score_dropout = score_dropout
         inner = heads * head_dim
-        self.q_proj, self.k_proj, self.v_proj = nn.Linear(dim, inner), nn.Linear(dim, inner), nn.Linear(dim, inner)
+        self.q_proj, self.k_proj, self.v_proj = (HeadLinear(dim, heads, head_dim) for _ in range(3))
         self.o_proj = nn.Linear(inner, dim)
+        self.relative = RelativePositionBias(heads, relative_buckets) if relative_buckets else None
         self.record, self.latent = False, None
 
     def split(self, x: torch.Tensor) -> torch.Tensor:
@@ -123,6 +178,8 @@ class MultiHeadAttention(nn.Module):
         """Latent codes ``a`` ``[B, H, Tq, Tk]``: σ(scaled dot products) as in the module docstring."""
         q, k = self.split(self.q_proj(x)), self.split(self.k_proj(x))  # [B, T, H, d]
         raw = torch.einsum("bqhd,bkhd->bhqk", q, k) / math.sqrt(self.head_dim)
+        if self.relative is not None:
+            raw = raw + self.relative(x.shape[1])
         return normalise(raw, self.norm, causal)
 
     def forward(self, x: torch.Tensor, causal: bool = False) -> torch.Tensor:

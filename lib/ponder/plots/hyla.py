@@ -47,7 +47,9 @@ def draw_table(ax: plt.Axes, frame: pd.DataFrame, title: str) -> None:
 
 
 def a1_frame(ours: dict[str, dict], paper: dict[str, tuple]) -> pd.DataFrame:
-    """Rows of Table A1: the paper's mean ± s.e. beside ours, for every kind we train."""
+    """Rows of Table A1: the paper's mean ± s.e. beside ours ("—" for a kind not trained at this
+    profile)."""
+    ours_of = lambda kind, task: f"{100 * ours[kind][task]:.1f}" if kind in ours else "—"  # noqa: E731
     rows = []
     for kind, name in PAPER_NAMES.items():
         fuzzy_paper, sraven_paper = paper[kind]
@@ -55,9 +57,9 @@ def a1_frame(ours: dict[str, dict], paper: dict[str, tuple]) -> pd.DataFrame:
             {
                 "model": name,
                 "fuzzy OOD R² ×100, paper": fuzzy_paper,
-                "fuzzy, ours": f"{100 * ours[kind]['fuzzy']:.1f}",
+                "fuzzy, ours": ours_of(kind, "fuzzy"),
                 "sraven OOD acc %, paper": sraven_paper,
-                "sraven, ours": f"{100 * ours[kind]['sraven']:.1f}",
+                "sraven, ours": ours_of(kind, "sraven"),
             }
         )
     return pd.DataFrame(rows)
@@ -116,3 +118,10 @@ def draw_curves(ax: plt.Axes, curves: dict[str, list[dict]], ylabel: str) -> Non
             ax.plot(steps, [p["loss"] for p in curves[kind]], "o-", ms=3, color=palette[kind], label=LABELS[kind])
     ax.set(xlabel="training step", ylabel=ylabel)
     ax.legend()
+
+
+def draw_levels(ax: plt.Axes, levels: dict[str, float]) -> None:
+    """Reference levels (baselines) as labelled horizontal lines, added to the legend."""
+    for (label, value), style in zip(levels.items(), (":", "--", "-.")):
+        ax.axhline(value, color="0.35", ls=style, lw=1, label=label)
+    ax.legend(fontsize=8)

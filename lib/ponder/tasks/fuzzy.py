@@ -91,6 +91,22 @@ def r2(prediction: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return 1 - (prediction - y[:, -1]) ** 2 / y.var(dim=1, unbiased=False)
 
 
+def context_mean(y: torch.Tensor) -> torch.Tensor:
+    """``[n]``: the mean of the ``N − 1`` context targets ``y`` ``[n, N]`` (its R² is about
+    −1/(N−1): the query's own spread counts against it)."""
+    return y[:, :-1].mean(dim=1)
+
+
+def task_average(query: np.ndarray, combos: Sequence[Sequence[int]], n_vars: int = 4) -> torch.Tensor:
+    """``[n]``: the average over the tasks ``combos`` of ``f(query)`` for queries ``[n, L]``, the best
+    prediction that ignores the context (with ``combos`` the training tasks: what a model reaches
+    without reading the task from the context, the level it must leave)."""
+    patterns = terms(n_vars)[np.asarray(combos)]  # [C, K, L]
+    query = np.asarray(query, dtype=np.float64)[:, None, :]  # [n, 1, L]
+    values = [evaluate(query, np.broadcast_to(p, (len(query),) + p.shape))[:, 0] for p in patterns]
+    return torch.as_tensor(np.mean(values, axis=0), dtype=torch.float32)
+
+
 def _rows(n: int, combos: tuple, n_vars: int, length: int, seed: int, version: str, chunk: int = 4096):
     for start in range(0, n, chunk):
         drawn = sample(min(chunk, n - start), combos, n_vars, length, seed * 1_000_003 + start)

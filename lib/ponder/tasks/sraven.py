@@ -163,6 +163,32 @@ def answers(first_two: np.ndarray, f: int) -> np.ndarray:
     return allowed
 
 
+def chance(k: int, f: int) -> float:
+    """Accuracy of guessing every answer feature uniformly: ``F^-K``."""
+    return float(f) ** -k
+
+
+def rule_solver_accuracy(grid: np.ndarray, f: int) -> float:
+    """Expected accuracy of a solver that knows the 8 rules but not the correspondences, on
+    ``[n, 3, 3, K]`` grids.
+
+    For each answer slot it takes the values of that slot in every column as one feature and picks
+    uniformly among the values some rule allows (:func:`answers`), or among all ``F`` when none
+    does. On permuted grids this is what knowing the rules is worth before the correspondences are
+    found (about ``(K!)^-2``: the slots line up when the column permutations coincide); on
+    unpermuted grids (``sample(..., permute=False)``) it is the ceiling of a rule solver.
+    """
+    n, _, _, k = grid.shape
+    solved = np.ones(n)
+    for slot in range(k):
+        values = grid[:, :, :, slot].reshape(n, GRID * GRID)
+        allowed = answers(values[:, :-1], f)
+        count = allowed.sum(-1)
+        right = allowed[np.arange(n), values[:, -1]]
+        solved *= np.where(count > 0, right / np.maximum(count, 1), 1 / f)
+    return float(solved.mean())
+
+
 def is_ambiguous(grid: np.ndarray, f: int, every_feature: bool = True) -> bool:
     """Brute force over the correspondences between columns: does another answer fit?
 
