@@ -19,6 +19,7 @@ from ..models.acm_phases import PAPER_LOSS_WEIGHTS, distill_loss, finetune_loss,
 from ..models.early_exit import EarlyExitViT, exit_at, exit_loss
 from ..models.halting import HaltingViT, halting_loss
 from ..checks import check_choice, check_fraction
+from ..claims import Estimate
 from ..models.audio import FrameTransformer
 from ..models.vit import ViT
 from ..profiles import by_profile
@@ -32,16 +33,16 @@ TASKS = ("digits", "speech")
 # every baseline get the same total, distill + gate + finetune steps. ``finetune_lr`` and ``loss_scale`` (a
 # factor on the paper's auxiliary weights 0.1 / 0.05 / 0.05) are per profile: the paper's lr 1e-4 and weights
 # assume ~97 ImageNet epochs; in a few hundred to a thousand steps they do not reach the budget (README, ACM).
-# ``expert_units``: MoEfication's expert width (the official 24 units at ViT-B's scale).
+# ``expert_units``: MoEfication's expert width (the official 24 units at ViT-B's scale). ``seeds``: acm-3's seeds.
 SIZES = {
-    "smoke": dict(dim=16, depth=2, heads=2, batch=16, base_steps=20, distill_steps=4, gate_steps=4, finetune_steps=8, ablation_steps=4,
+    "smoke": dict(seeds=1, dim=16, depth=2, heads=2, batch=16, base_steps=20, distill_steps=4, gate_steps=4, finetune_steps=8, ablation_steps=4,
                   eval_images=64, finetune_lr=2e-3, loss_scale=10.0, expert_units=16),
-    "quick": dict(dim=32, depth=4, heads=4, batch=32, base_steps=2000, distill_steps=100, gate_steps=50, finetune_steps=1200, ablation_steps=300,
+    "quick": dict(seeds=3, dim=32, depth=4, heads=4, batch=32, base_steps=2000, distill_steps=100, gate_steps=50, finetune_steps=1200, ablation_steps=300,
                   eval_images=None, finetune_lr=2e-3, loss_scale=10.0, expert_units=16),
     # gpu: a ViT-Ti-sized base (width 192, 12 blocks) and phase III long enough to converge
-    "gpu": dict(dim=192, depth=12, heads=3, batch=256, base_steps=4_000, distill_steps=400, gate_steps=200, finetune_steps=1_500, ablation_steps=500,
+    "gpu": dict(seeds=3, dim=192, depth=12, heads=3, batch=256, base_steps=4_000, distill_steps=400, gate_steps=200, finetune_steps=1_500, ablation_steps=500,
                 eval_images=None, finetune_lr=5e-4, loss_scale=3.0, expert_units=24),
-    "paper": dict(dim=192, depth=12, heads=3, batch=256, base_steps=20_000, distill_steps=400, gate_steps=200, finetune_steps=19_400, ablation_steps=1000,
+    "paper": dict(seeds=3, dim=192, depth=12, heads=3, batch=256, base_steps=20_000, distill_steps=400, gate_steps=200, finetune_steps=19_400, ablation_steps=1000,
                   eval_images=None, finetune_lr=1e-4, loss_scale=1.0, expert_units=24),
 }
 SPEECH_SIZES = {
@@ -83,6 +84,11 @@ def loss_weights(profile: str) -> dict[str, float]:
 
 
 EXIT_THRESHOLDS = tuple(round(0.3 + 0.7 * i / 40, 4) for i in range(41))
+
+
+def seeds(profile: str, seed: int = 0) -> tuple[int, ...]:
+    """acm-3's seeds: ``seed`` and the next ones, the profile's ``seeds`` in all (each its own base model)."""
+    return tuple(range(seed, seed + sizes(profile)["seeds"]))
 
 
 def sizes(profile: str, task: str = "digits") -> dict:
@@ -297,8 +303,9 @@ def granularity(profile: str, n: int, seed: int = 0) -> tuple[nn.Module, dict]:
 
 
 def pretraining_variant(profile: str, variant: str, seed: int = 0) -> tuple[nn.Module, dict]:
-    """acm-10: with both pre-training phases, without phase I, without either (same total steps), β = 0.6."""
-    return acm_model(profile, ABLATION_BUDGET, seed, pretraining=variant)
+    """acm-10: with both pre-training phases, without phase I, without either (same total steps: a short
+    phase III of ``ablation_steps`` plus the steps the variant skips), β = 0.6."""
+    return acm_model(profile, ABLATION_BUDGET, seed, pretraining=variant, steps=sizes(profile)["ablation_steps"])
 
 
 @torch.no_grad()
@@ -422,30 +429,59 @@ def exit_curve(model: EarlyExitViT, x: torch.Tensor, y: torch.Tensor) -> list[di
 def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     """The runs each ACM notebook trains, as jobs for :func:`ponder.parallel.prefetch`.
 
-    No two jobs of a notebook share a run (N = 4 at equal cost is the "all" ablation, so the
-    granularity sweep leaves it out here) and each job's unshared upstream runs are its own.
+    No two jobs of a notebook share a run (N = 4 at equal cost and the "full" pre-training variant
+    are the "all" ablation, so they are left out here) and each job's unshared upstream runs are its own.
     """
     return {
-        "acm_vit": [partial(acm_model, profile, b, seed) for b in BUDGETS] + [partial(moefied, profile, seed), partial(early_exits, profile, seed)]
-        + [partial(halting, profile, d, seed) for d in avit_depths(profile)],
+        "acm_vit": [job for s in seeds(profile, seed) for job in [partial(acm_model, profile, b, s) for b in BUDGETS]
+                    + [partial(moefied, profile, s), partial(early_exits, profile, s)] + [partial(halting, profile, d, s) for d in avit_depths(profile)]],
         "acm_ablations": [partial(ablation, profile, name, seed) for name in ABLATIONS] + [partial(granularity, profile, n, seed) for n in LEARNER_COUNTS if n != 4]
-        + [partial(pretraining_variant, profile, v, seed) for v in PRETRAINING] + [partial(acm_model, profile, 0.75, seed)],
+        + [partial(pretraining_variant, profile, v, seed) for v in PRETRAINING if v != "full"] + [partial(acm_model, profile, 0.75, seed)],
         "acm_speech": [partial(acm_model, profile, b, seed, task="speech") for b in BUDGETS] + [partial(moefied, profile, seed, task="speech")],
     }
 
 
 def prefetch(profile: str, notebook: str, seed: int = 0) -> None:
-    """Train the runs of an ACM notebook: its task's base model and phases I-II (the upstream its
-    jobs share) here, then the notebook's jobs side by side, one per core (:mod:`ponder.parallel`)."""
+    """Train the runs of an ACM notebook: its task's base models and phases I-II (the upstream its
+    jobs share; one per seed, side by side), then the notebook's jobs side by side, one per core
+    (:mod:`ponder.parallel`)."""
     todo = jobs(profile, seed)
     check_choice("notebook", notebook, tuple(todo))
-    gates_pretrained(profile, seed, task="speech" if notebook == "acm_speech" else "digits")
+    task = "speech" if notebook == "acm_speech" else "digits"
+    upstream = [partial(gates_pretrained, profile, s, task=task) for s in (seeds(profile, seed) if notebook == "acm_vit" else (seed,))]
+    parallel.prefetch(upstream)
+    for job in upstream:
+        job()
     parallel.prefetch_notebook(todo, notebook)
 
 
 def train_all(profile: str, seed: int = 0) -> None:
     """Every run the ACM notebooks need."""
     parallel.train_notebooks(jobs(profile, seed), lambda notebook: prefetch(profile, notebook, seed))
+
+
+# -- acm-3: accuracy vs MACs over seeds ---------------------------------------------------------
+def tradeoff(profile: str, seed: int = 0) -> dict[str, list[tuple[float, float]]]:
+    """acm-3 for one seed: ``{method: [(MMACs, accuracy), ...]}``: ACM at each of :data:`BUDGETS`,
+    MoEfication at each top-k, A-ViT at each target depth, ZTW at each threshold, and the ``base`` model."""
+    point = lambda m: (m["macs"] / 1e6, m["accuracy"])  # noqa: E731
+    return {
+        "ACM": [point(acm_model(profile, b, seed)[1]) for b in BUDGETS],
+        "MoEfication": [point(p) for p in moefied(profile, seed)[1]["curve"]],
+        "A-ViT": [point(halting(profile, d, seed)[1]) for d in avit_depths(profile)],
+        "ZTW": [point(p) for p in early_exits(profile, seed)[1]["curve"]],
+        "base": [point(base_model(profile, seed)[1])],
+    }
+
+
+def mean_points(per_seed: list[list[tuple[float, float]]]) -> list[tuple[float, float, float, float]]:
+    """Point by point over seeds (the same setting at each index): ``(cost, quality, cost s.e., quality s.e.)``
+    (s.e. 0 for one seed)."""
+    out = []
+    for same in zip(*per_seed):
+        cost, quality = (Estimate.of(values) for values in zip(*same))
+        out.append((cost.mean, quality.mean, 0.0 if cost.n < 2 else cost.se, 0.0 if quality.n < 2 else quality.se))
+    return out
 
 
 # -- checks of the claims ------------------------------------------------------------------------
