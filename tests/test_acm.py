@@ -294,3 +294,25 @@ def test_latency_bench_keeps_the_ratio_of_every_round():
     case = bench.measure(repeats=3, images=1, fractions=(0.25,), threads=1)["cases"][0]
     assert len(case["naive_ratios"]) == len(case["grouped_ratios"]) == 3
     assert all(r > 0 for r in case["naive_ratios"] + case["grouped_ratios"])
+
+
+def test_profile_sizes_scale_the_baselines_and_the_loss_weights():
+    from ponder.experiments import acm
+
+    assert acm.experts("quick") == 8 and acm.moe_top_k("quick") == (1, 2, 3, 4, 6, 8)
+    assert acm.experts("paper") == 4 * 192 // 24 and acm.moe_top_k("paper") == (4, 8, 12, 16, 24, 32)  # the official 24-unit experts
+    assert acm.avit_depths("paper") == (4, 6, 8, 10) and acm.avit_depths("quick") == (4 / 3, 2, 8 / 3, 10 / 3)
+    assert acm.loss_weights("paper") == acm.PAPER_LOSS_WEIGHTS
+    assert acm.loss_weights("quick") == {"budget": 1.0, "entropy": 0.5, "diversity": 0.5}
+    assert acm.seeds("quick", 5) == (5, 6, 7) and acm.seeds("smoke") == (0,)
+    s = acm.sizes("quick")
+    assert s["distill_steps"] + s["gate_steps"] + s["finetune_steps"] == 1350  # every baseline's total too
+
+
+def test_mean_points_average_each_setting_over_seeds():
+    from ponder.experiments import acm
+
+    points = acm.mean_points([[(1.0, 0.5), (2.0, 0.9)], [(3.0, 0.7), (2.0, 0.7)]])
+    assert [p[:2] for p in points] == [(2.0, 0.6), (2.0, 0.8)]
+    assert points[0][2] == pytest.approx(1.0) and points[0][3] == pytest.approx(0.1) and points[1][2] == 0.0
+    assert acm.mean_points([[(1.0, 0.5)]]) == [(1.0, 0.5, 0.0, 0.0)]  # one seed: no error bar
