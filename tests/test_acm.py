@@ -316,3 +316,23 @@ def test_mean_points_average_each_setting_over_seeds():
     assert [p[:2] for p in points] == [(2.0, 0.6), (2.0, 0.8)]
     assert points[0][2] == pytest.approx(1.0) and points[0][3] == pytest.approx(0.1) and points[1][2] == 0.0
     assert acm.mean_points([[(1.0, 0.5)]]) == [(1.0, 0.5, 0.0, 0.0)]  # one seed: no error bar
+
+
+def test_argmax_budget_adds_the_budget_of_the_choices_evaluation_makes():
+    torch.manual_seed(0)
+    model = A.acmize(ViT(image=8, patch=4, dim=8, depth=1, heads=2), n=4).train()
+    x = torch.rand(4, 1, 8, 8)
+    model(x)
+    at_argmax = A.cost_fraction(model, argmax=True)
+    paper = auxiliary_losses(model, budget=0.3)["budget"]
+    both = auxiliary_losses(model, budget=0.3, argmax_budget=True)["budget"]
+    torch.testing.assert_close(both, paper + (at_argmax.mean() - 0.3).abs())
+    both.backward()
+    assert model.blocks[0].mlp.gate.fc2.weight.grad.abs().sum() > 0
+    single = torch.nn.Sequential(ACM(8, 8, n=4, hidden=2)).train()  # one ACM: the same inputs in training and evaluation
+    z = torch.randn(4, 6, 8)
+    single(z)
+    at_argmax = A.cost_fraction(single, argmax=True).detach()
+    with torch.no_grad():
+        single.eval()(z)
+    torch.testing.assert_close(A.cost_fraction(single), at_argmax)  # what evaluation spends

@@ -193,16 +193,17 @@ def gates_pretrained(profile: str, seed: int = 0, n: int = 4, distill_steps: int
 
 
 def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: dict | None = None, pretraining: str = "full", steps: int | None = None,
-              task: str = "digits", task_gradient: bool = True, warm_start: bool = True) -> tuple[nn.Module, dict]:
+              task: str = "digits", task_gradient: bool = True, warm_start: bool = True, argmax_budget: bool = True) -> tuple[nn.Module, dict]:
     """Phase III: end-to-end fine-tuning at ``budget`` with CE + budget + entropy + diversity losses
     (weights: :func:`loss_weights` unless given).
 
     ``pretraining``: ``full`` (phases I, II, III), ``no_phase1`` (random learners, then II and III)
     or ``none`` (only phase III, from random learners and gates); the steps a variant skips go
     to phase III, so every variant has the same total (as the official ablation). ``steps``
-    overrides the phase-III length (the short ablation runs). The project's two deviations, each
-    on by default: ``task_gradient`` (the task loss reaches the gates, :class:`~ponder.models.acm.ACM`)
-    and ``warm_start`` (phase I starts from the replaced modules, :func:`distilled`).
+    overrides the phase-III length (the short ablation runs). The project's deviations, each on
+    by default: ``task_gradient`` (the task loss reaches the gates, :class:`~ponder.models.acm.ACM`),
+    ``warm_start`` (phase I starts from the replaced modules, :func:`distilled`) and
+    ``argmax_budget`` (the budget term also on evaluation's arg-max choices, :mod:`~ponder.models.acm_phases`).
     """
     check_choice("pretraining", pretraining, ("full", "no_phase1", "none"))
     check_fraction("budget", budget)  # every budget (ablation, granularity, ...) comes in here
@@ -216,7 +217,7 @@ def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: d
     steps = s["finetune_steps"] if steps is None else steps
     cfg = TrainConfig(steps=steps + skipped, batch_size=s["batch"], lr=s["finetune_lr"], weight_decay=0.05, seed=seed)
     config = {"start": _state_key(start), "budget": budget, "weights": weights, "pretraining": pretraining, "train": cfg.as_dict()}
-    config |= {} if task_gradient else {"task_gradient": False}
+    config |= ({} if task_gradient else {"task_gradient": False}) | ({} if argmax_budget else {"argmax_budget": False})
     run = Run(f"{PREFIX[task]}/phase3-n{n}", config, profile, code=code(task, *CODE_ACM))
 
     def make():
@@ -226,7 +227,7 @@ def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: d
         return model
 
     x, y = test_set(profile, task)
-    return parallel.train_one_thread(run, make, lambda m, b: finetune_loss(m, b[0], b[1], budget, weights), batches(cfg.batch_size, seed, task), cfg,
+    return parallel.train_one_thread(run, make, lambda m, b: finetune_loss(m, b[0], b[1], budget, weights, argmax_budget), batches(cfg.batch_size, seed, task), cfg,
                      evaluate=lambda m: evaluate_acm(m, x, y))
 
 

@@ -123,9 +123,10 @@ class Gate(nn.Module):
         return self.fc2(F.gelu(self.fc1(z)))
 
 
-def hard_gumbel(logits: torch.Tensor, temperature: float) -> torch.Tensor:
-    """One-hot sample ``ν̂`` whose gradient is that of ``ν = softmax((logits + γ) / T)`` (straight-through)."""
-    soft = ((logits + _gumbel_noise(logits)) / temperature).softmax(dim=-1)
+def hard_gumbel(logits: torch.Tensor, temperature: float, noisy: bool = True) -> torch.Tensor:
+    """One-hot sample ``ν̂`` whose gradient is that of ``ν = softmax((logits + γ) / T)`` (straight-through);
+    ``noisy=False``: ``γ = 0``, the arg-max that evaluation takes, with the gradient of ``softmax(logits / T)``."""
+    soft = ((logits + _gumbel_noise(logits) if noisy else logits) / temperature).softmax(dim=-1)
     hard = F.one_hot(soft.argmax(dim=-1), logits.shape[-1]).to(soft.dtype)
     return hard - soft.detach() + soft
 
@@ -141,7 +142,8 @@ class ACM(nn.Module):
     After each forward, ``self.k`` holds the learners run per token ``[...]`` (long) and
     ``self.used`` the same as floats carrying the gate's straight-through gradient (for the
     budget loss); ``self.onehot`` the gate's straight-through one-hot ``ν̂ [..., choices]`` (for
-    the entropy loss). Set ``force_k`` to run a fixed number of learners (distillation,
+    the entropy loss); in training, ``self.argmax_used`` the learners the arg-max would run, with the
+    straight-through gradient of the noiseless softmax (for the budget at evaluation). Set ``force_k`` to run a fixed number of learners (distillation,
     evaluation). ``task_gradient=False`` keeps the task loss from the gate (the official code).
     """
 
@@ -156,7 +158,7 @@ class ACM(nn.Module):
         self.register_buffer("choices", torch.arange(k_min, n + 1), persistent=False)
         self.execution = "masked"
         self.force_k: int | None = None
-        self.k = self.used = self.onehot = None
+        self.k = self.used = self.onehot = self.argmax_used = None
 
     def set_execution(self, execution: str) -> None:
         """``masked`` (every learner runs, unused ones zeroed) or ``grouped`` (sorted by k); inference only."""
@@ -170,7 +172,9 @@ class ACM(nn.Module):
         logits = self.gate(z)
         if self.training:
             onehot = hard_gumbel(logits, self.temperature)
+            self.argmax_used = hard_gumbel(logits, self.temperature, noisy=False) @ self.choices.to(z.dtype)
         else:
+            self.argmax_used = None
             onehot = F.one_hot(logits.argmax(dim=-1), len(self.choices)).to(z.dtype)
         self.onehot, self.used = onehot, onehot @ self.choices.to(z.dtype)
         self.k = self.used.detach().round().long()

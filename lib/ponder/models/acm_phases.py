@@ -28,6 +28,12 @@ the paper's weights :data:`PAPER_LOSS_WEIGHTS` (scaled per profile in ``experime
 
 The histogram ``a`` counts the hard straight-through one-hots ``ν̂``, so its value is the
 realised histogram and its gradient that of the soft ``ν``.
+
+*Our addition* ``argmax_budget``: training samples the Gumbel gate, evaluation takes its arg-max,
+and the two spend differently (the arg-max picks each token's most likely ``k``, not a sample of
+its distribution). With the option, ``L_b`` adds the same term on the arg-max choices,
+``| mean_i β_i^argmax − β_target |`` (straight-through gradient of ``softmax(logits / T)``), so
+that the evaluated model meets the budget too (measured effect in the README).
 """
 import math
 
@@ -92,11 +98,12 @@ def gate_loss(base: nn.Module, model: nn.Module, *inputs) -> torch.Tensor:
     return torch.stack(losses).mean()
 
 
-def auxiliary_losses(model: nn.Module, budget: float) -> dict[str, torch.Tensor]:
+def auxiliary_losses(model: nn.Module, budget: float, argmax_budget: bool = False) -> dict[str, torch.Tensor]:
     """Phase III's budget, entropy and diversity terms after a training forward of ``model`` (see module doc)."""
     beta = cost_fraction(model)
+    at_eval = (cost_fraction(model, argmax=True).mean() - budget).abs() if argmax_budget else 0.0
     return {
-        "budget": (beta.mean() - budget).abs(),
+        "budget": (beta.mean() - budget).abs() + at_eval,
         "entropy": -torch.stack([choice_entropy(acm.onehot).mean() for acm in acms(model)]).mean(),
         "diversity": -(beta[:, None] - beta[None, :]).abs().mean(),
     }
@@ -111,8 +118,9 @@ def choice_entropy(onehot: torch.Tensor) -> torch.Tensor:
     return -(a * a.clamp_min(1e-9).log()).sum(-1) / math.log(a.shape[-1])
 
 
-def finetune_loss(model: nn.Module, inputs: torch.Tensor, labels: torch.Tensor, budget: float, weights: dict = PAPER_LOSS_WEIGHTS) -> torch.Tensor:
+def finetune_loss(model: nn.Module, inputs: torch.Tensor, labels: torch.Tensor, budget: float, weights: dict = PAPER_LOSS_WEIGHTS,
+                  argmax_budget: bool = False) -> torch.Tensor:
     """Phase III: ``CE + Σ α · auxiliary`` (a weight of 0 switches a term off, for the ablation)."""
     task = F.cross_entropy(model(inputs), labels)
-    aux = auxiliary_losses(model, budget)
+    aux = auxiliary_losses(model, budget, argmax_budget)
     return task + sum(weights[name] * aux[name] for name in aux)
