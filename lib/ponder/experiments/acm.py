@@ -33,6 +33,7 @@ TASKS = ("digits", "speech")
 # every baseline get the same total, distill + gate + finetune steps. ``finetune_lr`` and ``loss_scale`` (a
 # factor on the paper's auxiliary weights 0.1 / 0.05 / 0.05) are per profile: the paper's lr 1e-4 and weights
 # assume ~97 ImageNet epochs; in a few hundred to a thousand steps they do not reach the budget (README, ACM).
+# The gpu row's lr and scale sit between quick's and the paper's and are not measured yet.
 # ``expert_units``: MoEfication's expert width (the official 24 units at ViT-B's scale). ``seeds``: acm-3's seeds.
 SIZES = {
     "smoke": dict(seeds=1, dim=16, depth=2, heads=2, batch=16, base_steps=20, distill_steps=4, gate_steps=4, finetune_steps=8, ablation_steps=4,
