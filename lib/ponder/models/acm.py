@@ -142,9 +142,10 @@ class ACM(nn.Module):
     After each forward, ``self.k`` holds the learners run per token ``[...]`` (long) and
     ``self.used`` the same as floats carrying the gate's straight-through gradient (for the
     budget loss); ``self.onehot`` the gate's straight-through one-hot ``ν̂ [..., choices]`` (for
-    the entropy loss); in training, ``self.argmax_used`` the learners the arg-max would run, with the
-    straight-through gradient of the noiseless softmax (for the budget at evaluation). Set ``force_k`` to run a fixed number of learners (distillation,
-    evaluation). ``task_gradient=False`` keeps the task loss from the gate (the official code).
+    the entropy loss); in training, ``self.argmax_used`` the learners the arg-max would run, with
+    the straight-through gradient of the noiseless softmax (for the budget at evaluation). Set
+    ``force_k`` to run a fixed number of learners (distillation, evaluation).
+    ``task_gradient=False`` keeps the task loss from the gate (the official code).
     """
 
     def __init__(self, d_in: int, d_out: int, n: int = 4, hidden: int = 64, activation: str = "gelu", k_min: int = 0, gate_hidden: int = 4,

@@ -16,14 +16,14 @@ longer helps,
 labels are never 0 or 1). The gate learns the labels with plain cross-entropy on its scores
 (*fix*: the official code takes an NLL of the hard Gumbel one-hot).
 
-**Phase III — end-to-end fine-tuning** of the whole model on the task (paper eq. 7–9), with the
-the paper's weights :data:`PAPER_LOSS_WEIGHTS` (scaled per profile in ``experiments.acm``):
+**Phase III — end-to-end fine-tuning** of the whole model on the task, with the paper's weights
+:data:`PAPER_LOSS_WEIGHTS` (scaled per profile in ``experiments.acm``):
 
     β_i  = Σ_{l,j} k_ij^l p^l / Σ_{l,j} N p^l      learner MACs spent on sample i / the most (straight-through)
-    L_b  = | mean_i β_i − β_target |                                 budget, eq. 7
+    L_b  = | mean_i β_i − β_target |                                 budget
     a_in^l = (1/S) Σ_j ν̂_ijn^l                                      histogram of sample i's hard one-hots in ACM l
-    L_e  = mean_{i,l} Σ_n a_in^l log a_in^l / log C                  entropy, eq. 8 (maximises H: spread over tokens)
-    L_d  = − mean_{i,m} |β_i − β_m|                                  diversity, eq. 9 (maximises the spread over samples)
+    L_e  = mean_{i,l} Σ_n a_in^l log a_in^l / log C                  entropy (maximises H: spread over tokens)
+    L_d  = − mean_{i,m} |β_i − β_m|                                  diversity (maximises the spread over samples)
     L    = CE + α_b L_b + α_e L_e + α_d L_d
 
 The histogram ``a`` counts the hard straight-through one-hots ``ν̂``, so its value is the
