@@ -15,10 +15,11 @@ from .. import parallel
 from ..models import acmize as acmize_lib
 from ..models import flops
 from ..models import moe as moe_lib
-from ..models.acm_phases import LOSS_WEIGHTS, distill_loss, finetune_loss, gate_loss
+from ..models.acm_phases import PAPER_LOSS_WEIGHTS, distill_loss, finetune_loss, gate_loss
 from ..models.early_exit import EarlyExitViT, exit_at, exit_loss
 from ..models.halting import HaltingViT, halting_loss
 from ..checks import check_choice, check_fraction
+from ..claims import Estimate
 from ..models.audio import FrameTransformer
 from ..models.vit import ViT
 from ..profiles import by_profile
@@ -28,12 +29,22 @@ from ..training import TrainConfig, default_device, train_run
 
 BUDGETS = (0.25, 0.4, 0.6, 0.75)
 TASKS = ("digits", "speech")
-SIZES = {  # digits (the ViT); speech overrides a few entries in SPEECH_SIZES
-    "smoke": dict(dim=16, depth=2, heads=2, batch=16, base_steps=20, distill_steps=4, gate_steps=4, finetune_steps=8, ablation_steps=4, eval_images=64),
-    "quick": dict(dim=32, depth=4, heads=4, batch=32, base_steps=2000, distill_steps=100, gate_steps=50, finetune_steps=300, ablation_steps=100, eval_images=359),
+# Training sizes per profile (digits: the ViT; speech overrides a few entries in SPEECH_SIZES). Phase III and
+# every baseline get the same total, distill + gate + finetune steps. ``finetune_lr`` and ``loss_scale`` (a
+# factor on the paper's auxiliary weights 0.1 / 0.05 / 0.05) are per profile: the paper's lr 1e-4 and weights
+# assume ~97 ImageNet epochs; in a few hundred to a thousand steps they do not reach the budget (README, ACM).
+# The gpu row's lr and scale sit between quick's and the paper's and are not measured yet.
+# ``expert_units``: MoEfication's expert width (the official 24 units at ViT-B's scale). ``seeds``: acm-3's seeds.
+SIZES = {
+    "smoke": dict(seeds=1, dim=16, depth=2, heads=2, batch=16, base_steps=20, distill_steps=4, gate_steps=4, finetune_steps=8, ablation_steps=4,
+                  eval_images=64, finetune_lr=2e-3, loss_scale=10.0, expert_units=16),
+    "quick": dict(seeds=3, dim=32, depth=4, heads=4, batch=32, base_steps=2000, distill_steps=100, gate_steps=50, finetune_steps=1200, ablation_steps=300,
+                  eval_images=None, finetune_lr=2e-3, loss_scale=10.0, expert_units=16),
     # gpu: a ViT-Ti-sized base (width 192, 12 blocks) and phase III long enough to converge
-    "gpu": dict(dim=192, depth=12, heads=3, batch=256, base_steps=4_000, distill_steps=400, gate_steps=200, finetune_steps=1_500, ablation_steps=500, eval_images=359),
-    "paper": dict(dim=192, depth=12, heads=3, batch=256, base_steps=20_000, distill_steps=400, gate_steps=200, finetune_steps=19_400, ablation_steps=1000, eval_images=359),
+    "gpu": dict(seeds=3, dim=192, depth=12, heads=3, batch=256, base_steps=4_000, distill_steps=400, gate_steps=200, finetune_steps=1_500, ablation_steps=500,
+                eval_images=None, finetune_lr=5e-4, loss_scale=3.0, expert_units=24),
+    "paper": dict(seeds=3, dim=192, depth=12, heads=3, batch=256, base_steps=20_000, distill_steps=400, gate_steps=200, finetune_steps=19_400, ablation_steps=1000,
+                  eval_images=None, finetune_lr=1e-4, loss_scale=1.0, expert_units=24),
 }
 SPEECH_SIZES = {
     "smoke": dict(base_steps=20),
@@ -45,7 +56,7 @@ GATE_HIDDEN = 4
 CODE_TASK = {"digits": ["ponder.tasks.images", "ponder.models.vit"], "speech": ["ponder.tasks.speech", "ponder.models.audio"]}
 CODE_ACM = ["ponder.models.transformer", "ponder.models.acm", "ponder.models.acmize", "ponder.models.acm_phases"]
 PREFIX = {"digits": "acm", "speech": "acm/speech"}  # run names
-EXPERTS, MOE_TOP_K = 8, (1, 2, 3, 4, 6, 8)
+MOE_TOP_K_FRACTIONS = (1 / 8, 1 / 4, 3 / 8, 1 / 2, 3 / 4, 1)  # of the experts (official: 2..128 of 128)
 AVIT_TARGETS = (4, 6, 8, 10)  # the official A-ViT target depths, in blocks of 12
 
 
@@ -54,7 +65,31 @@ def avit_depths(profile: str) -> tuple[float, ...]:
     to its depth (4/3, 2, 8/3, 10/3 of 4 blocks at quick)."""
     depth = sizes(profile)["depth"]
     return tuple(depth * t / 12 for t in AVIT_TARGETS)
+
+
+def experts(profile: str) -> int:
+    """MoEfication's experts per MLP: its hidden width (4 × dim) in experts of ``expert_units`` units."""
+    s = sizes(profile)
+    return 4 * s["dim"] // s["expert_units"]
+
+
+def moe_top_k(profile: str) -> tuple[int, ...]:
+    """The top-k values evaluated: :data:`MOE_TOP_K_FRACTIONS` of :func:`experts` (1, 2, 3, 4, 6, 8 of 8 at quick)."""
+    count = experts(profile)
+    return tuple(sorted({max(1, round(f * count)) for f in MOE_TOP_K_FRACTIONS}))
+
+
+def loss_weights(profile: str) -> dict[str, float]:
+    """Phase III's auxiliary weights: the paper's, times the profile's ``loss_scale``."""
+    return {name: sizes(profile)["loss_scale"] * w for name, w in PAPER_LOSS_WEIGHTS.items()}
+
+
 EXIT_THRESHOLDS = tuple(round(0.3 + 0.7 * i / 40, 4) for i in range(41))
+
+
+def seeds(profile: str, seed: int = 0) -> tuple[int, ...]:
+    """acm-3's seeds: ``seed`` and the next ones, the profile's ``seeds`` in all (each its own base model)."""
+    return tuple(range(seed, seed + sizes(profile)["seeds"]))
 
 
 def sizes(profile: str, task: str = "digits") -> dict:
@@ -128,56 +163,72 @@ def trainable(model: nn.Module, part: str) -> nn.Module:
     return model
 
 
-def distilled(profile: str, seed: int = 0, n: int = 4, steps: int | None = None, task: str = "digits") -> tuple[nn.Module, dict]:
-    """Phase I: the ACM-ized base model, learners warm-started from the replaced modules (our addition) and
-    distilled to them (lr 1e-3); ``steps=0``: random learners, no phase I."""
+def distilled(profile: str, seed: int = 0, n: int = 4, steps: int | None = None, task: str = "digits", warm_start: bool = True) -> tuple[nn.Module, dict]:
+    """Phase I: the ACM-ized base model distilled to the replaced modules (lr 1e-3); ``steps=0``: random learners, no phase I.
+
+    ``warm_start`` (our addition, default): the learners start from the replaced modules
+    (:func:`~ponder.models.acmize.acmize`); ``False``: at random, as the paper (measured effect in the README).
+    """
     s = sizes(profile, task)
     base, base_metrics = base_model(profile, seed, task)
     steps = s["distill_steps"] if steps is None else steps
     if steps == 0:  # "without phase I": random learners
         torch.manual_seed(seed)
         return trainable(acmize_lib.acmize(base, n, GATE_HIDDEN), "learners").to(default_device()), {}
-    make = lambda: trainable(acmize_lib.acmize(base, n, GATE_HIDDEN, warm_start=True), "learners")  # noqa: E731
+    make = lambda: trainable(acmize_lib.acmize(base, n, GATE_HIDDEN, warm_start=warm_start), "learners")  # noqa: E731
     cfg = TrainConfig(steps=steps, batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
-    run = Run(f"{PREFIX[task]}/phase1-n{n}", {"base": base_metrics["accuracy"], "n": n, "gate_hidden": GATE_HIDDEN, "train": cfg.as_dict()}, profile, code=code(task, *CODE_ACM))
+    config = {"base": base_metrics["accuracy"], "n": n, "gate_hidden": GATE_HIDDEN, "train": cfg.as_dict()} | ({} if warm_start else {"warm_start": False})
+    run = Run(f"{PREFIX[task]}/phase1-n{n}", config, profile, code=code(task, *CODE_ACM))
     return parallel.train_one_thread(run, make, lambda m, b: distill_loss(base, m, b[0]), batches(cfg.batch_size, seed, task), cfg)
 
 
-def gates_pretrained(profile: str, seed: int = 0, n: int = 4, distill_steps: int | None = None, task: str = "digits") -> tuple[nn.Module, dict]:
+def gates_pretrained(profile: str, seed: int = 0, n: int = 4, distill_steps: int | None = None, task: str = "digits", warm_start: bool = True) -> tuple[nn.Module, dict]:
     """Phase II: gates trained on the labels of the distillation errors (lr 1e-2); learners fixed."""
     s = sizes(profile, task)
     base, _ = base_model(profile, seed, task)
-    phase1, _ = distilled(profile, seed, n, distill_steps, task)
+    phase1, _ = distilled(profile, seed, n, distill_steps, task, warm_start)
     cfg = TrainConfig(steps=s["gate_steps"], batch_size=s["batch"], lr=1e-2, weight_decay=0.0, seed=seed)
     run = Run(f"{PREFIX[task]}/phase2-n{n}", {"phase1": _state_key(phase1), "train": cfg.as_dict()}, profile, code=code(task, *CODE_ACM))
     make = lambda: trainable(copy.deepcopy(phase1), "gate")  # noqa: E731
     return parallel.train_one_thread(run, make, lambda m, b: gate_loss(base, m, b[0]), batches(cfg.batch_size, seed, task), cfg)
 
 
-def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: dict | None = None, pretraining: str = "full", steps: int | None = None, task: str = "digits") -> tuple[nn.Module, dict]:
-    """Phase III: end-to-end fine-tuning at ``budget`` with CE + budget + entropy + diversity losses.
+def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: dict | None = None, pretraining: str = "full", steps: int | None = None,
+              task: str = "digits", task_gradient: bool = True, warm_start: bool = True, argmax_budget: bool = True) -> tuple[nn.Module, dict]:
+    """Phase III: end-to-end fine-tuning at ``budget`` with CE + budget + entropy + diversity losses
+    (weights: :func:`loss_weights` unless given).
 
     ``pretraining``: ``full`` (phases I, II, III), ``no_phase1`` (random learners, then II and III)
     or ``none`` (only phase III, from random learners and gates); the steps a variant skips go
     to phase III, so every variant has the same total (as the official ablation). ``steps``
-    overrides the phase-III length (the short ablation runs).
+    overrides the phase-III length (the short ablation runs). The project's deviations, each on
+    by default: ``task_gradient`` (the task loss reaches the gates, :class:`~ponder.models.acm.ACM`),
+    ``warm_start`` (phase I starts from the replaced modules, :func:`distilled`) and
+    ``argmax_budget`` (the budget term also on evaluation's arg-max choices, :mod:`~ponder.models.acm_phases`).
     """
     check_choice("pretraining", pretraining, ("full", "no_phase1", "none"))
     check_fraction("budget", budget)  # every budget (ablation, granularity, ...) comes in here
     s = sizes(profile, task)
-    weights = dict(LOSS_WEIGHTS if weights is None else weights)
+    weights = dict(loss_weights(profile) if weights is None else weights)
     skipped = {"full": 0, "no_phase1": s["distill_steps"], "none": s["distill_steps"] + s["gate_steps"]}[pretraining]
     if pretraining == "none":
         start, _ = distilled(profile, seed, n, steps=0, task=task)
     else:
-        start, _ = gates_pretrained(profile, seed, n, distill_steps=0 if pretraining == "no_phase1" else None, task=task)
+        start, _ = gates_pretrained(profile, seed, n, distill_steps=0 if pretraining == "no_phase1" else None, task=task, warm_start=warm_start)
     steps = s["finetune_steps"] if steps is None else steps
-    cfg = TrainConfig(steps=steps + skipped, batch_size=s["batch"], lr=2e-3, weight_decay=0.05, seed=seed)
+    cfg = TrainConfig(steps=steps + skipped, batch_size=s["batch"], lr=s["finetune_lr"], weight_decay=0.05, seed=seed)
     config = {"start": _state_key(start), "budget": budget, "weights": weights, "pretraining": pretraining, "train": cfg.as_dict()}
+    config |= ({} if task_gradient else {"task_gradient": False}) | ({} if argmax_budget else {"argmax_budget": False})
     run = Run(f"{PREFIX[task]}/phase3-n{n}", config, profile, code=code(task, *CODE_ACM))
-    make = lambda: trainable(copy.deepcopy(start), "all")  # noqa: E731
+
+    def make():
+        model = trainable(copy.deepcopy(start), "all")
+        for m in acmize_lib.acms(model):
+            m.task_gradient = task_gradient
+        return model
+
     x, y = test_set(profile, task)
-    return parallel.train_one_thread(run, make, lambda m, b: finetune_loss(m, b[0], b[1], budget, weights), batches(cfg.batch_size, seed, task), cfg,
+    return parallel.train_one_thread(run, make, lambda m, b: finetune_loss(m, b[0], b[1], budget, weights, argmax_budget), batches(cfg.batch_size, seed, task), cfg,
                      evaluate=lambda m: evaluate_acm(m, x, y))
 
 
@@ -217,25 +268,24 @@ def content_patches(x: torch.Tensor, grid: int, threshold: float = 0.05) -> torc
 @torch.no_grad()
 def distillation_errors(profile: str, seed: int = 0, module: str | None = None, images_: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
     """acm-5: per-token MSE of ``h(z, k)``, ``k = 1..N``, after phase I for one MLP (default: the second-to-last block's),
-    on test images; also the phase-II labels (learners needed, ``k_min..N``) of those tokens."""
-    from ..models.acm_phases import capture, errors_per_k, gate_labels
+    on test images; also the phase-II labels (learners needed, ``2..N``) of those tokens."""
+    from ..models.acm_phases import capture, distances, gate_labels
 
     base, _ = base_model(profile, seed)
     model, _ = distilled(profile, seed)
     module = module or f"blocks.{len(base.blocks) - 2}.mlp"
     x, _ = test_set(profile)
     z, target = capture(base, [module], x[:images_].to(next(base.parameters()).device))[module]
-    acm = model.get_submodule(module)
-    errors = errors_per_k(acm, z, target).flatten(0, 1).cpu()  # [tokens, 1 + N] (k = 0..N)
-    return errors[:, 1:], gate_labels(errors) + acm.k_min
+    d = distances(model.get_submodule(module), z, target).flatten(0, 1).cpu()  # [tokens, N]
+    return d.pow(2) / target.shape[-1], gate_labels(d)
 
 
-ABLATIONS = {  # acm-8: which auxiliary terms are on
-    "all": LOSS_WEIGHTS,
-    "no entropy": LOSS_WEIGHTS | {"entropy": 0.0},
-    "no diversity": LOSS_WEIGHTS | {"diversity": 0.0},
-    "neither": LOSS_WEIGHTS | {"entropy": 0.0, "diversity": 0.0},
-    "no budget": LOSS_WEIGHTS | {"budget": 0.0},
+ABLATIONS = {  # acm-8: which auxiliary terms are off
+    "all": (),
+    "no entropy": ("entropy",),
+    "no diversity": ("diversity",),
+    "neither": ("entropy", "diversity"),
+    "no budget": ("budget",),
 }
 LEARNER_COUNTS = (2, 4, 8, 16)
 PRETRAINING = ("full", "no_phase1", "none")
@@ -245,7 +295,8 @@ ABLATION_BUDGET = 0.6
 def ablation(profile: str, name: str, seed: int = 0) -> tuple[nn.Module, dict]:
     """acm-8: a short phase III at β = 0.6 with some auxiliary losses switched off (the official 5-epoch ablation)."""
     check_choice("name", name, tuple(ABLATIONS))
-    return acm_model(profile, ABLATION_BUDGET, seed, weights=ABLATIONS[name], steps=sizes(profile)["ablation_steps"])
+    weights = loss_weights(profile) | {term: 0.0 for term in ABLATIONS[name]}
+    return acm_model(profile, ABLATION_BUDGET, seed, weights=weights, steps=sizes(profile)["ablation_steps"])
 
 
 def granularity(profile: str, n: int, seed: int = 0) -> tuple[nn.Module, dict]:
@@ -254,8 +305,9 @@ def granularity(profile: str, n: int, seed: int = 0) -> tuple[nn.Module, dict]:
 
 
 def pretraining_variant(profile: str, variant: str, seed: int = 0) -> tuple[nn.Module, dict]:
-    """acm-10: with both pre-training phases, without phase I, without either (same total steps), β = 0.6."""
-    return acm_model(profile, ABLATION_BUDGET, seed, pretraining=variant)
+    """acm-10: with both pre-training phases, without phase I, without either (same total steps: a short
+    phase III of ``ablation_steps`` plus the steps the variant skips), β = 0.6."""
+    return acm_model(profile, ABLATION_BUDGET, seed, pretraining=variant, steps=sizes(profile)["ablation_steps"])
 
 
 @torch.no_grad()
@@ -289,14 +341,15 @@ def _acm_steps(s: dict) -> int:
 def moefied(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Module, dict]:
     """MoEfication: ReLU-fication fine-tuning (phase-III steps), expert split, routers (phases I+II steps).
 
-    Metrics hold ``curve``: accuracy and MACs for each top-k in :data:`MOE_TOP_K`.
+    Metrics hold ``curve``: accuracy and MACs for each top-k of :func:`moe_top_k`.
     """
     s = sizes(profile, task)
     base, base_metrics = base_model(profile, seed, task)
     modules = code(task, "ponder.models.moe")
     cfg = TrainConfig(steps=s["finetune_steps"], batch_size=s["batch"], lr=5e-4, weight_decay=0.05, seed=seed)
-    run = Run(f"{PREFIX[task]}/moe-relu", {"base": base_metrics["accuracy"], "experts": EXPERTS, "train": cfg.as_dict()}, profile, code=modules)
-    relu, _ = parallel.train_one_thread(run, lambda: moe_lib.moefy(copy.deepcopy(base), EXPERTS), lambda m, b: F.cross_entropy(m(b[0]), b[1]), batches(cfg.batch_size, seed, task), cfg)
+    count = experts(profile)
+    run = Run(f"{PREFIX[task]}/moe-relu", {"base": base_metrics["accuracy"], "experts": count, "train": cfg.as_dict()}, profile, code=modules)
+    relu, _ = parallel.train_one_thread(run, lambda: moe_lib.moefy(copy.deepcopy(base), count), lambda m, b: F.cross_entropy(m(b[0]), b[1]), batches(cfg.batch_size, seed, task), cfg)
 
     def make():
         model = copy.deepcopy(relu)
@@ -309,7 +362,7 @@ def moefied(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Modul
     cfg = TrainConfig(steps=s["distill_steps"] + s["gate_steps"], batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
     run = Run(f"{PREFIX[task]}/moe-router", {"relu": _state_key(relu), "train": cfg.as_dict()}, profile, code=modules)
     x, y = test_set(profile, task)
-    return parallel.train_one_thread(run, make, lambda m, b: moe_lib.router_loss(m, _mlp_inputs(m, b[0])), batches(cfg.batch_size, seed, task), cfg, evaluate=lambda m: {"curve": moe_curve(m, x, y)})
+    return parallel.train_one_thread(run, make, lambda m, b: moe_lib.router_loss(m, _mlp_inputs(m, b[0])), batches(cfg.batch_size, seed, task), cfg, evaluate=lambda m: {"curve": moe_curve(m, x, y, moe_top_k(profile))})
 
 
 def _mlp_inputs(model: nn.Module, x: torch.Tensor) -> dict:
@@ -326,9 +379,10 @@ def _mlp_inputs(model: nn.Module, x: torch.Tensor) -> dict:
     return found
 
 
-def moe_curve(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> list[dict]:
+def moe_curve(model: nn.Module, x: torch.Tensor, y: torch.Tensor, top_k: tuple[int, ...]) -> list[dict]:
+    """Accuracy and MACs of ``model`` with each top-``k`` experts."""
     curve = []
-    for k in MOE_TOP_K:
+    for k in top_k:
         moe_lib.set_top_k(model, k)
         curve.append({"k": k, **evaluate(model, x, y)})
     moe_lib.set_top_k(model, None)
@@ -377,30 +431,59 @@ def exit_curve(model: EarlyExitViT, x: torch.Tensor, y: torch.Tensor) -> list[di
 def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     """The runs each ACM notebook trains, as jobs for :func:`ponder.parallel.prefetch`.
 
-    No two jobs of a notebook share a run (N = 4 at equal cost is the "all" ablation, so the
-    granularity sweep leaves it out here) and each job's unshared upstream runs are its own.
+    No two jobs of a notebook share a run (N = 4 at equal cost and the "full" pre-training variant
+    are the "all" ablation, so they are left out here) and each job's unshared upstream runs are its own.
     """
     return {
-        "acm_vit": [partial(acm_model, profile, b, seed) for b in BUDGETS] + [partial(moefied, profile, seed), partial(early_exits, profile, seed)]
-        + [partial(halting, profile, d, seed) for d in avit_depths(profile)],
+        "acm_vit": [job for s in seeds(profile, seed) for job in [partial(acm_model, profile, b, s) for b in BUDGETS]
+                    + [partial(moefied, profile, s), partial(early_exits, profile, s)] + [partial(halting, profile, d, s) for d in avit_depths(profile)]],
         "acm_ablations": [partial(ablation, profile, name, seed) for name in ABLATIONS] + [partial(granularity, profile, n, seed) for n in LEARNER_COUNTS if n != 4]
-        + [partial(pretraining_variant, profile, v, seed) for v in PRETRAINING] + [partial(acm_model, profile, 0.75, seed)],
+        + [partial(pretraining_variant, profile, v, seed) for v in PRETRAINING if v != "full"] + [partial(acm_model, profile, 0.75, seed)],
         "acm_speech": [partial(acm_model, profile, b, seed, task="speech") for b in BUDGETS] + [partial(moefied, profile, seed, task="speech")],
     }
 
 
 def prefetch(profile: str, notebook: str, seed: int = 0) -> None:
-    """Train the runs of an ACM notebook: its task's base model and phases I-II (the upstream its
-    jobs share) here, then the notebook's jobs side by side, one per core (:mod:`ponder.parallel`)."""
+    """Train the runs of an ACM notebook: its task's base models and phases I-II (the upstream its
+    jobs share; one per seed, side by side), then the notebook's jobs side by side, one per core
+    (:mod:`ponder.parallel`)."""
     todo = jobs(profile, seed)
     check_choice("notebook", notebook, tuple(todo))
-    gates_pretrained(profile, seed, task="speech" if notebook == "acm_speech" else "digits")
+    task = "speech" if notebook == "acm_speech" else "digits"
+    upstream = [partial(gates_pretrained, profile, s, task=task) for s in (seeds(profile, seed) if notebook == "acm_vit" else (seed,))]
+    parallel.prefetch(upstream)
+    for job in upstream:
+        job()
     parallel.prefetch_notebook(todo, notebook)
 
 
 def train_all(profile: str, seed: int = 0) -> None:
     """Every run the ACM notebooks need."""
     parallel.train_notebooks(jobs(profile, seed), lambda notebook: prefetch(profile, notebook, seed))
+
+
+# -- acm-3: accuracy vs MACs over seeds ---------------------------------------------------------
+def tradeoff(profile: str, seed: int = 0) -> dict[str, list[tuple[float, float]]]:
+    """acm-3 for one seed: ``{method: [(MMACs, accuracy), ...]}``: ACM at each of :data:`BUDGETS`,
+    MoEfication at each top-k, A-ViT at each target depth, ZTW at each threshold, and the ``base`` model."""
+    point = lambda m: (m["macs"] / 1e6, m["accuracy"])  # noqa: E731
+    return {
+        "ACM": [point(acm_model(profile, b, seed)[1]) for b in BUDGETS],
+        "MoEfication": [point(p) for p in moefied(profile, seed)[1]["curve"]],
+        "A-ViT": [point(halting(profile, d, seed)[1]) for d in avit_depths(profile)],
+        "ZTW": [point(p) for p in early_exits(profile, seed)[1]["curve"]],
+        "base": [point(base_model(profile, seed)[1])],
+    }
+
+
+def mean_points(per_seed: list[list[tuple[float, float]]]) -> list[tuple[float, float, float, float]]:
+    """Point by point over seeds (the same setting at each index): ``(cost, quality, cost s.e., quality s.e.)``
+    (s.e. 0 for one seed)."""
+    out = []
+    for same in zip(*per_seed):
+        cost, quality = (Estimate.of(values) for values in zip(*same))
+        out.append((cost.mean, quality.mean, 0.0 if cost.n < 2 else cost.se, 0.0 if quality.n < 2 else quality.se))
+    return out
 
 
 # -- checks of the claims ------------------------------------------------------------------------

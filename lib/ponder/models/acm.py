@@ -14,9 +14,11 @@ residual connection (the MLP: zero output costs nothing), ``1`` for attention pr
     ν = softmax((log g(z) + γ) / T),   γ ~ Gumbel(0, 1),   T = 0.8
     y = Σ_k ν̂_k h(z, k) = Σ_n m_n s_n(z),   m_n = Σ_{k ≥ n} ν̂_k   (m_n = 1 iff learner n runs)
 
-Writing the output through ``ν̂`` lets the task loss reach the gate. *Fix of the official code*
-(research/acm.md §7.3): there the one-hot is not multiplied into the output, so the gate learns
-only from the auxiliary losses. At inference the gate takes the arg-max (no noise).
+Writing the output through ``ν̂`` lets the task loss reach the gate (``task_gradient=True``, the
+default). *A deviation from the official code*, kept as a named option: there the one-hot is not
+multiplied into the output, so the gate learns only from the auxiliary losses
+(``task_gradient=False``; measured effect in the README's ACM section). At inference the gate takes
+the arg-max (no noise).
 
 **Execution.** The learners are packed: ``w1 [N·h, d_in]``, ``b1 [N·h]``, ``w2 [d_out, N·h]``;
 learner ``n`` owns hidden units ``n·h .. (n+1)·h``. The first-``k`` sum is therefore *one* pair of
@@ -121,9 +123,10 @@ class Gate(nn.Module):
         return self.fc2(F.gelu(self.fc1(z)))
 
 
-def hard_gumbel(logits: torch.Tensor, temperature: float) -> torch.Tensor:
-    """One-hot sample ``ν̂`` whose gradient is that of ``ν = softmax((logits + γ) / T)`` (straight-through)."""
-    soft = ((logits + _gumbel_noise(logits)) / temperature).softmax(dim=-1)
+def hard_gumbel(logits: torch.Tensor, temperature: float, noisy: bool = True) -> torch.Tensor:
+    """One-hot sample ``ν̂`` whose gradient is that of ``ν = softmax((logits + γ) / T)`` (straight-through);
+    ``noisy=False``: ``γ = 0``, the arg-max that evaluation takes, with the gradient of ``softmax(logits / T)``."""
+    soft = ((logits + _gumbel_noise(logits) if noisy else logits) / temperature).softmax(dim=-1)
     hard = F.one_hot(soft.argmax(dim=-1), logits.shape[-1]).to(soft.dtype)
     return hard - soft.detach() + soft
 
@@ -138,21 +141,25 @@ class ACM(nn.Module):
 
     After each forward, ``self.k`` holds the learners run per token ``[...]`` (long) and
     ``self.used`` the same as floats carrying the gate's straight-through gradient (for the
-    budget loss); ``self.probs`` the gate's softmax ``[..., choices]`` (for the entropy loss).
-    Set ``force_k`` to run a fixed number of learners (distillation, evaluation).
+    budget loss); ``self.onehot`` the gate's straight-through one-hot ``ν̂ [..., choices]`` (for
+    the entropy loss); in training, ``self.argmax_used`` the learners the arg-max would run, with
+    the straight-through gradient of the noiseless softmax (for the budget at evaluation). Set
+    ``force_k`` to run a fixed number of learners (distillation, evaluation).
+    ``task_gradient=False`` keeps the task loss from the gate (the official code).
     """
 
-    def __init__(self, d_in: int, d_out: int, n: int = 4, hidden: int = 64, activation: str = "gelu", k_min: int = 0, gate_hidden: int = 4, temperature: float = 0.8):
+    def __init__(self, d_in: int, d_out: int, n: int = 4, hidden: int = 64, activation: str = "gelu", k_min: int = 0, gate_hidden: int = 4,
+                 temperature: float = 0.8, task_gradient: bool = True):
         super().__init__()
         check_int("k_min", k_min, minimum=0, maximum=1)
         check_positive("temperature", temperature)
         self.learners = Learners(d_in, d_out, n, hidden, activation)
         self.gate = Gate(d_in, n + 1 - k_min, gate_hidden)
-        self.n, self.k_min, self.temperature = n, k_min, temperature
+        self.n, self.k_min, self.temperature, self.task_gradient = n, k_min, temperature, task_gradient
         self.register_buffer("choices", torch.arange(k_min, n + 1), persistent=False)
         self.execution = "masked"
         self.force_k: int | None = None
-        self.k = self.used = self.probs = None
+        self.k = self.used = self.onehot = self.argmax_used = None
 
     def set_execution(self, execution: str) -> None:
         """``masked`` (every learner runs, unused ones zeroed) or ``grouped`` (sorted by k); inference only."""
@@ -161,18 +168,19 @@ class ACM(nn.Module):
     def forward(self, z: torch.Tensor) -> torch.Tensor:
         if self.force_k is not None:
             self.k = torch.full(z.shape[:-1], self.force_k, dtype=torch.long, device=z.device)
-            self.used, self.probs = self.k.float(), None
+            self.used, self.onehot = self.k.float(), None
             return self.learners.prefix(z, self.force_k)
         logits = self.gate(z)
-        self.probs = logits.softmax(dim=-1)
         if self.training:
             onehot = hard_gumbel(logits, self.temperature)
+            self.argmax_used = hard_gumbel(logits, self.temperature, noisy=False) @ self.choices.to(z.dtype)
         else:
+            self.argmax_used = None
             onehot = F.one_hot(logits.argmax(dim=-1), len(self.choices)).to(z.dtype)
-        self.used = onehot @ self.choices.to(z.dtype)
+        self.onehot, self.used = onehot, onehot @ self.choices.to(z.dtype)
         self.k = self.used.detach().round().long()
         if self.training or self.execution == "masked":
-            return self.learners.masked(z, self.learner_mask(onehot))
+            return self.learners.masked(z, self.learner_mask(onehot if self.task_gradient else onehot.detach()))
         return self.learners.grouped(z, self.k)
 
     def learner_mask(self, onehot: torch.Tensor) -> torch.Tensor:

@@ -112,12 +112,13 @@ def force_k(model: nn.Module, k: int | None) -> None:
         m.force_k = None if k is None else max(k, m.k_min)
 
 
-def cost_fraction(model: nn.Module) -> torch.Tensor:
+def cost_fraction(model: nn.Module, argmax: bool = False) -> torch.Tensor:
     """``β_i``: learner MACs spent on each sample of the last forward over the most possible ``[B]``.
 
-    Differentiable through the gates' straight-through choices (for the budget loss).
+    Differentiable through the gates' straight-through choices (for the budget loss). ``argmax``
+    (after a training forward): what the gates' noiseless arg-max, evaluation's choice, would spend.
     """
-    spent = sum((m.used * m.learners.macs).sum(-1) for m in acms(model))
+    spent = sum(((m.argmax_used if argmax else m.used) * m.learners.macs).sum(-1) for m in acms(model))
     full = sum(m.used.shape[-1] * m.n * m.learners.macs for m in acms(model))
     return spent / full
 

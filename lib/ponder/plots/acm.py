@@ -27,12 +27,16 @@ STYLE = {"ACM": ("o", 0), "MoEfication": ("s", 1), "A-ViT": ("^", 2), "ZTW": (""
 
 
 def draw_tradeoff(ax: plt.Axes, series: dict, base: tuple | None, xlabel: str, ylabel: str, title: str) -> None:
-    """Cost-vs-quality curves: ``series = {method: [(cost, quality), ...]}``; ``base`` a dashed reference."""
+    """Cost-vs-quality curves: ``series = {method: [(cost, quality), ...]}`` or, with error bars,
+    ``[(cost, quality, cost s.e., quality s.e.), ...]``; ``base`` a dashed reference ``(cost, quality)``."""
     palette = colors(4)
     for name, points in series.items():
         marker, c = STYLE.get(name, ("o", 0))
-        xs, ys = zip(*sorted(points))
+        points = sorted(points)
+        xs, ys = [p[0] for p in points], [p[1] for p in points]
         ax.plot(xs, ys, marker=marker or None, color=palette[c], label=name, lw=1.5, ms=6)
+        if len(points[0]) == 4 and marker:
+            ax.errorbar(xs, ys, xerr=[p[2] for p in points], yerr=[p[3] for p in points], fmt="none", ecolor=palette[c], elinewidth=1, capsize=2)
     if base is not None:
         ax.axhline(base[1], color="0.3", ls="--", lw=1, label="base model")
         ax.axvline(base[0], color="0.3", ls="--", lw=1)
