@@ -57,9 +57,9 @@ def split_indices() -> dict[str, torch.Tensor]:
     return {"train": torch.cat(train).sort().values, "test": torch.cat(test).sort().values}
 
 
-SCENES = {  # affine jitter, texture contrast, pixel noise σ
+SCENES = {  # affine jitter strength (of ROTATION, LOG_SCALE, SHEAR), texture contrast, pixel noise σ
     "plain": dict(jitter=0.0, texture=0.0, noise=0.0),
-    "textured": dict(jitter=1.0, texture=0.6, noise=0.08),
+    "textured": dict(jitter=0.25, texture=0.3, noise=0.03),
 }
 ROTATION, LOG_SCALE, SHEAR = 0.3, 0.15, 0.3  # the largest jitter: radians, log of the zoom, shear
 TEXTURE_CELLS = ((4, 0.5), (8, 0.3), (16, 0.2))  # value-noise grids and their weights (sum 1)
