@@ -30,17 +30,18 @@ BUDGETS = (0.25, 0.4, 0.6, 0.75)
 TASKS = ("digits", "speech")
 SIZES = {  # digits (the ViT); speech overrides a few entries in SPEECH_SIZES
     "smoke": dict(dim=16, depth=2, heads=2, batch=16, base_steps=20, distill_steps=4, gate_steps=4, finetune_steps=8, ablation_steps=4, eval_images=64),
-    "quick": dict(dim=32, depth=4, heads=4, batch=32, base_steps=2000, distill_steps=100, gate_steps=50, finetune_steps=300, ablation_steps=100, eval_images=359),
+    "quick": dict(dim=32, depth=4, heads=4, batch=32, base_steps=2000, distill_steps=100, gate_steps=50, finetune_steps=300, ablation_steps=100, eval_images=5744),
     # gpu: a ViT-Ti-sized base (width 192, 12 blocks) and phase III long enough to converge
-    "gpu": dict(dim=192, depth=12, heads=3, batch=256, base_steps=4_000, distill_steps=400, gate_steps=200, finetune_steps=1_500, ablation_steps=500, eval_images=359),
-    "paper": dict(dim=192, depth=12, heads=3, batch=256, base_steps=20_000, distill_steps=400, gate_steps=200, finetune_steps=19_400, ablation_steps=1000, eval_images=359),
+    "gpu": dict(dim=192, depth=12, heads=3, batch=256, base_steps=4_000, distill_steps=400, gate_steps=200, finetune_steps=1_500, ablation_steps=500, eval_images=5744),
+    "paper": dict(dim=192, depth=12, heads=3, batch=256, base_steps=20_000, distill_steps=400, gate_steps=200, finetune_steps=19_400, ablation_steps=1000, eval_images=5744),
 }
-SPEECH_SIZES = {
+SPEECH_SIZES = {  # eval_images: clips
     "smoke": dict(base_steps=20),
-    "quick": dict(base_steps=800),
-    "gpu": dict(base_steps=3_000),
-    "paper": dict(base_steps=20_000),
+    "quick": dict(base_steps=800, eval_images=5760),
+    "gpu": dict(base_steps=3_000, eval_images=5760),
+    "paper": dict(base_steps=20_000, eval_images=5760),
 }
+SCENE, TEST_COPIES = "textured", 16  # the digits stand-in: textured scenes, 16 renderings of each test digit (5,744 images)
 GATE_HIDDEN = 4
 CODE_TASK = {"digits": ["ponder.tasks.images", "ponder.models.vit"], "speech": ["ponder.tasks.speech", "ponder.models.audio"]}
 CODE_ACM = ["ponder.models.transformer", "ponder.models.acm", "ponder.models.acmize", "ponder.models.acm_phases"]
@@ -76,14 +77,14 @@ def code(task: str, *extra: str) -> list[str]:
 
 def batches(batch: int, seed: int, task: str = "digits") -> Callable[[int], tuple]:
     """Training batches, a function of the step."""
-    sampler = images.sample if task == "digits" else speech.sample
+    sampler = partial(images.sample, scene=SCENE) if task == "digits" else speech.sample
     return lambda step: sampler(batch, seed=seed * 1_000_003 + step)
 
 
 def test_set(profile: str, task: str = "digits") -> tuple[torch.Tensor, torch.Tensor]:
     """Evaluation inputs (images, or log-mel frames) and labels."""
     if task == "digits":
-        x, y = images.images("test")
+        x, y = images.images("test", scene=SCENE, copies=TEST_COPIES)
     else:
         wave, y, _ = speech.clips("test")
         x = speech.features(wave)
@@ -209,9 +210,11 @@ def mean_learners(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
     return (sum(ks) / len(ks)).cpu()
 
 
-def content_patches(x: torch.Tensor, grid: int, threshold: float = 0.05) -> torch.Tensor:
-    """``[B, 1, H, W] -> [B, grid, grid]`` bool: patches whose mean intensity exceeds ``threshold`` (the digit)."""
-    return F.adaptive_avg_pool2d(x, grid)[:, 0] > threshold
+def content_patches(profile: str, grid: int, threshold: float = 0.05) -> torch.Tensor:
+    """``[B, grid, grid]`` bool: the patches of :func:`test_set`'s images whose mean ink (the digit layer,
+    not the textured background) exceeds ``threshold``."""
+    ink = images.content("test", scene=SCENE, copies=TEST_COPIES)[: sizes(profile)["eval_images"]]
+    return F.adaptive_avg_pool2d(ink, grid)[:, 0] > threshold
 
 
 @torch.no_grad()

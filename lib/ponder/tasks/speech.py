@@ -33,8 +33,8 @@ WORDS = ("yes", "no", "up", "down", "left", "right", "on", "off", "stop", "go",
 VOICES = ("en-us", "en-us+f3", "en-us+m7", "en", "en+f2", "en+m3", "en+klatt", "en-gb-scotland",
           "en-gb-scotland+f4", "en-gb-x-rp+m2", "en-gb-x-rp+f1", "en-029+m4", "en-029+f5", "en-us-nyc+m1",
           "en-gb-x-gbclan+m5", "en-gb-x-gbcwmd+klatt2")
-TEST_VOICES = VOICES[3::4]  # speakers heard only at test: en, en-gb-scotland+f4, en-029+f5, en-gb-x-gbcwmd+klatt2
-TEST_COPIES = 3  # renderings (offset, noise) of each test utterance
+TEST_VOICES = VOICES[3::4]  # speakers heard only at test: en, en-gb-scotland, en-029+m4, en-gb-x-gbcwmd+klatt2
+TEST_COPIES = 6  # renderings (offset, noise) of each test utterance
 SNR_DB = (0.0, 20.0)  # range of the clips' signal-to-noise ratio
 RATES = (120, 150, 180, 210)
 PITCHES = (30, 50, 70)
