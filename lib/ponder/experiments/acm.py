@@ -86,8 +86,7 @@ def test_set(profile: str, task: str = "digits") -> tuple[torch.Tensor, torch.Te
     if task == "digits":
         x, y = images.images("test", scene=SCENE, copies=TEST_COPIES)
     else:
-        wave, y, _ = speech.clips("test")
-        x = speech.features(wave)
+        x, y = speech.fixed_features("test")
     n = sizes(profile, task)["eval_images"]
     return x[:n], y[:n]
 

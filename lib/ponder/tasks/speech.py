@@ -12,7 +12,8 @@ times. Features are log-mel spectrogram frames (25 ms windows, 20 ms hop, 40 mel
 model sees one token per frame.
 
 * :func:`utterances` — the synthesised words (cached as a ``datasets.Dataset``), split by voice;
-* :func:`clips` — one split as fixed clips; :func:`sample` — fresh training clips from a seed;
+* :func:`clips` — one split as fixed clips, :func:`fixed_features` their frames (made once per process);
+  :func:`sample` — fresh training clips from a seed;
 * :func:`features` — waveform → log-mel frames; :func:`speech_frames` — which frames hold speech.
 """
 import _ctypes
@@ -169,21 +170,27 @@ def _clips(waves: list[np.ndarray], picks: list[int], generator: torch.Generator
     return clean + noise, clean
 
 
-@lru_cache(maxsize=2)
-def _fixed_clips(split: str, seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def clips(split: str, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """A fixed set: noisy clips ``[n, RATE]``, labels ``[n]``, clean speech ``[n, RATE]`` (for speech masks).
+
+    The test split renders each utterance :data:`TEST_COPIES` times (all once, then again, ...)."""
+    check_choice("split", split, SPLITS)
     waves, labels = _split(split)
     picks = list(range(len(waves))) * (TEST_COPIES if split == "test" else 1)
     noisy, clean = _clips(waves, picks, torch.Generator().manual_seed(7919 * seed + SPLITS.index(split)))
     return noisy, labels[picks], clean
 
 
-def clips(split: str, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """A fixed set: noisy clips ``[n, RATE]``, labels ``[n]``, clean speech ``[n, RATE]`` (for speech masks).
+@lru_cache(maxsize=2)
+def _fixed_features(split: str, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    noisy, labels, _ = clips(split, seed)
+    return features(noisy), labels
 
-    The test split renders each utterance :data:`TEST_COPIES` times (all once, then again, ...);
-    made once per process (about 5 s for the 5,760 test clips), copies are returned."""
-    check_choice("split", split, SPLITS)
-    return tuple(t.clone() for t in _fixed_clips(split, seed))
+
+def fixed_features(split: str, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`clips`' log-mel frames ``[n, frames, MELS]`` and labels, made once per process (the
+    5,760 test clips take about 8 s and 0.7 GB; only their 45 MB of features are kept); copies."""
+    return tuple(t.clone() for t in _fixed_features(split, seed))
 
 
 def sample(n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
