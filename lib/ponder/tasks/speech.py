@@ -3,7 +3,7 @@
 The twenty core words of Speech Commands (ten commands and the digits "zero" to "nine", with
 near-homophones such as "no"/"go", "on"/"one", "off"/"up") are spoken by eSpeak NG — the library
 and its voice data come with the PyPI package ``espeakng-loader``, nothing is installed
-system-wide — with 16 voices (8 English accents, each with two voice variants), 4 speaking
+system-wide — with 16 voices (8 English accents, with eSpeak NG's voice variants), 4 speaking
 rates and 3 pitches: 3,840 utterances. The split is by speaker, as CommonVoice's: the 4 voices
 of :data:`TEST_VOICES` are heard only at test. Each utterance is pasted at a random offset into a
 one-second clip and white noise is added at a random signal-to-noise ratio of 0–20 dB, so every
