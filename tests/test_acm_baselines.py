@@ -1,6 +1,7 @@
 """ACM's baselines (MoEfication, token halting, early exits), their MAC counts, and the eSpeak NG speech task."""
 import _ctypes
 import ctypes
+import hashlib
 import json
 import os
 import subprocess
@@ -111,6 +112,38 @@ def test_speech_utterances_are_byte_identical_across_processes_and_orders():
     forward, backward = utterance_hashes(1), utterance_hashes(-1)
     assert len(forward) == 2 * len(speech.VOICES) * len(speech.RATES) * len(speech.PITCHES)
     assert sorted(k for k in forward if forward[k] != backward.get(k)) == []
+
+
+# sha256 of the waveforms of PINNED_GRID (voices with breath noise, the Klatt synthesiser, another accent),
+# synthesised by espeakng-loader PINNED_ESPEAK: the same bytes on every generation
+PINNED_GRID = (("yes", "seven"), ("en-us+f3", "en+f2", "en+klatt", "en-gb-x-gbcwmd+klatt2"), (150,), (50,))
+PINNED_ESPEAK = "0.2.4"
+PINNED_WAVES = "b2c41f7d15716c8f1a780adc3bb72f7887a5c8ec551485311c75afaf5979c1bb"
+
+
+def test_speech_utterances_match_their_pinned_hash():
+    from importlib.metadata import version
+
+    if version("espeakng-loader") != PINNED_ESPEAK:
+        pytest.skip(f"the hash is pinned for espeakng-loader {PINNED_ESPEAK}, not {version('espeakng-loader')}")
+    rows = list(speech._generate(*PINNED_GRID, speech.VERSION))
+    assert len(rows) == 8 and [r["label"] for r in rows] == [0] * 4 + [1] * 4
+    assert hashlib.sha256(b"".join(r["wave"].tobytes() for r in rows)).hexdigest() == PINNED_WAVES
+
+
+def test_speech_split_is_by_voice(monkeypatch):
+    """Train and test share no voice: the test speakers are :data:`speech.TEST_VOICES`, as CommonVoice's unseen speakers."""
+    voices = np.array([v for v in speech.VOICES for _ in range(2)])
+    fake = {"voice": voices, "label": np.arange(len(voices)) % 2, "wave": [np.full(400, i, np.float32) for i in range(len(voices))]}
+    monkeypatch.setattr(speech, "utterances", lambda: fake)
+    speech._split.cache_clear()
+    try:
+        train, test = speech._split("train"), speech._split("test")
+    finally:
+        speech._split.cache_clear()
+    heard = lambda waves: {str(voices[int(w[0])]) for w in waves}  # noqa: E731
+    assert heard(test[0]) == set(speech.TEST_VOICES) and heard(train[0]) == set(speech.VOICES) - set(speech.TEST_VOICES)
+    assert len(train[0]) + len(test[0]) == len(voices) and 0 < len(speech.TEST_VOICES) < len(speech.VOICES)
 
 
 def test_speech_refuses_an_engine_that_another_module_holds():

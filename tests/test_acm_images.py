@@ -1,4 +1,6 @@
 """The digits image task and the small ViT (shared by ACM and Hyper-UT's vision target)."""
+import hashlib
+
 import pytest
 import torch
 
@@ -26,6 +28,52 @@ def test_sample_is_a_function_of_the_seed():
     a, b = images.sample(8, seed=3), images.sample(8, seed=3)
     assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
     assert not torch.equal(a[0], images.sample(8, seed=4)[0])
+
+
+def patches(x: torch.Tensor, side: int = 4) -> torch.Tensor:
+    """``[n, 1, H, W] -> [n, H/side, W/side, side²]``: the ViT's patches."""
+    return x[:, 0].unfold(1, side, side).unfold(2, side, side).flatten(-2)
+
+
+def constant_share(x: torch.Tensor) -> float:
+    """Fraction of 4×4 patches whose pixels are all equal (free to skip for token halting)."""
+    p = patches(x)
+    return ((p.amax(-1) - p.amin(-1)) == 0).float().mean().item()
+
+
+def test_textured_scene_has_no_constant_patch_and_its_ink_is_the_digit():
+    x, y = images.images("test", scene="textured")
+    plain, plain_y = images.images("test")
+    ink = images.content("test", scene="textured")
+    assert torch.equal(y, plain_y) and x.shape == plain.shape == ink.shape
+    assert constant_share(plain) > 0.6 and constant_share(x) == 0
+    assert x.min() >= 0 and x.max() <= 1 and ink.min() >= 0 and ink.max() <= 1
+    # the digit is brighter than the texture around it: where the ink is solid, the image is bright
+    solid = ink > 0.9
+    assert x[solid].mean() > 0.9 and x[ink == 0].mean() < 0.4
+    assert torch.equal(images.content("test"), plain)  # plain scene: the image is its ink
+
+
+def test_copies_render_each_test_digit_again_differently():
+    x, y = images.images("test", scene="textured", copies=3)
+    n = len(images.split_indices()["test"])
+    assert x.shape[0] == 3 * n and torch.equal(y, images.images("test")[1].repeat(3))
+    assert not torch.equal(x[:n], x[n : 2 * n]) and torch.equal(images.images("test", scene="textured", copies=3)[0], x)
+    with pytest.raises(ValueError, match="copies"):
+        images.images("test", copies=0)
+    with pytest.raises(ValueError, match="scene"):
+        images.sample(2, seed=0, scene="snow")
+
+
+# sha256 of images("test", size=8, canvas=16, scene="textured", copies=2) and of sample(16, seed=3, ...): the bytes pinned
+PINNED_TEXTURED = {"test": "5314fcf5bc0f6ae9287c92512af1aa04dd4d7ee71c565a2d83289323a15cc0bf", "sample": "1861dfd2e22c56ce62bd0669c38e64c7b79c1a01d35434065da572d20d589ac0"}
+
+
+def test_textured_data_are_byte_identical():
+    x, y = images.images("test", size=8, canvas=16, scene="textured", copies=2)
+    xs, ys = images.sample(16, seed=3, size=8, canvas=16, scene="textured")
+    digest = lambda *ts: hashlib.sha256(b"".join(t.numpy().tobytes() for t in ts)).hexdigest()  # noqa: E731
+    assert {"test": digest(x, y), "sample": digest(xs, ys)} == PINNED_TEXTURED
 
 
 @pytest.mark.parametrize("kind", images.CORRUPTIONS)

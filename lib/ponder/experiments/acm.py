@@ -52,6 +52,7 @@ SPEECH_SIZES = {
     "gpu": dict(base_steps=3_000),
     "paper": dict(base_steps=20_000),
 }
+SCENE, TEST_COPIES = "textured", 16  # the digits stand-in: textured scenes, 16 renderings of each test digit (5,744 images)
 GATE_HIDDEN = 4
 CODE_TASK = {"digits": ["ponder.tasks.images", "ponder.models.vit"], "speech": ["ponder.tasks.speech", "ponder.models.audio"]}
 CODE_ACM = ["ponder.models.transformer", "ponder.models.acm", "ponder.models.acmize", "ponder.models.acm_phases"]
@@ -111,17 +112,16 @@ def code(task: str, *extra: str) -> list[str]:
 
 def batches(batch: int, seed: int, task: str = "digits") -> Callable[[int], tuple]:
     """Training batches, a function of the step."""
-    sampler = images.sample if task == "digits" else speech.sample
+    sampler = partial(images.sample, scene=SCENE) if task == "digits" else speech.sample
     return lambda step: sampler(batch, seed=seed * 1_000_003 + step)
 
 
 def test_set(profile: str, task: str = "digits") -> tuple[torch.Tensor, torch.Tensor]:
     """Evaluation inputs (images, or log-mel frames) and labels."""
     if task == "digits":
-        x, y = images.images("test")
+        x, y = images.images("test", scene=SCENE, copies=TEST_COPIES)
     else:
-        wave, y, _ = speech.clips("test")
-        x = speech.features(wave)
+        x, y = speech.fixed_features("test")
     n = sizes(profile, task)["eval_images"]
     return x[:n], y[:n]
 
@@ -260,9 +260,11 @@ def mean_learners(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
     return (sum(ks) / len(ks)).cpu()
 
 
-def content_patches(x: torch.Tensor, grid: int, threshold: float = 0.05) -> torch.Tensor:
-    """``[B, 1, H, W] -> [B, grid, grid]`` bool: patches whose mean intensity exceeds ``threshold`` (the digit)."""
-    return F.adaptive_avg_pool2d(x, grid)[:, 0] > threshold
+def content_patches(profile: str, grid: int, threshold: float = 0.05) -> torch.Tensor:
+    """``[B, grid, grid]`` bool: the patches of :func:`test_set`'s images whose mean ink (the digit layer,
+    not the textured background) exceeds ``threshold``."""
+    ink = images.content("test", scene=SCENE, copies=TEST_COPIES)[: sizes(profile)["eval_images"]]
+    return F.adaptive_avg_pool2d(ink, grid)[:, 0] > threshold
 
 
 @torch.no_grad()

@@ -1,14 +1,24 @@
 """Images: scikit-learn's bundled digits as a stand-in for ImageNet-1k (no download needed).
 
 The 1797 grey 8×8 digits (values 0..16) are scaled to ``[0, 1]``, upsampled bilinearly to
-``size × size`` and pasted at a position drawn per image into a black ``canvas × canvas`` image.
-The empty canvas is the "background" an adaptive model should spend little compute on; the
-digit is the "content". With the defaults (``size=16``, ``canvas=32``) and a ViT patch of 4
-there are 8×8 = 64 patches, 65 tokens with the class token.
+``size × size`` and pasted at a position drawn per image into a ``canvas × canvas`` image.
+With the defaults (``size=16``, ``canvas=32``) and a ViT patch of 4 there are 8×8 = 64
+patches, 65 tokens with the class token.
 
-* :func:`split_indices` — the fixed train/test split (20 % test, stratified by a seeded shuffle).
-* :func:`images` — one split as tensors ``x [n, 1, canvas, canvas]``, ``y [n]``, fixed placement.
-* :func:`sample` — a training batch as a deterministic function of ``seed`` (fresh placements).
+Two scenes (keyword ``scene``):
+
+* ``"plain"`` (default): the digit on a black canvas. About 70 % of the patches are exactly
+  zero, so skipping the background costs an adaptive model nothing (Hyper-UT's hut-8 uses it).
+* ``"textured"`` (:data:`SCENES`, ACM's stand-in): each digit is first jittered by a random
+  affine map (rotation, scale, shear), then laid as bright ink (its intensity is the opacity)
+  over a smooth random texture (value noise at 4×4, 8×8 and 16×16 cells) and Gaussian pixel
+  noise is added: no patch is constant, and "background" has to be recognised, not read off zeros.
+
+* :func:`split_indices` — the fixed train/test split of the source digits (20 % test, stratified).
+* :func:`images` — one split as tensors ``x [n, 1, canvas, canvas]``, ``y [n]``, fixed renderings
+  (``copies`` renderings of every source digit: a larger test set from the same held-out digits).
+* :func:`content` — the digit layer of :func:`images` (where the ink is), for content/background masks.
+* :func:`sample` — a training batch as a deterministic function of ``seed`` (fresh renderings).
 * :func:`corrupt` — ImageNet-C-like corruptions at severity 1..5 (for robustness, acm-10).
 """
 from functools import lru_cache
@@ -47,46 +57,100 @@ def split_indices() -> dict[str, torch.Tensor]:
     return {"train": torch.cat(train).sort().values, "test": torch.cat(test).sort().values}
 
 
-def _place(digits: torch.Tensor, size: int, canvas: int, generator: torch.Generator) -> torch.Tensor:
-    """``[n, 8, 8] -> [n, 1, canvas, canvas]``: upsample to ``size`` and paste at random offsets."""
-    small = F.interpolate(digits[:, None], size=(size, size), mode="bilinear", align_corners=False).clamp(0, 1)
+SCENES = {  # affine jitter strength (of ROTATION, LOG_SCALE, SHEAR), texture contrast, pixel noise σ
+    "plain": dict(jitter=0.0, texture=0.0, noise=0.0),
+    "textured": dict(jitter=0.25, texture=0.3, noise=0.03),
+}
+ROTATION, LOG_SCALE, SHEAR = 0.3, 0.15, 0.3  # the largest jitter: radians, log of the zoom, shear
+TEXTURE_CELLS = ((4, 0.5), (8, 0.3), (16, 0.2))  # value-noise grids and their weights (sum 1)
+
+
+def _jitter_matrices(n: int, strength: float, generator: torch.Generator) -> torch.Tensor:
+    """``[n, 2, 3]`` random affine maps (rotation, zoom, shear, no shift) for ``F.affine_grid``."""
+    angle, log_zoom, shear = ((2 * torch.rand(3, n, generator=generator) - 1) * strength * torch.tensor([[ROTATION], [LOG_SCALE], [SHEAR]])).unbind(0)
+    cos, sin, zoom = angle.cos(), angle.sin(), log_zoom.exp()
+    linear = torch.stack([torch.stack([cos, -sin + shear * cos], -1), torch.stack([sin, cos + shear * sin], -1)], -2) / zoom[:, None, None]
+    return torch.cat([linear, torch.zeros(n, 2, 1)], -1)
+
+
+def _digit_layer(digits: torch.Tensor, size: int, jitter: float, generator: torch.Generator) -> torch.Tensor:
+    """``[n, 8, 8] -> [n, size, size]``: upsampled bilinearly, after a random affine jitter if ``jitter > 0``."""
+    if jitter == 0:
+        return F.interpolate(digits[:, None], size=(size, size), mode="bilinear", align_corners=False).clamp(0, 1)[:, 0]
+    grid = F.affine_grid(_jitter_matrices(len(digits), jitter, generator), [len(digits), 1, size, size], align_corners=False)
+    return F.grid_sample(digits[:, None], grid, mode="bilinear", padding_mode="zeros", align_corners=False).clamp(0, 1)[:, 0]
+
+
+def _texture(n: int, canvas: int, generator: torch.Generator) -> torch.Tensor:
+    """``[n, canvas, canvas]`` smooth random texture in ``[0, 1]``: value noise, the weighted sum of
+    uniform random grids of :data:`TEXTURE_CELLS` cells upsampled bilinearly."""
+    out = torch.zeros(n, 1, canvas, canvas)
+    for cells, weight in TEXTURE_CELLS:
+        coarse = torch.rand(n, 1, cells, cells, generator=generator)
+        out += weight * F.interpolate(coarse, size=(canvas, canvas), mode="bilinear", align_corners=False)
+    return out[:, 0]
+
+
+def _render(digits: torch.Tensor, size: int, canvas: int, scene: str, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """``[n, 8, 8] ->`` images ``[n, 1, canvas, canvas]`` and their digit layers (same shape, the ink's
+    opacity): the jittered digit pasted at a random offset, over the scene's texture and noise."""
+    knobs = SCENES[scene]
+    small = _digit_layer(digits, size, knobs["jitter"], generator)
     n, room = len(digits), canvas - size
     offsets = torch.randint(0, room + 1, (n, 2), generator=generator)
     rows = (offsets[:, 0, None] + torch.arange(size))[:, :, None]  # [n, size, 1]
     cols = (offsets[:, 1, None] + torch.arange(size))[:, None, :]  # [n, 1, size]
-    out = torch.zeros(n, canvas, canvas)
-    out[torch.arange(n)[:, None, None], rows, cols] = small[:, 0]
-    return out[:, None]
+    ink = torch.zeros(n, canvas, canvas)
+    ink[torch.arange(n)[:, None, None], rows, cols] = small
+    if scene == "plain":
+        return ink[:, None], ink[:, None]
+    background = knobs["texture"] * _texture(n, canvas, generator)
+    noisy = ink + (1 - ink) * background + knobs["noise"] * torch.randn(n, canvas, canvas, generator=generator)
+    return noisy.clamp(0, 1)[:, None], ink[:, None]
 
 
-def _check_geometry(size: int, canvas: int) -> None:
+def _check_geometry(size: int, canvas: int, scene: str) -> None:
     check_int("size", size, minimum=8, maximum=256)
     check_int("canvas", canvas, minimum=size, maximum=512)
+    check_choice("scene", scene, tuple(SCENES))
 
 
-def images(split: str, size: int = 16, canvas: int = 32, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    """One split, ``x [n, 1, canvas, canvas]`` in ``[0, 1]`` and labels ``y [n]``.
-
-    Placements are drawn once from ``seed`` so the split is a fixed evaluation set.
-    """
+@lru_cache(maxsize=4)
+def _rendered(split: str, size: int, canvas: int, seed: int, scene: str, copies: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     check_choice("split", split, SPLITS)
-    _check_geometry(size, canvas)
+    _check_geometry(size, canvas, scene)
+    check_int("copies", copies, minimum=1, maximum=100)
     x, y = _digits()
-    idx = split_indices()[split]
+    idx = split_indices()[split].repeat(copies)  # every source digit once, then again, ...
     generator = torch.Generator().manual_seed(10_007 * seed + SPLITS.index(split))
-    return _place(x[idx], size, canvas, generator), y[idx]
+    return *_render(x[idx], size, canvas, scene, generator), y[idx]
 
 
-def sample(n: int, seed: int, split: str = "train", size: int = 16, canvas: int = 32) -> tuple[torch.Tensor, torch.Tensor]:
-    """A batch of ``n`` images of ``split`` drawn with replacement, fresh placements; same ``seed`` → same batch."""
+def images(split: str, size: int = 16, canvas: int = 32, seed: int = 0, scene: str = "plain", copies: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+    """One split, ``x [n, 1, canvas, canvas]`` in ``[0, 1]`` and labels ``y [n]``, ``n = copies × digits``.
+
+    Renderings (placement, jitter, texture, noise) are drawn once from ``seed`` so the split is a
+    fixed evaluation set; ``copies`` renders each source digit of the split that many times.
+    """
+    x, _, y = _rendered(split, size, canvas, seed, scene, copies)
+    return x.clone(), y.clone()
+
+
+def content(split: str, size: int = 16, canvas: int = 32, seed: int = 0, scene: str = "plain", copies: int = 1) -> torch.Tensor:
+    """``[n, 1, canvas, canvas]``: the digit layer (ink opacity in ``[0, 1]``) of the same :func:`images`."""
+    return _rendered(split, size, canvas, seed, scene, copies)[1].clone()
+
+
+def sample(n: int, seed: int, split: str = "train", size: int = 16, canvas: int = 32, scene: str = "plain") -> tuple[torch.Tensor, torch.Tensor]:
+    """A batch of ``n`` images of ``split`` drawn with replacement, fresh renderings; same ``seed`` → same batch."""
     check_int("n", n, minimum=1)
     check_choice("split", split, SPLITS)
-    _check_geometry(size, canvas)
+    _check_geometry(size, canvas, scene)
     x, y = _digits()
     idx = split_indices()[split]
     generator = torch.Generator().manual_seed(seed)
     pick = idx[torch.randint(0, len(idx), (n,), generator=generator)]
-    return _place(x[pick], size, canvas, generator), y[pick]
+    return _render(x[pick], size, canvas, scene, generator)[0], y[pick]
 
 
 def corrupt(x: torch.Tensor, kind: str, severity: int, seed: int = 0) -> torch.Tensor:
