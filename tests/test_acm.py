@@ -304,7 +304,7 @@ def test_profile_sizes_scale_the_baselines_and_the_loss_weights():
     assert acm.avit_depths("paper") == (4, 6, 8, 10) and acm.avit_depths("quick") == (4 / 3, 2, 8 / 3, 10 / 3)
     assert acm.loss_weights("paper") == acm.PAPER_LOSS_WEIGHTS
     assert acm.loss_weights("quick") == {"budget": 1.0, "entropy": 0.5, "diversity": 0.5}
-    assert acm.seeds("quick", 5) == (5, 6, 7) and acm.seeds("smoke") == (0,)
+    assert acm.seeds("gpu", 5) == (5, 6, 7) and acm.seeds("quick", 5) == (5,) and acm.seeds("smoke") == (0,)
     s = acm.sizes("quick")
     assert s["distill_steps"] + s["gate_steps"] + s["finetune_steps"] == 1350  # every baseline's total too
 
@@ -336,3 +336,14 @@ def test_argmax_budget_adds_the_budget_of_the_choices_evaluation_makes():
     with torch.no_grad():
         single.eval()(z)
     torch.testing.assert_close(A.cost_fraction(single), at_argmax)  # what evaluation spends
+
+
+def test_latency_bench_measures_one_thread_and_every_core_on_any_cpu(monkeypatch):
+    from ponder.bench import acm as bench
+
+    monkeypatch.setattr(bench.torch.cuda, "is_available", lambda: False)
+    for cores in (1, 2, 16):  # the same two rows of the checked table whatever the machine
+        monkeypatch.setattr(bench, "cores", lambda cores=cores: cores)
+        assert bench.thread_counts() == {"1": 1, "every core": cores}
+    monkeypatch.setattr(bench.torch.cuda, "is_available", lambda: True)
+    assert bench.thread_counts() == {"every core": 16}

@@ -131,6 +131,15 @@ def test_greater_pairs_seeds_or_adds_the_errors():
         claims.greater([1, 2, 3], [1, 2])
 
 
+def test_greater_leaves_out_the_seeds_one_side_lacks():
+    nan = float("nan")
+    one = claims.greater([0.9, 0.8, 0.7], [0.1, nan, nan])  # b trained on the first seed only
+    assert one.verdict == "inconclusive" and "n=1" in one.noise
+    assert claims.greater([0.5, 0.6, 0.7, 0.8], [0.45, 0.55, nan, 0.75]).verdict == "holds"  # 3 pairs of +0.05
+    with pytest.raises(ValueError, match="no seed is measured on both sides"):
+        claims.greater([1.0, nan], [nan, 2.0])
+
+
 def test_every_part_must_hold():
     yes, no, unsure = claims.exact(True), claims.exact(False), claims.judge(claims.Estimate.of([0.1]))
     assert claims.every([yes, yes]).verdict == "holds"

@@ -22,7 +22,7 @@ def block_of_entry(core: HyperBlockCore, entry: int) -> Block:
     linears = {name: getattr(plain.attn, name) for name in ATTENTION} | {"fc1": plain.mlp.fc1, "fc2": plain.mlp.fc2}
     with torch.no_grad():
         for name, (weight, bias) in core.weights(core.router.pool).items():
-            linears[name].weight.copy_(weight[entry])
+            linears[name].weight.copy_(weight[entry].T)  # the core keeps W^T
             linears[name].bias.copy_(bias[entry])
     return plain
 
@@ -57,7 +57,7 @@ def test_generated_weights_are_the_routing_mix_of_the_entries_weights():
         entry_weight, entry_bias = entries[name]
         torch.testing.assert_close(weight, torch.einsum("bn,n...->b...", alpha, entry_weight))
         torch.testing.assert_close(bias, alpha @ entry_bias)
-    assert mixed["fc1"][0].shape == (6, 4 * DIM, DIM) and mixed["fc2"][1].shape == (6, DIM)
+    assert mixed["fc1"][0].shape == (6, DIM, 4 * DIM) and mixed["fc2"][1].shape == (6, DIM)
     assert not torch.allclose(entries["q_proj"][0][0], entries["q_proj"][0][1])  # the entries differ from the start
 
 

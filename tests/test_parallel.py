@@ -92,3 +92,25 @@ def test_train_notebooks_prefetches_each_notebook_then_calls_every_job():
     jobs = {"a": [partial(calls.append, "a1"), partial(calls.append, "a2")], "b": [partial(calls.append, "b1")]}
     parallel.train_notebooks(jobs, lambda notebook: calls.append(f"prefetch {notebook}"))
     assert calls == ["prefetch a", "a1", "a2", "prefetch b", "b1"]
+
+
+def test_keep_going_trains_the_other_jobs_and_reports_the_failure():
+    broken = partial(H.train_sraven, H.sraven_setup("smoke", kind="linear"), "no_such_profile", 0)
+    reports = []
+    failures = parallel.prefetch([broken, sraven_job("softmax"), sraven_job("hyla")], workers=2, keep_going=True, report=lambda done, n: reports.append((done, n)))
+    assert len(failures) == 1 and "no_such_profile" in failures[0] and "\n" not in failures[0]
+    assert parallel.is_cached(sraven_job("softmax")) and parallel.is_cached(sraven_job("hyla"))
+    assert reports == [(1, 3), (2, 3), (3, 3)]
+    with pytest.raises(ValueError, match="no_such_profile"):  # without keep_going the error stops the caller
+        parallel.prefetch([broken, sraven_job("linear")], workers=2)
+
+
+def test_pretrain_knows_every_notebook_that_prefetches():
+    import json
+    from pathlib import Path
+
+    from ponder.experiments import notebook_jobs
+
+    folder = Path(__file__).parents[1] / "notebooks"
+    prefetching = {p.stem for p in folder.glob("*.ipynb") if "prefetch(" in "".join("".join(c["source"]) for c in json.load(open(p))["cells"])}
+    assert prefetching == set(notebook_jobs("smoke"))

@@ -84,7 +84,7 @@ def test_report_prints_the_frames_and_this_profiles_rows(monkeypatch, capsys):
 
 def test_the_acm_latency_table_names_threads_without_the_core_count():
     case = {"fraction": 0.25, "mean_learners": 1.0, "naive_ratio": 1.1, "grouped_ratio": 0.4}
-    frame = ratio_table([{"threads": 1, "mix": "single", "cases": [case]}, {"threads": 16, "mix": "mixed", "cases": [case]}])
+    frame = ratio_table([{"threads": 1, "label": "1", "mix": "single", "cases": [case]}, {"threads": 16, "label": "every core", "mix": "mixed", "cases": [case]}])
     assert frame["threads"].tolist() == ["1", "every core"]
     assert list(frame.columns[-2:]) == list(RATIO_COLUMNS)
 

@@ -93,11 +93,17 @@ def judge(d: Estimate, delta: float = 0.0, min_seeds: int = MIN_SEEDS) -> Verdic
 
 
 def greater(a: Sequence[float], b: Sequence[float], delta: float = 0.0, paired: bool = True) -> Verdict:
-    """"``a`` is larger than ``b``": per-seed values of each (the same seeds, in order, if ``paired``)."""
+    """"``a`` is larger than ``b``": per-seed values of each (the same seeds, in order, if ``paired``).
+
+    Paired, a seed on which one side was not measured (``nan``: a method a profile trains on fewer
+    seeds) is left out, so the verdict rests on the seeds measured on both sides."""
     if paired:
         if len(a) != len(b):
             raise ValueError(f"paired values need as many seeds on each side, got {len(a)} and {len(b)}")
-        return judge(Estimate.of(np.subtract(a, b)), delta)
+        d = np.subtract(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+        if np.isnan(d).all():
+            raise ValueError("no seed is measured on both sides")
+        return judge(Estimate.of(d[~np.isnan(d)]), delta)
     ea, eb = Estimate.of(a), Estimate.of(b)
     return judge(Estimate(ea.mean - eb.mean, math.hypot(ea.se, eb.se), min(ea.n, eb.n)), delta)
 

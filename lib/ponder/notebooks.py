@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from .checks import check_int
+from .experiments import pretrain
 from .claims import clear, gather, rows, tally
 from .paths import ROOT, figures_dir
 from .profiles import PROFILES, check_profile
@@ -72,6 +73,14 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int =
     paths, failed, begin = find(names), [], time.perf_counter()
     if not names:  # every notebook rewrites its rows: none left from claims that are no longer made
         clear(profile)
+    print(f"[{profile}] training the runs of {len(paths)} notebook(s) side by side first", flush=True)
+    def report(done: int, pending: int) -> None:
+        elapsed = time.perf_counter() - begin
+        print(f"[{profile}]   run {done}/{pending} trained (elapsed {elapsed / 60:.1f} min)", flush=True)
+
+    for failure in pretrain(profile, seed, [p.stem for p in paths], report):
+        print(f"  a run failed to train ahead (its notebook will say more): {failure}", file=sys.stderr)
+    print(f"[{profile}] runs trained in {(time.perf_counter() - begin) / 60:.1f} min; executing the notebooks", flush=True)
     with ProcessPoolExecutor(check_int("jobs", jobs, minimum=1), mp_context=get_context("spawn")) as pool:
         futures = [pool.submit(execute, path, out, profile, seed) for path in paths]
         for i, future in enumerate(as_completed(futures), 1):

@@ -18,7 +18,7 @@ calls train the runs in turn; with a GPU the workers share it (:func:`worker_cou
 """
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from functools import partial
 from multiprocessing import get_context
 
@@ -78,22 +78,44 @@ def _unique(jobs: Sequence[Job]) -> list[Job]:
     return out
 
 
+def _needs_training(job: Job, keep_going: bool) -> bool:
+    """Not :func:`is_cached`; with ``keep_going`` a job that fails even to look up its runs counts as
+    one to train, so that its worker reports the error beside the others."""
+    try:
+        return not is_cached(job)
+    except Exception:
+        if keep_going:
+            return True
+        raise
+
+
 def _train(job: Job) -> None:
     with num_threads(1):
         job()
 
 
-def prefetch(jobs: Sequence[Job], workers: int | None = None) -> int:
+def prefetch(jobs: Sequence[Job], workers: int | None = None, keep_going: bool = False, report: Callable[[int, int], object] | None = None) -> int | list[str]:
     """Train the jobs whose runs are not cached, ``workers`` at a time (default :func:`worker_count`),
-    each in its own process with one thread. Returns how many jobs were trained."""
+    each in its own process with one thread. Returns how many jobs were trained; with ``keep_going``
+    a failing job does not stop the others, and what is returned is one line per failure.
+    ``report(done, pending)`` is called as each job ends."""
     workers = worker_count() if workers is None else check_int("workers", workers, minimum=1)
-    pending = [job for job in _unique(jobs) if not is_cached(job)]
+    pending = [job for job in _unique(jobs) if _needs_training(job, keep_going)]
     if workers == 1 or len(pending) < 2:
-        return 0  # nothing to gain: the caller's own calls train in turn
+        return [] if keep_going else 0  # nothing to gain: the caller's own calls train in turn
+    failures = []
     with ProcessPoolExecutor(min(workers, len(pending)), mp_context=get_context("spawn")) as pool:
-        for future in [pool.submit(_train, job) for job in pending]:
-            future.result()
-    return len(pending)
+        futures = {pool.submit(_train, job): job for job in pending}
+        for done, future in enumerate(as_completed(futures), 1):
+            try:
+                future.result()
+            except Exception as error:  # noqa: BLE001 -- with keep_going: reported, the others still train
+                if not keep_going:
+                    raise
+                failures.append(f"{futures[future]}: {type(error).__name__}: {error}".splitlines()[0])
+            if report is not None:
+                report(done, len(pending))
+    return failures if keep_going else len(pending)
 
 
 def prefetch_notebook(jobs: dict[str, Sequence[Job]], notebook: str) -> int:

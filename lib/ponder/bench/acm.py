@@ -47,19 +47,23 @@ def random_choices(tokens: int, fraction: float, n: int, generator: torch.Genera
     return (low + extra.long()).clamp(max=n)
 
 
-def thread_counts() -> list[int]:
-    """CPU thread counts to measure: 1 and every core. On a shared machine every multi-threaded op
+def thread_counts() -> dict[str, int]:
+    """CPU thread counts to measure, by label: ``"1"`` and ``"every core"``. On a shared machine every multi-threaded op
     can wait for a descheduled thread (measured here: ~16 ms even for a 0.4 ms product), which swamps small
-    layers; the single-threaded run shows the work itself. On the GPU: every core only."""
+    layers; the single-threaded run shows the work itself. On a one-core machine both are measured
+    (with one thread each), so that the table has the same rows on every CPU (its checked smoke
+    output among them). On the GPU: every core only."""
     every = cores()
-    return [every] if torch.cuda.is_available() or every == 1 else [1, every]
+    return {"every core": every} if torch.cuda.is_available() else {"1": 1, "every core": every}
 
 
-def measure(repeats: int = 30, images: int | None = None, fractions=FRACTIONS, threads: int | None = None, mix: str = "single") -> dict:
+def measure(repeats: int = 30, images: int | None = None, fractions=FRACTIONS, threads: int | None = None, mix: str = "single", label: str | None = None) -> dict:
     """Time dense, naive and grouped at each fraction of learners; ratios to the dense MLP of the same rounds.
-    The layer is the device's row of :data:`LAYERS` (``images`` overrides its image count)."""
+    The layer is the device's row of :data:`LAYERS` (``images`` overrides its image count); ``label``
+    names the thread count in tables (a key of :func:`thread_counts`; default: the count)."""
     with num_threads(threads or torch.get_num_threads()):
-        return _measure(repeats, images, fractions, mix)
+        result = _measure(repeats, images, fractions, mix)
+    return result | {"label": label or str(result["threads"])}
 
 
 def _measure(repeats: int, images: int | None, fractions, mix: str) -> dict:
@@ -98,16 +102,16 @@ RATIO_COLUMNS = ("naive / dense", "grouped / dense")
 
 
 def ratio_table(results: list[dict]) -> pd.DataFrame:
-    """One row per measured case of :func:`measure`'s ``results``: threads (``1`` or ``every core``),
+    """One row per measured case of :func:`measure`'s ``results``: threads (their label),
     mix, fraction, mean learners run and the two median time ratios (:data:`RATIO_COLUMNS`)."""
     return pd.DataFrame([
-        {"threads": "1" if r["threads"] == 1 else "every core", "mix": r["mix"], "fraction": c["fraction"], "mean learners": c["mean_learners"],
+        {"threads": r["label"], "mix": r["mix"], "fraction": c["fraction"], "mean learners": c["mean_learners"],
          RATIO_COLUMNS[0]: c["naive_ratio"], RATIO_COLUMNS[1]: c["grouped_ratio"]}
         for r in results for c in r["cases"]
     ])
 
 
 def main(repeats: int = 30) -> dict:
-    result = {"runs": [measure(repeats, threads=t, mix=mix) for t in thread_counts() for mix in MIXES]}
+    result = {"runs": [measure(repeats, threads=t, mix=mix, label=label) for label, t in thread_counts().items() for mix in MIXES]}
     write_result("acm", result)
     return result

@@ -17,6 +17,36 @@ from ..profiles import PROFILES
 REGISTRY: dict[str, str] = {"acm": "ponder.experiments.acm:train_all", "survey": "ponder.experiments.survey:train_all", "hyla": "ponder.experiments.hyla:train_all", "hyper_ut": "ponder.experiments.hyper_ut:train_all", "hyper_ut_scratchpad": "ponder.experiments.hyper_ut_scratchpad:train_all", "hyper_ut_vision": "ponder.experiments.hyper_ut_vision:train_all"}
 
 
+def notebook_jobs(profile: str, seed: int = 0) -> dict[str, list]:
+    """``{notebook: the jobs that train its runs}`` for every notebook whose runs can be trained
+    ahead (:mod:`ponder.parallel`); the others train in their own cells."""
+    from . import acm, hyla, hyper_ut, survey, survey_parity
+
+    return {**hyper_ut.jobs(profile, seed), **survey.jobs(profile, seed), "survey_parity": survey_parity.jobs(profile, seed), **hyla.jobs(profile, seed), **acm.jobs(profile, seed)}
+
+
+def pretrain(profile: str, seed: int = 0, notebooks: list[str] | None = None, report=None) -> list[str]:
+    """Train the runs of the named notebooks (default: all) before any of them executes, in one pool
+    of workers over all of them: one notebook's cells no longer leave a core idle while another
+    notebook has runs to train (`make figures`). The runs that jobs share (ACM's base models and
+    phases I-II) train first. A job that fails does not stop the others: the notebook that needs
+    its run retrains it and reports the error; the failures come back as one line each.
+    ``report(done, pending)`` as in :func:`ponder.parallel.prefetch`, for each of the two pools."""
+    from .. import parallel
+    from . import acm
+
+    todo = notebook_jobs(profile, seed)
+    names = [n for n in (notebooks or todo) if n in todo]
+    shared = [job for n in names if n in acm.jobs(profile, seed) for job in acm.upstream(profile, n, seed)]
+    failures = parallel.prefetch(shared, keep_going=True, report=report)
+    for job in shared:  # what the workers left (fewer than two to train: no workers at all)
+        try:
+            job()
+        except Exception as error:  # noqa: BLE001 -- the notebook that needs it reports it
+            failures.append(f"{job}: {type(error).__name__}: {error}".splitlines()[0])
+    return failures + parallel.prefetch([job for n in names for job in todo[n]], keep_going=True, report=report)
+
+
 def train_all(profile: str, seed: int = 0, names: list[str] | None = None) -> None:
     """Train the runs of the named experiments (default: all registered)."""
     names = names or list(REGISTRY)

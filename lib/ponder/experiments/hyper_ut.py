@@ -83,28 +83,31 @@ GENERATORS = ("block", "delta")
 
 SIZES = {
     "smoke": dict(
-        length=8, train_hops=(1, 2), test_hops=(1, 2, 3), seeds=(0,), steps=30, batch_size=32, lr=3e-3, n_test=64,
+        length=8, train_hops=(1, 2), test_hops=(1, 2, 3), seeds=(0,), single_seed=(), steps=30, batch_size=32, lr=3e-3, n_test=64,
         model=dict(MODEL, dim=16, heads=2, steps=3, pool_size=4, code_dim=8, rank=2),
         depth_grid=dict(depths=(1, 2), hops=(1, 2), steps=20), pool_sizes=(1, 4),
     ),
     # quick: room to ponder (up to 8 steps; a Transformer of depth 8) and hops 1-3 in training, so
     # that "more hops, more steps" has a gradient to follow; length 12 with chain ends drawn
     # uniformly, so that no fixed position gives the answer away (ponder.tasks.cpvr); tested up to
-    # 8 hops; 3 seeds, so that the ledger can judge differences against their noise.
+    # 8 hops; 3 seeds, so that the ledger can judge differences against their noise, except for
+    # ``single_seed``: Hyper-UT w/o ACT (a kind, one of hut-3's five comparisons) and the delta
+    # generator (hut-10's alternative) train on the first seed only, as their rows are not judged
+    # at quick anyway and three seeds of each cost ~15 of the C-PVR notebooks' ~35 CPU-minutes.
     "quick": dict(
-        length=12, train_hops=(1, 2, 3), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), steps=1500, batch_size=128, lr=3e-3, n_test=400,
+        length=12, train_hops=(1, 2, 3), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), single_seed=("hyper", "delta"), steps=1500, batch_size=128, lr=3e-3, n_test=400,
         model=dict(MODEL),
         depth_grid=dict(depths=(1, 2, 4, 6, 8), hops=(1, 2, 3, 4, 5), steps=400), pool_sizes=(1, 4, 16),  # N=64: gpu and paper
     ),
     # gpu: the paper profile's task and model (length 16, hops 1-4 / 1-8, width 64, 8 steps) for
     # fewer optimisation steps, so that every Hyper-UT and survey notebook fits one H100's budget
     "gpu": dict(
-        length=16, train_hops=(1, 2, 3, 4), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), steps=6_000, batch_size=128, lr=2e-3, n_test=1_000,
+        length=16, train_hops=(1, 2, 3, 4), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), single_seed=(), steps=6_000, batch_size=128, lr=2e-3, n_test=1_000,
         model=dict(MODEL, dim=64, heads=4, steps=8, code_dim=32),
         depth_grid=dict(depths=(1, 2, 4, 6, 8), hops=(1, 2, 3, 4, 5, 6), steps=2_000), pool_sizes=(1, 4, 16, 64),
     ),
     "paper": dict(
-        length=16, train_hops=(1, 2, 3, 4), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), steps=30_000, batch_size=128, lr=1e-3, n_test=5_000,
+        length=16, train_hops=(1, 2, 3, 4), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), single_seed=(), steps=30_000, batch_size=128, lr=1e-3, n_test=5_000,
         model=dict(MODEL, dim=64, heads=4, steps=8, code_dim=32),
         depth_grid=dict(depths=(1, 2, 4, 6, 8), hops=(1, 2, 3, 4, 5, 6), steps=10_000), pool_sizes=(1, 4, 16, 64),
     ),
@@ -204,9 +207,16 @@ def frame(metrics: dict, **columns) -> pd.DataFrame:
 
 
 # -- one function per target ---------------------------------------------------------------
+def seeds_of(profile: str, name: str) -> tuple[int, ...]:
+    """The seeds (offsets from the notebook's ``seed``) a kind or generator ``name`` trains on: the
+    profile's ``seeds``, or its first one for the names in ``single_seed``."""
+    sizes = by_profile(SIZES, profile)
+    return sizes["seeds"][:1] if name in sizes["single_seed"] else sizes["seeds"]
+
+
 def generalization_runs(profile: str, seed: int = 0, kinds: Sequence[str] = KINDS) -> dict[tuple[str, int], parallel.Job]:
-    """hut-3/4/5's runs: ``{(kind, seed): job}`` for every kind and seed."""
-    return {(kind, seed + s): partial(train_cpvr, kind, profile, seed + s) for kind in kinds for s in by_profile(SIZES, profile)["seeds"]}
+    """hut-3/4/5's runs: ``{(kind, seed): job}`` for every kind and its seeds (:func:`seeds_of`)."""
+    return {(kind, seed + s): partial(train_cpvr, kind, profile, seed + s) for kind in kinds for s in seeds_of(profile, kind)}
 
 
 def generalization(profile: str, seed: int = 0, kinds: Sequence[str] = KINDS) -> pd.DataFrame:
@@ -233,10 +243,10 @@ def depth_needed(profile: str, seed: int = 0) -> pd.DataFrame:
 
 def pool_runs(profile: str, seed: int = 0) -> dict[tuple[str, int, int], parallel.Job]:
     """hut-10's runs: ``{(generator, pool size, seed): job}``, Hyper-UT (with ACT): both generators at the
-    default pool size on every seed (the comparison), the default generator at every pool size on one seed."""
+    default pool size on their seeds (the comparison; :func:`seeds_of`), the default generator at every pool size on one seed."""
     sizes = by_profile(SIZES, profile)
     m = sizes["model"]
-    grid = {(g, m["pool_size"], seed + s) for g in GENERATORS for s in sizes["seeds"]} | {(m["generator"], n, seed) for n in sizes["pool_sizes"]}
+    grid = {(g, m["pool_size"], seed + s) for g in GENERATORS for s in seeds_of(profile, g)} | {(m["generator"], n, seed) for n in sizes["pool_sizes"]}
     return {(g, n, s): partial(train_cpvr, "hyper_act", profile, s, model={"generator": g, "pool_size": n}) for g, n, s in sorted(grid)}
 
 
