@@ -20,9 +20,10 @@ REGISTRY: dict[str, str] = {"acm": "ponder.experiments.acm:train_all", "survey":
 def notebook_jobs(profile: str, seed: int = 0) -> dict[str, list]:
     """``{notebook: the jobs that train its runs}`` for every notebook whose runs can be trained
     ahead (:mod:`ponder.parallel`); the others train in their own cells."""
-    from . import acm, hyla, hyper_ut, survey, survey_parity
+    from . import acm, hyla, hyper_ut, hyper_ut_scratchpad, hyper_ut_vision, survey, survey_parity
 
-    return {**hyper_ut.jobs(profile, seed), **survey.jobs(profile, seed), "survey_parity": survey_parity.jobs(profile, seed), **hyla.jobs(profile, seed), **acm.jobs(profile, seed)}
+    return {**hyper_ut.jobs(profile, seed), **hyper_ut_scratchpad.jobs(profile, seed), **hyper_ut_vision.jobs(profile, seed), **survey.jobs(profile, seed),
+            "survey_parity": survey_parity.jobs(profile, seed), **hyla.jobs(profile, seed), **acm.jobs(profile, seed)}
 
 
 def pretrain(profile: str, seed: int = 0, notebooks: list[str] | None = None, report=None) -> list[str]:

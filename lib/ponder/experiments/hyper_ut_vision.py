@@ -10,11 +10,14 @@ depth loop, exactly as on C-PVR (``ponder.experiments.hyper_ut``):
 Reported: top-1 on the fixed test split, average layers used ``N``, and the layer savings
 ``1 - N / T`` (the abstract claims Hyper-UT matches ViT on ImageNet with >70 % savings).
 """
+from functools import partial
+
 import pandas as pd
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .. import parallel
 from ..models.vit import ViT
 from ..profiles import by_profile
 from ..runs import Run
@@ -83,6 +86,16 @@ def comparison(profile: str, seed: int = 0) -> pd.DataFrame:
         _, metrics = train_vision(kind, profile, seed)
         rows.append({"model": LABELS[kind], "top-1": metrics["top1"], "average layers": metrics["layers"], "layer savings": 1 - metrics["layers"] / depth, "parameters": metrics["params"]})
     return pd.DataFrame(rows)
+
+
+def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
+    """The runs of the vision notebook (every kind), as jobs for :func:`ponder.parallel.prefetch`."""
+    return {"hyper_ut_vision": [partial(train_vision, kind, profile, seed) for kind in KINDS]}
+
+
+def prefetch(profile: str, notebook: str = "hyper_ut_vision", seed: int = 0) -> None:
+    """Train the notebook's runs side by side, one per core: :mod:`ponder.parallel`."""
+    parallel.prefetch_notebook(jobs(profile, seed), notebook)
 
 
 def train_all(profile: str, seed: int = 0) -> None:
