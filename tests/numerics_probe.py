@@ -9,7 +9,9 @@ import ponder  # noqa: F401  (pins the numerics before torch is imported)
 import torch
 import torch.nn.functional as F
 
-from ponder.experiments import hyla, hyper_ut
+import numpy as np
+
+from ponder.experiments import hyla, hyla_latent, hyper_ut
 from ponder.experiments.survey_parity import parity_loss
 from ponder.models.acmize import acmize
 from ponder.models.recurrent import RecurrentPonderer
@@ -42,8 +44,18 @@ def weights_hash(model: torch.nn.Module) -> str:
     return digest.hexdigest()[:16]
 
 
+def blas_hashes() -> dict:
+    """What numpy's and scipy's OpenBLAS compute for the figures: a t-SNE map and a probe's score."""
+    rng = np.random.default_rng(0)
+    codes = rng.normal(size=(300, 24)).astype(np.float32)
+    labels = (codes[:, 0] + 0.5 * codes[:, 1] > 0).astype(int)
+    probe = hyla_latent.decode(codes[:200], labels[:200], codes[200:], labels[200:])
+    return {"blas-tsne": hashlib.sha256(hyla_latent.tsne(codes).tobytes()).hexdigest()[:16],
+            "blas-probe": hashlib.sha256(np.float64(probe).tobytes()).hexdigest()[:16]}
+
+
 if __name__ == "__main__":
-    out = {"capability": torch.backends.cpu.get_cpu_capability(), "threads": torch.get_num_threads()}
+    out = {"capability": torch.backends.cpu.get_cpu_capability(), "threads": torch.get_num_threads(), **blas_hashes()}
     for name, (make, batches, loss_fn) in FAMILIES.items():
         torch.manual_seed(0)
         model = make()

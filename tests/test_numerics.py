@@ -13,7 +13,8 @@ import pytest
 from ponder import numerics, parallel
 
 HERE = Path(__file__).resolve().parent
-OTHER_DISPATCH = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "SSE41", "OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"}
+OTHER_DISPATCH = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "SSE41", "OPENBLAS_CORETYPE": "Sandybridge",
+                  "OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2"}
 pytestmark = pytest.mark.skipif(numerics.unsupported_reason() is not None, reason=f"numerics are not pinned here: {numerics.unsupported_reason()}")
 
 
@@ -29,14 +30,16 @@ def probe(env: dict) -> dict:
 
 
 def test_the_pins_win_over_another_dispatch():
-    """Every model family trains to the same bits whether the environment asked for AVX2 or for
-    ATen's default kernels, MKL's compatible branch, SSE4.1 oneDNN and two threads; unpinned,
-    the same request changes the bits (so the test can see a difference)."""
+    """Every model family trains to the same bits, and numpy's OpenBLAS computes the same t-SNE map
+    and probe, whether the environment asked for AVX2 or for ATen's default kernels, MKL's
+    compatible branch, SSE4.1 oneDNN, OpenBLAS's AVX-only kernels and two threads; unpinned, the
+    same request changes the bits (so the test can see a difference)."""
     plain, other = probe(clean_env()), probe(clean_env(**OTHER_DISPATCH))
     assert plain == other and plain["capability"] == "AVX2" and plain["threads"] == 1
     unpinned = probe(clean_env(PONDER_UNPINNED="1", **OTHER_DISPATCH))
     assert unpinned["capability"] == "DEFAULT"
     assert [unpinned[k] != plain[k] for k in plain if "-" in k].count(True) >= 3
+    assert unpinned["blas-tsne"] != plain["blas-tsne"]
 
 
 def report(path: str) -> None:

@@ -1,4 +1,5 @@
 """ponder.parallel: uncached jobs train in worker processes, and the results are the runs' own."""
+import math
 from functools import partial
 
 import pytest
@@ -97,10 +98,13 @@ def test_train_notebooks_prefetches_each_notebook_then_calls_every_job():
 def test_keep_going_trains_the_other_jobs_and_reports_the_failure():
     broken = partial(H.train_sraven, H.sraven_setup("smoke", kind="linear"), "no_such_profile", 0)
     reports = []
-    failures = parallel.prefetch([broken, sraven_job("softmax"), sraven_job("hyla")], workers=2, keep_going=True, report=lambda done, n: reports.append((done, n)))
+    failures = parallel.prefetch([broken, sraven_job("softmax"), sraven_job("hyla")], workers=2, keep_going=True, report=lambda *r: reports.append(r))
     assert len(failures) == 1 and "no_such_profile" in failures[0] and "\n" not in failures[0]
+    assert failures[0].startswith("train_sraven(")  # the job named as the report names it
     assert parallel.is_cached(sraven_job("softmax")) and parallel.is_cached(sraven_job("hyla"))
-    assert reports == [(1, 3), (2, 3), (3, 3)]
+    assert [(done, n) for done, n, _, _ in reports] == [(1, 3), (2, 3), (3, 3)]
+    assert sorted(job for _, _, job, _ in reports) == sorted(parallel.describe(j) for j in (broken, sraven_job("softmax"), sraven_job("hyla")))
+    assert sum(math.isnan(s) for *_, s in reports) == 1 and all(s > 0 for *_, s in reports if not math.isnan(s))  # the failed job has no time
     with pytest.raises(ValueError, match="no_such_profile"):  # without keep_going the error stops the caller
         parallel.prefetch([broken, sraven_job("linear")], workers=2)
 

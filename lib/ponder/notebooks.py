@@ -74,19 +74,20 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int =
     if not names:  # every notebook rewrites its rows: none left from claims that are no longer made
         clear(profile)
     print(f"[{profile}] training the runs of {len(paths)} notebook(s) side by side first", flush=True)
-    def report(done: int, pending: int) -> None:
+    def report(done: int, pending: int, job: str, seconds: float) -> None:
         elapsed = time.perf_counter() - begin
-        print(f"[{profile}]   run {done}/{pending} trained (elapsed {elapsed / 60:.1f} min)", flush=True)
+        print(f"[{profile}]   run {done}/{pending} {job}: {seconds:.0f} s (elapsed {elapsed / 60:.1f} min)", flush=True)
 
     for failure in pretrain(profile, seed, [p.stem for p in paths], report):
         print(f"  a run failed to train ahead (its notebook will say more): {failure}", file=sys.stderr)
     print(f"[{profile}] runs trained in {(time.perf_counter() - begin) / 60:.1f} min; executing the notebooks", flush=True)
+    executing = time.perf_counter()
     with ProcessPoolExecutor(check_int("jobs", jobs, minimum=1), mp_context=get_context("spawn")) as pool:
         futures = [pool.submit(execute, path, out, profile, seed) for path in paths]
         for i, future in enumerate(as_completed(futures), 1):
             name, seconds, error = future.result()
             elapsed = time.perf_counter() - begin
-            left = elapsed / i * (len(paths) - i)
+            left = (time.perf_counter() - executing) / i * (len(paths) - i)  # from the notebooks' pace, not the training's
             status = "done" if error is None else "FAILED"
             print(f"[{profile}] [{i}/{len(paths)}] {name} {status} in {seconds:.0f} s (elapsed {elapsed / 60:.1f} min, about {left / 60:.1f} min left)", flush=True)
             if error is not None:

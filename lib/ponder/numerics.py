@@ -3,7 +3,7 @@
 A float32 sum's last bits depend on the order of its terms, and the order depends on which SIMD
 code path MKL, ATen and oneDNN pick for the CPU at hand and on how many threads split the work.
 The ACM's hard gates and ACT's halting thresholds turn last-bit differences into different runs.
-So before torch is imported, ``import ponder`` fixes all of it:
+So before torch and numpy are imported, ``import ponder`` fixes all of it:
 
 ===================  =============  =================================================
 variable             value          what it pins
@@ -11,9 +11,16 @@ variable             value          what it pins
 MKL_CBWR             AVX2,STRICT    MKL's conditional numerical reproducibility branch
 ATEN_CPU_CAPABILITY  avx2           the ATen kernels' SIMD level
 ONEDNN_MAX_CPU_ISA   AVX2           oneDNN's instruction set
+OPENBLAS_CORETYPE    Haswell        the kernels of numpy's and scipy's OpenBLAS (t-SNE, probes)
 OMP_NUM_THREADS      1              one thread for every computation a figure shows
 MKL_NUM_THREADS      1
+OPENBLAS_NUM_THREADS 1
 ===================  =============  =================================================
+
+OpenBLAS picks its kernels by CPU too: on one machine, asking for its AVX-only kernels changes a
+t-SNE embedding and a logistic-regression probe in every bit (tests/test_numerics.py), and an
+AVX-512 machine picks its own kernels by default; ``Haswell`` is the AVX2 set, the one an AMD Zen
+already chooses.
 
 The values *override* what the environment asked for (a machine choosing by itself is what they
 guard against). Every entry point imports ``ponder`` first (``make figures | results | test | lab``,
@@ -32,8 +39,10 @@ PINS = {
     "MKL_CBWR": "AVX2,STRICT",
     "ATEN_CPU_CAPABILITY": "avx2",
     "ONEDNN_MAX_CPU_ISA": "AVX2",
+    "OPENBLAS_CORETYPE": "Haswell",
     "OMP_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
 }
 
 

@@ -16,7 +16,9 @@ it runs, because the thread count changes the last bits of a sum and a run's num
 depend on where it ran. With one worker :func:`prefetch` does nothing and the notebook's own
 calls train the runs in turn; with a GPU the workers share it (:func:`worker_count`).
 """
+import math
 import os
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from functools import partial
@@ -89,16 +91,31 @@ def _needs_training(job: Job, keep_going: bool) -> bool:
         raise
 
 
-def _train(job: Job) -> None:
+def describe(job: Job) -> str:
+    """A job in one short line: ``train_cpvr('hyper_act', 'quick', 1)``, keywords after the arguments."""
+    if not isinstance(job, partial):
+        return getattr(job, "__name__", repr(job))
+    args = [repr(a) for a in job.args] + [f"{k}={v!r}" for k, v in sorted(job.keywords.items())]
+    return f"{job.func.__name__}({', '.join(args)})"
+
+
+def _train(job: Job) -> float:
+    """Run ``job`` on one thread; its wall-clock seconds."""
+    start = time.perf_counter()
     with num_threads(1):
         job()
+    return time.perf_counter() - start
 
 
-def prefetch(jobs: Sequence[Job], workers: int | None = None, keep_going: bool = False, report: Callable[[int, int], object] | None = None) -> int | list[str]:
+Report = Callable[[int, int, str, float], object]  # (done, pending, describe(job), its seconds)
+
+
+def prefetch(jobs: Sequence[Job], workers: int | None = None, keep_going: bool = False, report: Report | None = None) -> int | list[str]:
     """Train the jobs whose runs are not cached, ``workers`` at a time (default :func:`worker_count`),
     each in its own process with one thread. Returns how many jobs were trained; with ``keep_going``
     a failing job does not stop the others, and what is returned is one line per failure.
-    ``report(done, pending)`` is called as each job ends."""
+    ``report(done, pending, describe(job), seconds)`` is called as each job ends (``seconds`` is
+    NaN for a job that failed)."""
     workers = worker_count() if workers is None else check_int("workers", workers, minimum=1)
     pending = [job for job in _unique(jobs) if _needs_training(job, keep_going)]
     if workers == 1 or len(pending) < 2:
@@ -107,14 +124,15 @@ def prefetch(jobs: Sequence[Job], workers: int | None = None, keep_going: bool =
     with ProcessPoolExecutor(min(workers, len(pending)), mp_context=get_context("spawn")) as pool:
         futures = {pool.submit(_train, job): job for job in pending}
         for done, future in enumerate(as_completed(futures), 1):
+            seconds = math.nan
             try:
-                future.result()
+                seconds = future.result()
             except Exception as error:  # noqa: BLE001 -- with keep_going: reported, the others still train
                 if not keep_going:
                     raise
-                failures.append(f"{futures[future]}: {type(error).__name__}: {error}".splitlines()[0])
+                failures.append(f"{describe(futures[future])}: {type(error).__name__}: {error}".splitlines()[0])
             if report is not None:
-                report(done, len(pending))
+                report(done, len(pending), describe(futures[future]), seconds)
     return failures if keep_going else len(pending)
 
 

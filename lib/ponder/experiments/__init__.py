@@ -32,7 +32,7 @@ def pretrain(profile: str, seed: int = 0, notebooks: list[str] | None = None, re
     notebook has runs to train (`make figures`). The runs that jobs share (ACM's base models and
     phases I-II) train first. A job that fails does not stop the others: the notebook that needs
     its run retrains it and reports the error; the failures come back as one line each.
-    ``report(done, pending)`` as in :func:`ponder.parallel.prefetch`, for each of the two pools."""
+    ``report(done, pending, job, seconds)`` as in :func:`ponder.parallel.prefetch`, for each of the two pools."""
     from .. import parallel
     from . import acm
 
@@ -44,7 +44,7 @@ def pretrain(profile: str, seed: int = 0, notebooks: list[str] | None = None, re
         try:
             job()
         except Exception as error:  # noqa: BLE001 -- the notebook that needs it reports it
-            failures.append(f"{job}: {type(error).__name__}: {error}".splitlines()[0])
+            failures.append(f"{parallel.describe(job)}: {type(error).__name__}: {error}".splitlines()[0])
     return failures + parallel.prefetch([job for n in names for job in todo[n]], keep_going=True, report=report)
 
 
