@@ -1,7 +1,7 @@
 # ponder: every table and figure of the papers from one command.
 #   make help               this list
 #   make figures            execute every notebook (PROFILE=quick by default), write figures/ + CLAIMS.md
-#                           NOTEBOOKS="hyla_lm acm_vit" a subset; SEED=N another seed (figures/seed-N/); JOBS=N notebooks at a time (GPU)
+#                           NOTEBOOKS="hyla_lm acm_vit" a subset; SEED=N another seed (figures/seed-N/); JOBS=N notebooks at a time (default: one per core)
 #   make test               unit tests + nbval over every notebook in the smoke profile (what CI runs); its checked numbers: see refresh
 #   make refresh            re-run the smoke notebooks (NOTEBOOKS="..." some), store the outputs nbval checks, print what changed (alias: refresh-notebooks)
 #   make verify             after make figures: per target, are figures/ and CLAIMS.md rows identical to the committed ones?
@@ -12,7 +12,7 @@
 #   make clean              remove build/, results/, the data-set cache and figures of other profiles
 PROFILE ?= quick
 SEED ?= 0
-JOBS ?= 1
+JOBS ?=
 NOTEBOOKS ?=
 VENV := .venv
 PY ?= $(VENV)/bin/python
@@ -40,7 +40,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 figures: $(INSTALL)
-	$(PY) -m ponder.notebooks run $(NOTEBOOKS) --profile $(PROFILE) --seed $(SEED) --jobs $(JOBS)
+	$(PY) -m ponder.notebooks run $(NOTEBOOKS) --profile $(PROFILE) --seed $(SEED) $(if $(JOBS),--jobs $(JOBS))
 
 results: $(INSTALL)
 	$(PY) -m ponder.experiments --profile $(PROFILE) --seed $(SEED)

@@ -27,3 +27,26 @@ def test_a_failing_notebook_leaves_the_others_and_the_ledger(tmp_path, monkeypat
     assert "FAILED a_fails.ipynb: RuntimeError: planted failure" in err and str(tmp_path / "build" / "smoke" / "a_fails.ipynb") in err
     ledger = tmp_path / "figures" / "smoke" / "CLAIMS.md"
     assert "the working notebook ran" in ledger.read_text()
+
+
+def test_the_timing_notebooks_execute_alone_after_the_others(tmp_path, monkeypatch):
+    """Two untimed notebooks share the cores; the timed one starts only when both have ended."""
+    folder, log = tmp_path / "notebooks", tmp_path / "log.txt"
+    folder.mkdir()
+    for name in ("a", "b", "c_timed"):
+        notebook(folder / f"{name}.ipynb", f"import time\nopen({str(log)!r}, 'a').write(f'{name} start {{time.time()}}\\n')\n"
+                 f"time.sleep(1)\nopen({str(log)!r}, 'a').write(f'{name} end {{time.time()}}\\n')")
+    monkeypatch.setattr(notebooks, "NOTEBOOKS", folder)
+    monkeypatch.setattr(notebooks, "ROOT", tmp_path)
+    monkeypatch.setattr(notebooks, "TIMED_NOTEBOOKS", ("c_timed",))
+    notebooks.run("smoke", jobs=2)
+    events = {tuple(line.split()[:2]): float(line.split()[2]) for line in log.read_text().splitlines()}
+    assert events["a", "start"] < events["b", "end"] and events["b", "start"] < events["a", "end"]  # side by side
+    assert events["c_timed", "start"] > max(events["a", "end"], events["b", "end"])
+
+
+def test_every_timing_target_is_made_by_a_timed_notebook():
+    from ponder.regression import TIMED_TARGETS
+
+    code = ["".join(cell.source) for name in notebooks.TIMED_NOTEBOOKS for cell in nbformat.read(notebooks.NOTEBOOKS / f"{name}.ipynb", as_version=4).cells if cell.cell_type == "code"]
+    assert all(any(f'claim("{target}"' in text for text in code) for target in TIMED_TARGETS)

@@ -43,17 +43,22 @@ def test_the_pins_win_over_another_dispatch():
 
 
 def report(path: str) -> None:
-    """A prefetch job: write what numerics this worker runs with."""
+    """A prefetch job, never cached (so a worker runs it): write what numerics this worker runs with."""
     import torch
+    from types import SimpleNamespace
 
-    Path(path).write_text(json.dumps({"pinned": numerics.pinned(), "capability": torch.backends.cpu.get_cpu_capability(), "threads": torch.get_num_threads()}))
+    from ponder.runs import check_may_train
+
+    check_may_train(SimpleNamespace(name=path, key="-"))  # NotCached while prefetch asks whether it is cached
+    Path(path).write_text(json.dumps({"pinned": numerics.pinned(), "capability": torch.backends.cpu.get_cpu_capability(), "threads": torch.get_num_threads(), "pid": os.getpid()}))
 
 
 def test_prefetch_workers_and_papermill_kernels_run_pinned(tmp_path):
     files = [tmp_path / f"worker{i}.json" for i in range(2)]
-    parallel.prefetch([partial(report, str(f)) for f in files], workers=2)
+    assert parallel.prefetch([partial(report, str(f)) for f in files], workers=2) == 2
     for f in files:
-        assert json.loads(f.read_text()) == {"pinned": True, "capability": "AVX2", "threads": 1}
+        written = json.loads(f.read_text())
+        assert written.pop("pid") != os.getpid() and written == {"pinned": True, "capability": "AVX2", "threads": 1}
 
     import papermill
 

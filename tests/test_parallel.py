@@ -118,3 +118,31 @@ def test_pretrain_knows_every_notebook_that_prefetches():
     folder = Path(__file__).parents[1] / "notebooks"
     prefetching = {p.stem for p in folder.glob("*.ipynb") if "prefetch(" in "".join("".join(c["source"]) for c in json.load(open(p))["cells"])}
     assert prefetching == set(notebook_jobs("smoke"))
+
+
+def stamp(log: str, name: str, seconds: float) -> None:
+    """A job that is never cached: logs its start and end (``name start|end time``) around a sleep."""
+    import time
+
+    from types import SimpleNamespace
+
+    from ponder.runs import check_may_train
+
+    check_may_train(SimpleNamespace(name=name, key="-"))  # NotCached while prefetch asks whether it is cached
+    with open(log, "a") as out:
+        out.write(f"{name} start {time.time()}\n")
+    time.sleep(seconds)
+    with open(log, "a") as out:
+        out.write(f"{name} end {time.time()}\n")
+
+
+def test_then_jobs_wait_for_the_first_ones_and_go_ahead_of_the_rest(tmp_path):
+    """Two workers: the shared run A starts first; B, built on it, starts only when A has ended,
+    and before the independent D, which was handed in ahead of it; C fills the second core."""
+    log = str(tmp_path / "log.txt")
+    job = lambda name, seconds=0.5: partial(stamp, log, name, seconds)  # noqa: E731
+    trained = parallel.prefetch([job("C", 1.5), job("D")], workers=2, first=[job("A", 1.0)], then=[job("B")])
+    assert trained == 4
+    events = {tuple(line.split()[:2]): float(line.split()[2]) for line in open(log)}
+    assert events["B", "start"] >= events["A", "end"]
+    assert events["B", "start"] < events["D", "start"] and events["C", "start"] < events["A", "end"]

@@ -25,6 +25,7 @@ from .experiments import pretrain
 from .claims import clear, gather, rows, tally
 from .paths import ROOT, figures_dir
 from .profiles import PROFILES, check_profile
+from .parallel import worker_count
 from .regression import sanitize, unpinned_reason
 from .verify import verify
 
@@ -60,12 +61,23 @@ def execute(path: Path, out: Path, profile: str, seed: int) -> tuple[str, float,
     return path.name, time.perf_counter() - start, None
 
 
-def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int = 1) -> Path:
-    """Execute notebooks into ``build/<profile>/``, ``jobs`` at a time, printing each one's time;
-    gather the ledger whatever happened; raise ``SystemExit(1)`` after it if a notebook failed."""
+# Notebooks that measure wall-clock time (acm-9, survey-4): executed alone, after the others.
+TIMED_NOTEBOOKS = ("acm_latency", "survey_table")
+
+
+def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int | None = None) -> Path:
+    """Execute notebooks into ``build/<profile>/``, printing each one's time; gather the ledger
+    whatever happened; raise ``SystemExit(1)`` after it if a notebook failed.
+
+    First every notebook's runs train in one pool (:func:`ponder.experiments.pretrain`); then the
+    notebooks execute ``jobs`` at a time (default :func:`ponder.parallel.worker_count`: one per
+    core on the CPU, where their kernels have one thread each), except the :data:`TIMED_NOTEBOOKS`, which execute alone at the end so that nothing
+    else runs beside what they time.
+    """
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from multiprocessing import get_context
 
+    jobs = worker_count() if jobs is None else check_int("jobs", jobs, minimum=1)
     out = ROOT / "build" / profile
     out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("TQDM_DISABLE", "1")  # the kernels' bars would only clutter the copies
@@ -81,17 +93,21 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int =
     for failure in pretrain(profile, seed, [p.stem for p in paths], report):
         print(f"  a run failed to train ahead (its notebook will say more): {failure}", file=sys.stderr)
     print(f"[{profile}] runs trained in {(time.perf_counter() - begin) / 60:.1f} min; executing the notebooks", flush=True)
-    executing = time.perf_counter()
-    with ProcessPoolExecutor(check_int("jobs", jobs, minimum=1), mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(execute, path, out, profile, seed) for path in paths]
-        for i, future in enumerate(as_completed(futures), 1):
-            name, seconds, error = future.result()
-            elapsed = time.perf_counter() - begin
-            left = (time.perf_counter() - executing) / i * (len(paths) - i)  # from the notebooks' pace, not the training's
-            status = "done" if error is None else "FAILED"
-            print(f"[{profile}] [{i}/{len(paths)}] {name} {status} in {seconds:.0f} s (elapsed {elapsed / 60:.1f} min, about {left / 60:.1f} min left)", flush=True)
-            if error is not None:
-                failed.append((name, error))
+    executing, done = time.perf_counter(), 0
+    untimed = [p for p in paths if p.stem not in TIMED_NOTEBOOKS]
+    for batch, width in ((untimed, jobs), ([p for p in paths if p.stem in TIMED_NOTEBOOKS], 1)):
+        if not batch:
+            continue
+        with ProcessPoolExecutor(min(width, len(batch)), mp_context=get_context("spawn")) as pool:
+            for future in as_completed([pool.submit(execute, path, out, profile, seed) for path in batch]):
+                name, seconds, error = future.result()
+                done += 1
+                elapsed = time.perf_counter() - begin
+                left = (time.perf_counter() - executing) / done * (len(paths) - done)  # from the notebooks' pace, not the training's
+                status = "done" if error is None else "FAILED"
+                print(f"[{profile}] [{done}/{len(paths)}] {name} {status} in {seconds:.0f} s (elapsed {elapsed / 60:.1f} min, about {left / 60:.1f} min left)", flush=True)
+                if error is not None:
+                    failed.append((name, error))
     ledger = gather(profile)
     print(f"claims ledger: {ledger}: {tally(rows(profile))}")
     for name, error in failed:
@@ -188,7 +204,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("names", nargs="*", help="notebooks to run (default: all)")
     parser.add_argument("--profile", default="quick", choices=PROFILES)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--jobs", type=int, default=1, help="notebooks executed at a time (run; several only on a GPU)")
+    parser.add_argument("--jobs", type=int, default=None, help="notebooks executed at a time (run; default one per core; the timing notebooks always alone)")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "nbval", help="folder for prepare")
     parser.add_argument("--ref", default="HEAD", help="the commit verify compares with")
     args = parser.parse_args(argv)

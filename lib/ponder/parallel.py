@@ -20,7 +20,8 @@ import math
 import os
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from functools import partial
 from multiprocessing import get_context
 
@@ -110,30 +111,48 @@ def _train(job: Job) -> float:
 Report = Callable[[int, int, str, float], object]  # (done, pending, describe(job), its seconds)
 
 
-def prefetch(jobs: Sequence[Job], workers: int | None = None, keep_going: bool = False, report: Report | None = None) -> int | list[str]:
+def prefetch(jobs: Sequence[Job], workers: int | None = None, keep_going: bool = False, report: Report | None = None,
+             first: Sequence[Job] = (), then: Sequence[Job] = ()) -> int | list[str]:
     """Train the jobs whose runs are not cached, ``workers`` at a time (default :func:`worker_count`),
     each in its own process with one thread. Returns how many jobs were trained; with ``keep_going``
     a failing job does not stop the others, and what is returned is one line per failure.
     ``report(done, pending, describe(job), seconds)`` is called as each job ends (``seconds`` is
-    NaN for a job that failed)."""
+    NaN for a job that failed).
+
+    ``first`` and ``then``: runs that others build on, and those others. The ``first`` jobs start
+    before everything else; the ``then`` jobs start only once every ``first`` job has ended, and
+    ahead of the ``jobs`` not yet started, so no core waits for a shared run (ACM's base models)
+    while independent jobs are left.
+    """
     workers = worker_count() if workers is None else check_int("workers", workers, minimum=1)
-    pending = [job for job in _unique(jobs) if _needs_training(job, keep_going)]
-    if workers == 1 or len(pending) < 2:
+    first, then, rest = ([job for job in _unique(part) if _needs_training(job, keep_going)] for part in (first, then, jobs))
+    pending = len(first) + len(then) + len(rest)
+    if workers == 1 or pending < 2:
         return [] if keep_going else 0  # nothing to gain: the caller's own calls train in turn
-    failures = []
-    with ProcessPoolExecutor(min(workers, len(pending)), mp_context=get_context("spawn")) as pool:
-        futures = {pool.submit(_train, job): job for job in pending}
-        for done, future in enumerate(as_completed(futures), 1):
-            seconds = math.nan
-            try:
-                seconds = future.result()
-            except Exception as error:  # noqa: BLE001 -- with keep_going: reported, the others still train
-                if not keep_going:
-                    raise
-                failures.append(f"{describe(futures[future])}: {type(error).__name__}: {error}".splitlines()[0])
-            if report is not None:
-                report(done, len(pending), describe(futures[future]), seconds)
-    return failures if keep_going else len(pending)
+    failures, done, first_left = [], 0, len(first)
+    ready = deque(first + (rest if first else then + rest))
+    with ProcessPoolExecutor(min(workers, pending), mp_context=get_context("spawn")) as pool:
+        running: dict = {}
+        while ready or running:
+            while ready and len(running) < workers:
+                job = ready.popleft()
+                running[pool.submit(_train, job)] = job
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                job, seconds, done = running.pop(future), math.nan, done + 1
+                try:
+                    seconds = future.result()
+                except Exception as error:  # noqa: BLE001 -- with keep_going: reported, the others still train
+                    if not keep_going:
+                        raise
+                    failures.append(f"{describe(job)}: {type(error).__name__}: {error}".splitlines()[0])
+                if report is not None:
+                    report(done, pending, describe(job), seconds)
+                if any(job is f for f in first):
+                    first_left -= 1
+                    if first_left == 0:
+                        ready.extendleft(reversed(then))
+    return failures if keep_going else pending
 
 
 def prefetch_notebook(jobs: dict[str, Sequence[Job]], notebook: str) -> int:

@@ -30,22 +30,24 @@ def pretrain(profile: str, seed: int = 0, notebooks: list[str] | None = None, re
     """Train the runs of the named notebooks (default: all) before any of them executes, in one pool
     of workers over all of them: one notebook's cells no longer leave a core idle while another
     notebook has runs to train (`make figures`). The runs that jobs share (ACM's base models and
-    phases I-II) train first. A job that fails does not stop the others: the notebook that needs
-    its run retrains it and reports the error; the failures come back as one line each.
-    ``report(done, pending, job, seconds)`` as in :func:`ponder.parallel.prefetch`, for each of the two pools."""
+    phases I-II) start first, the ACM runs built on them as soon as they have ended, the other
+    notebooks' runs fill the cores meanwhile and after. A job that fails does not stop the others:
+    the notebook that needs its run retrains it and reports the error; the failures come back as
+    one line each. ``report(done, pending, job, seconds)`` as in :func:`ponder.parallel.prefetch`."""
     from .. import parallel
     from . import acm
 
-    todo = notebook_jobs(profile, seed)
+    todo, built_on = notebook_jobs(profile, seed), acm.jobs(profile, seed)
     names = [n for n in (notebooks or todo) if n in todo]
-    shared = [job for n in names if n in acm.jobs(profile, seed) for job in acm.upstream(profile, n, seed)]
-    failures = parallel.prefetch(shared, keep_going=True, report=report)
-    for job in shared:  # what the workers left (fewer than two to train: no workers at all)
+    shared = [job for n in names if n in built_on for job in acm.upstream(profile, n, seed)]
+    failures = parallel.prefetch([job for n in names if n not in built_on for job in todo[n]], keep_going=True, report=report,
+                                 first=shared, then=[job for n in names if n in built_on for job in todo[n]])
+    for job in shared:  # without workers (one core) the pool trained nothing: the shared runs here, the rest in the notebooks
         try:
             job()
         except Exception as error:  # noqa: BLE001 -- the notebook that needs it reports it
             failures.append(f"{parallel.describe(job)}: {type(error).__name__}: {error}".splitlines()[0])
-    return failures + parallel.prefetch([job for n in names for job in todo[n]], keep_going=True, report=report)
+    return failures
 
 
 def train_all(profile: str, seed: int = 0, names: list[str] | None = None) -> None:
