@@ -1,0 +1,87 @@
+"""Is training several seeds in one batched step faster on the CPU? ``python -m ponder.bench seeds``.
+
+The C-PVR notebooks train each model kind on 3 seeds. ``torch.func`` can stack the 3 models'
+weights (``stack_module_state``) and take all their gradients in one ``vmap``-ed call, so every
+operation runs once on 3 times the data instead of 3 times: a gain where a step is bound by the
+overhead per operation rather than by the arithmetic. This benchmark measures it, on one thread,
+for the fixed-depth kinds at the profile's sizes (ACT's per-example halting is data-dependent
+control flow, which ``vmap`` does not batch)::
+
+    separate:  for each of the 3 models: loss(model_s, batch_s).backward()
+    batched:   vmap(grad(loss))(stacked weights, stacked batches)
+
+Both compute the gradients only (no optimizer step), on the same 3 batches; the result is the
+per-round ratio ``batched / separate`` (below 1: batching pays) with mean and standard error over
+interleaved rounds. ``tests/test_bench_seeds.py`` checks that the two compute the same gradients.
+"""
+import copy
+
+import torch
+import torch.nn.functional as F
+from torch.func import functional_call, grad, stack_module_state, vmap
+
+from ..claims import Estimate
+from ..experiments import hyper_ut
+from ..profiles import by_profile
+from ..tasks import cpvr
+from ..training import num_threads
+from . import time_rounds, write_result
+
+KINDS = ("transformer", "ut", "hyper")  # fixed depth: no data-dependent halting
+SEEDS = 3
+
+
+def setup(kind: str, profile: str = "quick", seeds: int = SEEDS) -> tuple[list[torch.nn.Module], torch.Tensor, torch.Tensor]:
+    """``seeds`` models of ``kind`` (seed ``s`` initialises model ``s``) and one C-PVR batch each,
+    stacked: ``x [seeds, B, L]``, ``y [seeds, B]``."""
+    sizes = by_profile(hyper_ut.SIZES, profile)
+    models = []
+    for s in range(seeds):
+        torch.manual_seed(s)
+        models.append(hyper_ut.build(kind, sizes["length"], sizes["model"]))
+    batches = [cpvr.sample(sizes["batch_size"], sizes["length"], list(sizes["train_hops"]), seed=s) for s in range(seeds)]
+    return models, torch.stack([b[0] for b in batches]), torch.stack([b[2] for b in batches])
+
+
+def separate_gradients(models: list[torch.nn.Module], x: torch.Tensor, y: torch.Tensor) -> list[dict[str, torch.Tensor]]:
+    """Each model's gradients on its own batch, one model after the other."""
+    out = []
+    for model, xs, ys in zip(models, x, y):
+        model.zero_grad(set_to_none=True)
+        F.cross_entropy(model(xs).logits, ys).backward()
+        out.append({name: p.grad for name, p in model.named_parameters()})
+    return out
+
+
+def batched_gradients(models: list[torch.nn.Module]):
+    """A function ``(x, y) -> {name: [seeds, ...] gradient}``: one ``vmap``-ed call over the stacked weights."""
+    params, buffers = stack_module_state(models)
+    skeleton = copy.deepcopy(models[0]).to("meta")
+
+    def loss(p, b, xs, ys):
+        return F.cross_entropy(functional_call(skeleton, (p, b), (xs,)).logits, ys)
+
+    gradients = vmap(grad(loss))
+    return lambda x, y: gradients(params, buffers, x, y)
+
+
+def measure(profile: str = "quick", repeats: int = 10) -> dict:
+    """Per kind: seconds of the separate and the batched gradients of 3 seeds (median over rounds)
+    and the per-round ratio batched / separate (mean ± s.e.), on one thread."""
+    result = {}
+    with num_threads(1):
+        for kind in KINDS:
+            models, x, y = setup(kind, profile)
+            batched = batched_gradients(models)
+            rounds = time_rounds({"separate": lambda: separate_gradients(models, x, y), "batched": lambda: batched(x, y)}, repeats=repeats)
+            ratio = Estimate.of([b / s for b, s in zip(rounds["batched"], rounds["separate"])])
+            result[kind] = {"separate_s": sorted(rounds["separate"])[repeats // 2], "batched_s": sorted(rounds["batched"])[repeats // 2], "batched_over_separate": ratio.mean, "se": ratio.se}
+    return result
+
+
+def main() -> None:
+    write_result("seeds", {"profile": "quick", "seeds": SEEDS, "threads": 1, "kinds": measure()})
+
+
+if __name__ == "__main__":
+    main()
