@@ -30,12 +30,16 @@ def test_a_failing_notebook_leaves_the_others_and_the_ledger(tmp_path, monkeypat
 
 
 def test_the_timing_notebooks_execute_alone_after_the_others(tmp_path, monkeypatch):
-    """Two untimed notebooks share the cores; the timed one starts only when both have ended."""
+    """Two untimed notebooks share the cores (each waits, up to a minute, for the other to start
+    before it ends: run one after the other, the first would end without the second having
+    started); the timed one starts only when both have ended."""
     folder, log = tmp_path / "notebooks", tmp_path / "log.txt"
     folder.mkdir()
-    for name in ("a", "b", "c_timed"):
-        notebook(folder / f"{name}.ipynb", f"import time\nopen({str(log)!r}, 'a').write(f'{name} start {{time.time()}}\\n')\n"
-                 f"time.sleep(1)\nopen({str(log)!r}, 'a').write(f'{name} end {{time.time()}}\\n')")
+    for name, other in (("a", "b"), ("b", "a"), ("c_timed", None)):
+        wait = (f"deadline = time.time() + 60\nwhile '{other} start' not in open({str(log)!r}).read() and time.time() < deadline:\n    time.sleep(0.05)\n"
+                if other else "")
+        notebook(folder / f"{name}.ipynb", f"import time\nopen({str(log)!r}, 'a').write(f'{name} start {{time.time()}}\\n')\n{wait}"
+                 f"open({str(log)!r}, 'a').write(f'{name} end {{time.time()}}\\n')")
     monkeypatch.setattr(notebooks, "NOTEBOOKS", folder)
     monkeypatch.setattr(notebooks, "ROOT", tmp_path)
     monkeypatch.setattr(notebooks, "TIMED_NOTEBOOKS", ("c_timed",))

@@ -120,10 +120,10 @@ def test_pretrain_knows_every_notebook_that_prefetches():
     assert prefetching == set(notebook_jobs("smoke"))
 
 
-def stamp(log: str, name: str, seconds: float) -> None:
-    """A job that is never cached: logs its start and end (``name start|end time``) around a sleep."""
+def stamp(log: str, name: str, wait_for: str | None = None) -> None:
+    """A job that is never cached: logs its start and end (``name start|end time``); before it
+    ends it waits (up to a minute) for job ``wait_for`` to have started."""
     import time
-
     from types import SimpleNamespace
 
     from ponder.runs import check_may_train
@@ -131,18 +131,22 @@ def stamp(log: str, name: str, seconds: float) -> None:
     check_may_train(SimpleNamespace(name=name, key="-"))  # NotCached while prefetch asks whether it is cached
     with open(log, "a") as out:
         out.write(f"{name} start {time.time()}\n")
-    time.sleep(seconds)
+    deadline = time.time() + 60
+    while wait_for and f"{wait_for} start" not in open(log).read() and time.time() < deadline:
+        time.sleep(0.05)
     with open(log, "a") as out:
         out.write(f"{name} end {time.time()}\n")
 
 
 def test_then_jobs_wait_for_the_first_ones_and_go_ahead_of_the_rest(tmp_path):
     """Two workers: the shared run A starts first; B, built on it, starts only when A has ended,
-    and before the independent D, which was handed in ahead of it; C fills the second core."""
+    and before the independent D, which was handed in ahead of it; C fills the second core.
+    (A ends once C has started, C once B has started: no sleeps to race.)"""
     log = str(tmp_path / "log.txt")
-    job = lambda name, seconds=0.5: partial(stamp, log, name, seconds)  # noqa: E731
-    trained = parallel.prefetch([job("C", 1.5), job("D")], workers=2, first=[job("A", 1.0)], then=[job("B")])
+    job = lambda name, wait_for=None: partial(stamp, log, name, wait_for)  # noqa: E731
+    trained = parallel.prefetch([job("C", wait_for="B"), job("D")], workers=2, first=[job("A", wait_for="C")], then=[job("B")])
     assert trained == 4
     events = {tuple(line.split()[:2]): float(line.split()[2]) for line in open(log)}
     assert events["B", "start"] >= events["A", "end"]
     assert events["B", "start"] < events["D", "start"] and events["C", "start"] < events["A", "end"]
+    assert events["C", "end"] - events["C", "start"] < 30  # C did not time out waiting for B
