@@ -71,8 +71,9 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
 
     First every notebook's runs train in one pool (:func:`ponder.experiments.pretrain`); then the
     notebooks execute ``jobs`` at a time (default :func:`ponder.parallel.worker_count`: one per
-    core on the CPU, where their kernels have one thread each), except the :data:`TIMED_NOTEBOOKS`, which execute alone at the end so that nothing
-    else runs beside what they time.
+    core on the CPU, where their kernels have one thread each), except the
+    :data:`TIMED_NOTEBOOKS`, which execute alone at the end so that nothing else runs beside what
+    they time.
     """
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from multiprocessing import get_context

@@ -19,8 +19,8 @@ calls train the runs in turn; with a GPU the workers share it (:func:`worker_cou
 import math
 import os
 import time
-from collections.abc import Callable, Sequence
 from collections import deque
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from functools import partial
 from multiprocessing import get_context

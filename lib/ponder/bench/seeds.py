@@ -25,7 +25,7 @@ from ..experiments import hyper_ut
 from ..profiles import by_profile
 from ..tasks import cpvr
 from ..training import num_threads
-from . import time_rounds, write_result
+from . import median, time_rounds, write_result
 
 KINDS = ("transformer", "ut", "hyper")  # fixed depth: no data-dependent halting
 SEEDS = 3
@@ -75,7 +75,7 @@ def measure(profile: str = "quick", repeats: int = 10) -> dict:
             batched = batched_gradients(models)
             rounds = time_rounds({"separate": lambda: separate_gradients(models, x, y), "batched": lambda: batched(x, y)}, repeats=repeats)
             ratio = Estimate.of([b / s for b, s in zip(rounds["batched"], rounds["separate"])])
-            result[kind] = {"separate_s": sorted(rounds["separate"])[repeats // 2], "batched_s": sorted(rounds["batched"])[repeats // 2], "batched_over_separate": ratio.mean, "se": ratio.se}
+            result[kind] = {"separate_s": median(rounds["separate"]), "batched_s": median(rounds["batched"]), "batched_over_separate": ratio.mean, "se": ratio.se}
     return result
 
 
