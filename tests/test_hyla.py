@@ -83,17 +83,6 @@ def test_rule_similarity_is_cosine():
     np.testing.assert_allclose(sim, [[1, 0], [0, 1]])
 
 
-def test_readme_table_a1_is_the_one_the_notebook_writes():
-    """The README quotes figures/hyla-a1.md (written by hyla_ablations in the quick profile) verbatim."""
-    from ponder.paths import ROOT
-
-    generated = (ROOT / "figures" / "hyla-a1.md").read_text().splitlines()
-    readme = (ROOT / "README.md").read_text().splitlines()
-    assert generated[0] in readme, "README lacks the Table A1 header of figures/hyla-a1.md"
-    start = readme.index(generated[0])
-    assert readme[start : start + len(generated)] == generated
-
-
 def test_markdown_table():
     import pandas as pd
 

@@ -286,3 +286,18 @@ def test_ponder_trace_and_explorer_controls():
     chains = [plt.figure(n).axes[0].get_title() for n in plt.get_fignums()]
     assert chains[0].startswith("2 hops") and chains[1].startswith("4 hops")
     plt.close("all")
+
+
+def test_results_table_is_mean_and_standard_error_over_seeds():
+    import pandas as pd
+
+    from ponder.plots.hyper_ut import results_table
+
+    seeds = pd.DataFrame([
+        {"model": "UT+ACT", "seed": s, "in distribution": a, "out of distribution": b, "steps": n, "steps slope": k, "params": 10}
+        for s, a, b, n, k in [(0, 0.9, 0.5, 4.0, 0.1), (1, 1.0, 0.7, 5.0, 0.3)]
+    ] + [{"model": "UT", "seed": 0, "in distribution": 1.0, "out of distribution": 0.4, "steps": 8.0, "steps slope": 0.0, "params": 1234}])
+    table = results_table(seeds, ["UT", "UT+ACT"], ["UT+ACT"], 3, 8).set_index("model")
+    assert list(table.columns) == ["hops 1–3", "hops 4–8", "mean steps", "steps per extra hop", "parameters", "seeds"]
+    assert table.loc["UT+ACT"].tolist() == ["0.95 ± 0.05", "0.60 ± 0.10", "4.50 ± 0.50", "+0.20 ± 0.10", "10", 2]
+    assert table.loc["UT"].tolist() == ["1.00", "0.40", "8", "—", "1,234", 1]  # one seed: no error; fixed depth: no slope

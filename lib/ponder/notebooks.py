@@ -26,6 +26,7 @@ from .claims import clear, gather, rows, tally
 from .paths import ROOT, figures_dir
 from .profiles import PROFILES, check_profile
 from .parallel import worker_count
+from . import readme
 from .regression import sanitize, unpinned_reason
 from .verify import verify
 
@@ -67,7 +68,9 @@ TIMED_NOTEBOOKS = ("acm_latency", "survey_table")
 
 def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int | None = None) -> Path:
     """Execute notebooks into ``build/<profile>/``, printing each one's time; gather the ledger
-    whatever happened; raise ``SystemExit(1)`` after it if a notebook failed.
+    whatever happened, and with it the README's generated blocks when these are the committed
+    figures (``quick``, seed 0: :mod:`ponder.readme`); raise ``SystemExit(1)`` after it if a
+    notebook failed.
 
     First every notebook's runs train in one pool (:func:`ponder.experiments.pretrain`); then the
     notebooks execute ``jobs`` at a time (default :func:`ponder.parallel.worker_count`: one per
@@ -111,6 +114,8 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
                     failed.append((name, error))
     ledger = gather(profile)
     print(f"claims ledger: {ledger}: {tally(rows(profile))}")
+    if ledger.parent == ROOT / "figures" and readme.sync_file(ROOT / "README.md", ledger.parent):  # the committed figures: the README shows them
+        print("README.md: its generated blocks rewritten from figures/")
     for name, error in failed:
         print(f"FAILED {name}: {error}\n  the executed copy, with the failing cell's traceback: {out / name}", file=sys.stderr)
     if failed:

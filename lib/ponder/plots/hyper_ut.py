@@ -48,6 +48,34 @@ def draw_steps_vs_hops(ax: plt.Axes, frame: pd.DataFrame, order: list[str], act_
     ax.legend(title=None, fontsize=9)
 
 
+def mean_se(values: pd.Series, digits: int = 2, sign: bool = False) -> str:
+    """``"0.64 ± 0.04"``: the mean and standard error over seeds (the mean alone for one seed)."""
+    fmt = f"{{:{'+' if sign else ''}.{digits}f}}"
+    return fmt.format(values.mean()) + (f" ± {values.sem():.{digits}f}" if len(values) > 1 else "")
+
+
+def results_table(seeds: pd.DataFrame, order: list[str], act_order: list[str], train_max: int, test_max: int) -> pd.DataFrame:
+    """hut-3/4/5 in one table (the README's): per model, accuracy in and out of the training hops,
+    mean steps and steps per extra hop (ACT models), parameters, as mean ± s.e. over the seeds.
+
+    ``seeds``: one row per model and seed (``hyper_ut.per_seed``).
+    """
+    rows = []
+    for model in order:
+        part = seeds[seeds["model"] == model]
+        act = model in act_order
+        rows.append({
+            "model": model,
+            f"hops 1–{train_max}": mean_se(part["in distribution"]),
+            f"hops {train_max + 1}–{test_max}": mean_se(part["out of distribution"]),
+            "mean steps": mean_se(part["steps"]) if act else f"{part['steps'].mean():g}",
+            "steps per extra hop": mean_se(part["steps slope"], sign=True) if act else "—",
+            "parameters": f"{int(part['params'].iloc[0]):,}",
+            "seeds": len(part),
+        })
+    return pd.DataFrame(rows)
+
+
 def draw_sharing(ax: plt.Axes, summary: pd.DataFrame) -> None:
     """hut-5: in- and out-of-distribution accuracy per model (bars, seed s.e.), parameters in the labels."""
     long = summary.melt(id_vars=["label"], value_vars=["in distribution", "out of distribution"], var_name="test", value_name="accuracy")

@@ -1,0 +1,68 @@
+"""The README's generated blocks (ponder.readme): rewritten from the figures, and in step with them."""
+import pytest
+
+import ponder  # noqa: F401  (pins numerics before anything imports torch)
+from ponder import readme
+from ponder.paths import ROOT
+
+LEDGER = """# Claims ledger (quick profile, seed 0, commit abc, code x/y)
+
+2 holds, 0 does not hold, 1 inconclusive, 1 describe.
+
+| id | claim | paper | ours | evidence | verdict |
+| --- | --- | --- | --- | --- | --- |
+| hut-1 | generator exact | — | 100 of 100 | exact: no noise | holds |
+| hut-3 | a \\| b beats c | — | 0.64 | d = +0.2 ± 0.04 (n=3) | holds |
+| hut-10 | pool sizes | — | N=1: 0.37 |  | — |
+| acm-3 | on the front | on the front | +0.01 | d = +0.01 (n=1) | inconclusive |
+"""
+
+
+@pytest.fixture
+def figures(tmp_path):
+    (tmp_path / "CLAIMS.md").write_text(LEDGER)
+    (tmp_path / "hut-3.md").write_text("| model | acc |\n| --- | --- |\n| UT | 0.45 |\n")
+    return tmp_path
+
+
+def block(spec: str, body: str = "stale\n") -> str:
+    return f"<!-- generated: {spec} -->\n{body}<!-- end generated -->"
+
+
+def test_blocks_are_rewritten_from_the_figures(figures):
+    text = f"# R\n\n{block('tally')}\n\ntext 0.99 kept\n\n{block('table hut-3')}\n\n{block('ledger hut')}\n"
+    out = readme.sync(text, figures)
+    assert block("tally", "2 holds, 0 does not hold, 1 inconclusive, 1 describe.\n") in out
+    assert block("table hut-3", "| model | acc |\n| --- | --- |\n| UT | 0.45 |\n") in out
+    assert "text 0.99 kept" in out and "stale" not in out
+    rows = out.split("<!-- generated: ledger hut -->\n")[1].split("<!-- end generated -->")[0].splitlines()
+    assert rows[0] == "| id | claim | ours | verdict |"
+    assert rows[2:] == ["| hut-1 | generator exact | 100 of 100 | holds |", "| hut-3 | a \\| b beats c | 0.64 | holds |", "| hut-10 | pool sizes | N=1: 0.37 | — |"]  # not acm-3
+    assert readme.sync(out, figures) == out
+
+
+def test_bad_blocks_are_errors(figures):
+    with pytest.raises(ValueError, match="unknown README block"):
+        readme.sync(block("chart hut-3"), figures)
+    with pytest.raises(ValueError, match="unknown README block"):
+        readme.sync(block("ledger"), figures)
+    with pytest.raises(ValueError, match="no rows of targets survey"):
+        readme.sync(block("ledger survey"), figures)
+    with pytest.raises(FileNotFoundError, match="hut-4.md"):
+        readme.sync(block("table hut-4"), figures)
+    with pytest.raises(ValueError, match="no '<!-- end generated -->'"):
+        readme.sync("<!-- generated: tally -->\n2 holds\n", figures)
+
+
+def test_sync_file_says_whether_it_changed(figures, tmp_path):
+    path = tmp_path / "README.md"
+    path.write_text(block("tally"))
+    assert readme.sync_file(path, figures)
+    assert not readme.sync_file(path, figures)
+
+
+def test_the_committed_readme_shows_the_committed_figures():
+    """Every generated block of README.md is what `make figures` makes of figures/ (run it on the cached runs to mend)."""
+    text = (ROOT / "README.md").read_text()
+    assert text.count("<!-- generated: ") >= 6
+    assert readme.sync(text, ROOT / "figures") == text
