@@ -24,6 +24,9 @@ block            what it holds
 import re
 from pathlib import Path
 
+import pandas as pd
+
+from .plots import markdown_table
 from .verify import LEDGER, ledger
 
 BLOCK = re.compile(r"(<!-- generated: (?P<spec>[^>]*?) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.DOTALL)
@@ -45,8 +48,7 @@ def ledger_rows(ledger_text: str, prefix: str) -> str:
     found = [row for target, rows in ledger(ledger_text).items() if target.split("-")[0] == prefix for row in rows]
     if not found:
         raise ValueError(f"the ledger has no rows of targets {prefix}-*")
-    lines = [SHOWN_COLUMNS, ["---"] * len(SHOWN_COLUMNS), *([row[c] for c in SHOWN_COLUMNS] for row in found)]
-    return "".join("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |\n" for cells in lines)
+    return markdown_table(pd.DataFrame(found, columns=list(SHOWN_COLUMNS)))
 
 
 def render(spec: str, figures: Path) -> str:

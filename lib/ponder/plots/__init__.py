@@ -61,9 +61,9 @@ def save_figure(fig: plt.Figure, target_id: str, profile: str) -> list[Path]:
 
 
 def markdown_table(frame: pd.DataFrame) -> str:
-    """``frame`` as a GitHub Markdown table (header, separator, one line per row)."""
+    """``frame`` as a GitHub Markdown table (header, separator, one line per row; a ``|`` in a cell escaped)."""
     lines = [list(map(str, frame.columns)), ["---"] * frame.shape[1], *[list(map(str, row)) for row in frame.itertuples(index=False)]]
-    return "".join(f"| {' | '.join(cells)} |\n" for cells in lines)
+    return "".join(f"| {' | '.join(cell.replace('|', chr(92) + '|') for cell in cells)} |\n" for cells in lines)
 
 
 def save_table(frame: pd.DataFrame, target_id: str, profile: str) -> Path:

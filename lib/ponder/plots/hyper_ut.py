@@ -4,6 +4,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from ..claims import Estimate
 from . import colors
 
 
@@ -50,8 +51,8 @@ def draw_steps_vs_hops(ax: plt.Axes, frame: pd.DataFrame, order: list[str], act_
 
 def mean_se(values: pd.Series, digits: int = 2, sign: bool = False) -> str:
     """``"0.64 ± 0.04"``: the mean and standard error over seeds (the mean alone for one seed)."""
-    fmt = f"{{:{'+' if sign else ''}.{digits}f}}"
-    return fmt.format(values.mean()) + (f" ± {values.sem():.{digits}f}" if len(values) > 1 else "")
+    estimate = Estimate.of(values)
+    return f"{estimate.mean:{'+' if sign else ''}.{digits}f}" + (f" ± {estimate.se:.{digits}f}" if estimate.n > 1 else "")
 
 
 def results_table(seeds: pd.DataFrame, order: list[str], act_order: list[str], train_max: int, test_max: int) -> pd.DataFrame:
