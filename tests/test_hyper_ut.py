@@ -294,10 +294,23 @@ def test_results_table_is_mean_and_standard_error_over_seeds():
     from ponder.plots.hyper_ut import results_table
 
     seeds = pd.DataFrame([
-        {"model": "UT+ACT", "seed": s, "in distribution": a, "out of distribution": b, "steps": n, "steps slope": k, "params": 10}
-        for s, a, b, n, k in [(0, 0.9, 0.5, 4.0, 0.1), (1, 1.0, 0.7, 5.0, 0.3)]
-    ] + [{"model": "UT", "seed": 0, "in distribution": 1.0, "out of distribution": 0.4, "steps": 8.0, "steps slope": 0.0, "params": 1234}])
+        {"model": "UT+ACT", "seed": s, "in distribution": a, "out of distribution": b, "steps": n, "steps slope": k, "params": 10, "fits": f}
+        for s, a, b, n, k, f in [(0, 0.9, 0.5, 4.0, 0.1, False), (1, 1.0, 0.7, 5.0, 0.3, True)]
+    ] + [{"model": "UT", "seed": 0, "in distribution": 1.0, "out of distribution": 0.4, "steps": 8.0, "steps slope": 0.0, "params": 1234, "fits": True}])
     table = results_table(seeds, ["UT", "UT+ACT"], ["UT+ACT"], 3, 8).set_index("model")
-    assert list(table.columns) == ["hops 1–3", "hops 4–8", "mean steps", "steps per extra hop", "parameters", "seeds"]
-    assert table.loc["UT+ACT"].tolist() == ["0.95 ± 0.05", "0.60 ± 0.10", "4.50 ± 0.50", "+0.20 ± 0.10", "10", 2]
-    assert table.loc["UT"].tolist() == ["1.00", "0.40", "8", "—", "1,234", 1]  # one seed: no error; fixed depth: no slope
+    assert list(table.columns) == ["hops 1–3", "hops 4–8", "mean steps", "steps per extra hop", "parameters", "seeds", "fit hops 1–3"]
+    assert table.loc["UT+ACT"].tolist() == ["0.95 ± 0.05", "0.60 ± 0.10", "4.50 ± 0.50", "+0.20 ± 0.10", "10", 2, "1 of 2"]
+    assert table.loc["UT"].tolist() == ["1.00", "0.40", "8", "—", "1,234", 1, "1 of 1"]  # one seed: no error; fixed depth: no slope
+
+
+def test_a_run_fits_its_training_hops_only_if_every_one_reaches_the_level():
+    import pandas as pd
+
+    from ponder.plots.hyper_ut import fit_counts, with_fit
+
+    accuracy = {("UT", 0): [1.0, 0.96, 0.95, 0.2], ("UT", 1): [1.0, 0.99, 0.94, 0.9], ("UT+ACT", 0): [0.9, 1.0, 1.0, 1.0]}
+    frame = pd.DataFrame([{"model": m, "seed": s, "hops": h, "accuracy": a} for (m, s), accs in accuracy.items() for h, a in zip((1, 2, 3, 4), accs)])
+    seeds = pd.DataFrame([{"model": m, "seed": s} for m, s in accuracy])
+    fitted = with_fit(seeds, frame, train_max=3)
+    assert fitted["fits"].tolist() == [True, False, False]  # hop 4 is beyond training and does not count; 0.94 < 0.95 does
+    assert fit_counts(fitted, ["UT+ACT", "UT"]) == "UT+ACT 0/1, UT 1/2"

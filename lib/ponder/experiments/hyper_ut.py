@@ -73,8 +73,9 @@ def code(kind: str) -> tuple[str, ...]:
 # (``TrainConfig.hold``), and ``tau`` the ponder cost's weight. Measured at quick on UT+ACT (one
 # seed, 1500 steps): without a hold the halting unit learns to stop after ~2.2 of 8 steps at every
 # hop count before the block has learned to use any (bias -2, -3 or -4 alike; accuracy 0.55 / 0.46
-# on hops 1 / 3); held for 40 % of training it fits the training hops (0.98 / 0.69) and then halts
-# after ~3.3 steps with tau = 0.05 (8 with tau = 0.01, 2 with tau = 0.2) -- at every hop count.
+# on hops 1 / 3); held for 40 % of training, accuracy 0.98 / 0.69 and ~3.3 steps with tau = 0.05
+# (8 with tau = 0.01, 2 with tau = 0.2) -- at every hop count: 1500 steps were too few to fit
+# (see quick's sizes below).
 # ``generator``: what the hyper-module generates from the routed pool code: "block", every weight
 # of the block (``ponder.models.hyper_block``, the paper's description), or "delta", a rank-``rank``
 # delta on the shared block's MLP (``ponder.models.hyper``); hut-10 compares the two.
@@ -94,10 +95,17 @@ SIZES = {
     # ``single_seed``: Hyper-UT w/o ACT (a kind, one of hut-3's five comparisons) and the delta
     # generator (hut-10's alternative) train on the first seed only, as their rows are not judged
     # at quick anyway and three seeds of each cost ~15 of the C-PVR notebooks' ~35 CPU-minutes.
+    # 3000 steps of batch 64: the ACT models must fit their training hops before their
+    # extrapolation means anything, and they learn C-PVR in a sudden drop of the loss after some
+    # number of *updates*. Measured (UT+ACT, seeds 0-2, accuracy at hops 1-3 / ponder steps at
+    # hops 1 -> 8): 1500 x 128 fit on 1 seed of 3 (0.70-0.75 at hops 2-3 on the others, steps flat
+    # at 3.2-4.2); 3000 x 128 and 3000 x 64 fit on 3 of 3 (>= 0.995) and the steps grow, 2.1-2.8 ->
+    # 5.0-6.2; 3000 x 32 fit on none of 2. One UT+ACT run: 71 / 142 / 100 / 87 s on one core, so
+    # 3000 x 64 costs ~1.4x the old 1500 x 128. The depth grid keeps its 51,200 examples (800 x 64).
     "quick": dict(
-        length=12, train_hops=(1, 2, 3), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), single_seed=("hyper", "delta"), steps=1500, batch_size=128, lr=3e-3, n_test=400,
+        length=12, train_hops=(1, 2, 3), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), single_seed=("hyper", "delta"), steps=3000, batch_size=64, lr=3e-3, n_test=400,
         model=dict(MODEL),
-        depth_grid=dict(depths=(1, 2, 4, 6, 8), hops=(1, 2, 3, 4, 5), steps=400), pool_sizes=(1, 4, 16),  # N=64: gpu and paper
+        depth_grid=dict(depths=(1, 2, 4, 6, 8), hops=(1, 2, 3, 4, 5), steps=800), pool_sizes=(1, 4, 16),  # N=64: gpu and paper
     ),
     # gpu: the paper profile's task and model (length 16, hops 1-4 / 1-8, width 64, 8 steps) for
     # fewer optimisation steps, so that every Hyper-UT and survey notebook fits one H100's budget

@@ -55,11 +55,29 @@ def mean_se(values: pd.Series, digits: int = 2, sign: bool = False) -> str:
     return f"{estimate.mean:{'+' if sign else ''}.{digits}f}" + (f" ± {estimate.se:.{digits}f}" if estimate.n > 1 else "")
 
 
+FIT_LEVEL = 0.95  # a run "fits" its training hops at this accuracy on every one of them
+
+
+def with_fit(seeds: pd.DataFrame, frame: pd.DataFrame, train_max: int, level: float = FIT_LEVEL) -> pd.DataFrame:
+    """``seeds`` (one row per model and seed, ``hyper_ut.per_seed``) with a column ``fits``: whether
+    the run reaches ``level`` accuracy at every training hop count 1..``train_max`` of ``frame``
+    (``hops``, ``accuracy`` per model and seed). A run that does not has not learned the task it is
+    then tested beyond, so its out-of-distribution accuracy says little about extrapolation."""
+    worst = frame[frame["hops"] <= train_max].groupby(["model", "seed"], sort=False)["accuracy"].min()
+    return seeds.merge((worst >= level).rename("fits").reset_index(), on=["model", "seed"], how="left", validate="one_to_one")
+
+
+def fit_counts(seeds: pd.DataFrame, order: list[str]) -> str:
+    """``"Transformer 3/3, UT 2/3, ..."``: per model, the seeds whose run fits its training hops (:func:`with_fit`)."""
+    return ", ".join(f"{m} {int(seeds.loc[seeds['model'] == m, 'fits'].sum())}/{int((seeds['model'] == m).sum())}" for m in order)
+
+
 def results_table(seeds: pd.DataFrame, order: list[str], act_order: list[str], train_max: int, test_max: int) -> pd.DataFrame:
     """hut-3/4/5 in one table (the README's): per model, accuracy in and out of the training hops,
-    mean steps and steps per extra hop (ACT models), parameters, as mean ± s.e. over the seeds.
+    mean steps and steps per extra hop (ACT models), parameters, as mean ± s.e. over the seeds, and
+    how many seeds fit the training hops.
 
-    ``seeds``: one row per model and seed (``hyper_ut.per_seed``).
+    ``seeds``: one row per model and seed (``hyper_ut.per_seed``, with :func:`with_fit`'s ``fits``).
     """
     rows = []
     for model in order:
@@ -73,6 +91,7 @@ def results_table(seeds: pd.DataFrame, order: list[str], act_order: list[str], t
             "steps per extra hop": mean_se(part["steps slope"], sign=True) if act else "—",
             "parameters": f"{int(part['params'].iloc[0]):,}",
             "seeds": len(part),
+            f"fit hops 1–{train_max}": f"{int(part['fits'].sum())} of {len(part)}",
         })
     return pd.DataFrame(rows)
 
