@@ -314,3 +314,14 @@ def test_a_run_fits_its_training_hops_only_if_every_one_reaches_the_level():
     fitted = with_fit(seeds, frame, train_max=3)
     assert fitted["fits"].tolist() == [True, False, False]  # hop 4 is beyond training and does not count; 0.94 < 0.95 does
     assert fit_counts(fitted, ["UT+ACT", "UT"]) == "UT+ACT 0/1, UT 1/2"
+
+
+def test_depth_needed_is_the_smallest_depth_within_the_tolerance_of_the_best():
+    import pandas as pd
+
+    accuracy = {1: [0.50, 0.40], 2: [1.00, 0.90], 4: [1.00, 0.97], 8: [0.99, 1.00]}  # depth: accuracy at hops 1, 2
+    frame = pd.DataFrame([{"seed": 0, "depth": d, "hops": h, "accuracy": a} for d, accs in accuracy.items() for h, a in zip((1, 2), accs)])
+    needed = H.depth_needed_per_hop(frame)
+    assert needed.loc[0].tolist() == [2, 4]  # hop 1: 1.00 is the best, depth 2 has it; hop 2: 0.90 < 1.00 - 0.05 <= 0.97
+    assert H.depth_needed_per_hop(frame, tolerance=0.1).loc[0].tolist() == [2, 2]
+
