@@ -19,11 +19,17 @@ def shade_out_of_distribution(ax: plt.Axes, train_max: int, hops_max: int) -> No
     ax.text(train_max + 0.6, 0.02, "out of distribution", transform=ax.get_xaxis_transform(), color="0.4", fontsize=9)
 
 
-def draw_depth_heatmap(ax: plt.Axes, frame: pd.DataFrame) -> None:
-    """hut-2: accuracy of each depth of Transformer (trained on every hop count) per hop count, mean over seeds."""
+def draw_depth_heatmap(ax: plt.Axes, frame: pd.DataFrame, baselines: pd.DataFrame | None = None) -> None:
+    """hut-2: accuracy of each depth of Transformer (trained on every hop count) per hop count, mean over seeds;
+    ``baselines`` (``hops`` and one column per baseline, as ``hyper_ut.baselines``) as rows below, set apart by a line."""
     table = frame.pivot_table(index="depth", columns="hops", values="accuracy").sort_index(ascending=False)
+    table.index = [f"depth {d}" for d in table.index]
+    if baselines is not None:
+        below = baselines.set_index("hops").loc[table.columns].T
+        table = pd.concat([table, below])
+        ax.axhline(len(table) - len(below), color="white", lw=3)
     sns.heatmap(table, annot=True, fmt=".2f", vmin=0, vmax=1, cmap="viridis", cbar_kws={"label": "accuracy"}, ax=ax)
-    ax.set(xlabel="hops (tested; all trained on)", ylabel="Transformer depth")
+    ax.set(xlabel="hops (tested; all trained on)", ylabel="Transformer")
 
 
 def draw_accuracy_vs_hops(ax: plt.Axes, frame: pd.DataFrame, order: list[str], train_max: int, baselines: pd.DataFrame | None = None) -> None:
