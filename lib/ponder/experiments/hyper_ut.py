@@ -84,7 +84,7 @@ GENERATORS = ("block", "delta")
 
 SIZES = {
     "smoke": dict(
-        length=8, train_hops=(1, 2), test_hops=(1, 2, 3), seeds=(0,), single_seed=(), steps=30, batch_size=32, lr=3e-3, n_test=64,
+        length=8, train_hops=(1, 2), test_hops=(1, 2, 3), seeds=(0,), single_seed=(), steps=30, batch_size=32, lr=3e-3, warmup=0.05, n_test=64,
         model=dict(MODEL, dim=16, heads=2, steps=3, pool_size=4, code_dim=8, rank=2),
         depth_grid=dict(depths=(1, 2), hops=(1, 2), steps=20), pool_sizes=(1, 4),
     ),
@@ -104,9 +104,13 @@ SIZES = {
     # 1500 x 64, lr 6e-3 fit 2 of 3 and 1e-2 1 of 3; at 2000 x 64 and lr 6e-3 UT+ACT fit 3 of 3
     # (>= 0.99; steps 2.3-3.0 -> 6.0-7.1), Hyper-UT 3 of 3 (seed 1 at 0.955, where 3000 x 64 at lr
     # 3e-3 left it at 0.945), UT+FiLM+ACT 2 of 2, the Transformer 1 of 1: the fit of 3000 steps
-    # for 2/3 of their compute (one UT+ACT run: ~85 s on one core against ~100 s).
+    # for 2/3 of their compute (one UT+ACT run: ~85 s on one core against ~100 s). ``warmup`` (the
+    # fraction of the steps the lr rises over, ``TrainConfig.warmup``) is 0.2 for every kind: with
+    # 0.05 at lr 6e-3 Hyper-UT w/o ACT (8 fixed steps through generated weights) never left its
+    # starting loss (0.22-0.26 at every hop) and the pool of one entry neither (0.23-0.28); with 0.2
+    # the first fit (1.00 at hops 1-3) and the second learned (0.97 / 0.79 / 0.71). Seed 0.
     "quick": dict(
-        length=12, train_hops=(1, 2, 3), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), single_seed=("hyper", "delta"), steps=2000, batch_size=64, lr=6e-3, n_test=400,
+        length=12, train_hops=(1, 2, 3), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), single_seed=("hyper", "delta"), steps=2000, batch_size=64, lr=6e-3, warmup=0.2, n_test=400,
         model=dict(MODEL),
         # the depth grid at the main runs' steps and lr: 800 steps at lr 3e-3 left every depth at
         # 0.34-0.59 on hops 1-5. Measured at 2000 steps (seed 0): depth 1 at 0.34-0.48, depth 2 at
@@ -117,12 +121,12 @@ SIZES = {
     # gpu: the paper profile's task and model (length 16, hops 1-4 / 1-8, width 64, 8 steps) for
     # fewer optimisation steps, so that every Hyper-UT and survey notebook fits one H100's budget
     "gpu": dict(
-        length=16, train_hops=(1, 2, 3, 4), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), single_seed=(), steps=6_000, batch_size=128, lr=2e-3, n_test=1_000,
+        length=16, train_hops=(1, 2, 3, 4), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), single_seed=(), steps=6_000, batch_size=128, lr=2e-3, warmup=0.05, n_test=1_000,
         model=dict(MODEL, dim=64, heads=4, steps=8, code_dim=32),
         depth_grid=dict(depths=(1, 2, 4, 6, 8), hops=(1, 2, 3, 4, 5, 6), steps=2_000), pool_sizes=(1, 4, 16, 64),
     ),
     "paper": dict(
-        length=16, train_hops=(1, 2, 3, 4), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), single_seed=(), steps=30_000, batch_size=128, lr=1e-3, n_test=5_000,
+        length=16, train_hops=(1, 2, 3, 4), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), single_seed=(), steps=30_000, batch_size=128, lr=1e-3, warmup=0.05, n_test=5_000,
         model=dict(MODEL, dim=64, heads=4, steps=8, code_dim=32),
         depth_grid=dict(depths=(1, 2, 4, 6, 8), hops=(1, 2, 3, 4, 5, 6), steps=10_000), pool_sizes=(1, 4, 16, 64),
     ),
@@ -190,6 +194,11 @@ def per_hop(model: Classifier, length: int, hops: Sequence[int], n: int, batch: 
     }
 
 
+def train_config(sizes: dict, seed: int, **overrides) -> TrainConfig:
+    """The optimisation of a C-PVR run of a profile's ``sizes`` (``steps``, ``batch_size``, ``lr``, ``warmup``)."""
+    return TrainConfig(**{"steps": sizes["steps"], "batch_size": sizes["batch_size"], "lr": sizes["lr"], "warmup": sizes["warmup"], "seed": seed, **overrides})
+
+
 def train_cpvr(kind: str, profile: str, seed: int, model: dict | None = None, train_hops: Sequence[int] | None = None, test_hops: Sequence[int] | None = None, steps: int | None = None, name: str = "hut/cpvr"):
     """Train (or load from the cache) one C-PVR model; ``(model, metrics)``.
 
@@ -202,7 +211,7 @@ def train_cpvr(kind: str, profile: str, seed: int, model: dict | None = None, tr
     test_hops = tuple(test_hops or sizes["test_hops"])
     length = sizes["length"]
     hold = {"hold": "depth.halting", "hold_for": model_cfg["act_hold"]} if kind in ACT_KINDS and model_cfg["act_hold"] else {}
-    cfg = TrainConfig(steps=steps or sizes["steps"], batch_size=sizes["batch_size"], lr=sizes["lr"], seed=seed, **hold)
+    cfg = train_config(sizes, seed, steps=steps or sizes["steps"], **hold)
     config = {"kind": kind, "model": model_cfg, "length": length, "train_hops": train_hops, "test_hops": test_hops, "n_test": sizes["n_test"], "train": cfg.as_dict()}
     run = Run(f"{name}/{kind}", config, profile, code=code(kind))
 

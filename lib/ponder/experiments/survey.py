@@ -32,7 +32,7 @@ from ..models.pondernet import PonderClassifier, kl_to_prior, reconstruction_los
 from ..profiles import by_profile
 from ..runs import Run
 from ..tasks import cpvr
-from ..training import TrainConfig, default_device, num_threads, train_run
+from ..training import default_device, num_threads, train_run
 from . import hyper_ut, survey_parity
 from .hyper_ut import build, parameter_count, per_hop, test_set
 
@@ -85,7 +85,7 @@ def train_survey_model(name: str, profile: str, seed: int, make, loss, code: Seq
     """Train (or load) one survey model on C-PVR with ``hyper_ut.SIZES[profile]``; ``(model, metrics)``."""
     sizes = by_profile(hyper_ut.SIZES, profile)
     length, hops = sizes["length"], sizes["test_hops"]
-    cfg = TrainConfig(steps=sizes["steps"], batch_size=sizes["batch_size"], lr=sizes["lr"], seed=seed)
+    cfg = hyper_ut.train_config(sizes, seed)
     config = {"model": sizes["model"], "length": length, "train_hops": sizes["train_hops"], "test_hops": hops, "n_test": sizes["n_test"], "train": cfg.as_dict(), **(extra or {})}
     run = Run(f"survey/cpvr/{name}", config, profile, code=code)
 
