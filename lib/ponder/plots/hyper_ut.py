@@ -157,6 +157,33 @@ def draw_table(ax: plt.Axes, table: pd.DataFrame, font_size: int = 9) -> None:
             cell.set_facecolor("0.9")
 
 
+def vision_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """hut-8: one row per model of ``hyper_ut_vision.comparison``'s per-seed rows, mean ± s.e. over seeds."""
+    return runs.groupby("model", sort=False).agg(**{
+        "top-1": ("top-1", lambda v: mean_se(v, 3)),
+        "average layers": ("average layers", lambda v: mean_se(v, 2)),
+        "layer savings": ("layer savings", lambda v: mean_se(100 * v, 0) + " %"),
+        "parameters": ("parameters", "first"),
+        "seeds": ("seed", "nunique"),
+    }).reset_index()
+
+
+def draw_vision(fig: plt.Figure, runs: pd.DataFrame, depth: int) -> None:
+    """hut-8: the table of :func:`vision_table` beside bars of top-1 and layer savings (mean, s.e. over
+    seeds as error bars, each seed a dot) and a dashed line at the paper's 70 % savings."""
+    left, right = fig.subfigures(1, 2, width_ratios=[1.2, 1])
+    draw_table(left.subplots(), vision_table(runs), font_size=10)
+    order = list(dict.fromkeys(runs["model"]))
+    for ax, column in zip(right.subplots(1, 2), ["top-1", "layer savings"]):
+        sns.barplot(runs, x="model", y=column, hue="model", order=order, palette=colors(len(order)), errorbar="se", capsize=0.2, ax=ax)
+        sns.stripplot(runs, x="model", y=column, order=order, color="0.2", size=4, ax=ax)
+        ax.set(title=column, ylim=(0, 1), xlabel="")
+        ax.tick_params(axis="x", rotation=20)
+    ax.axhline(0.7, color="0.3", ls="--", lw=1)
+    ax.text(len(order) - 0.5, 0.71, "paper: > 70 %", ha="right", va="bottom", fontsize=8, color="0.3")
+    fig.suptitle(f"Digits (stand-in for ImageNet-1k), at most {depth} layers; bars: mean over {runs.seed.nunique()} seed(s) ± s.e.")
+
+
 def draw_scratchpad(fig: plt.Figure, frame: pd.DataFrame, chance: pd.DataFrame, train_max: int) -> None:
     """hut-7: one panel per decoding rule, answer-only and scratch-pad accuracy per test hop count
     (s.e. over seeds), ``chance`` (``hops`` and one column per baseline) in grey."""
