@@ -20,6 +20,7 @@ import math
 from dataclasses import asdict, dataclass, replace
 from functools import partial
 
+import pandas as pd
 import torch
 import torch.nn.functional as F
 
@@ -383,13 +384,16 @@ ALL_KINDS = tuple(KINDS)
 SWEEPS = {
     # instances as fractions of the base run's steps; widths, depths, heads, K, held-out fractions;
     # the attention kinds of Table A1 (quick: the three main ones, the ablations need the paper's budget)
-    "smoke": dict(fractions=(1.0,), widths=(1,), depths=(1,), heads=(1, 4), ks=(2,), holdouts=(0.25,), lengths=(8,), frac_tests=(0.3, 0.7), ablations=ALL_KINDS),
+    # ``seeds`` (offsets from the notebook's seed): the comparisons the ledger judges against the seed
+    # noise, hyla-6's three language models and hyla-2's held-out drop and term decoding (about 3 and
+    # 4 CPU-minutes a seed at quick); the sweeps train on the first seed only
+    "smoke": dict(fractions=(1.0,), widths=(1,), depths=(1,), heads=(1, 4), ks=(2,), holdouts=(0.25,), lengths=(8,), frac_tests=(0.3, 0.7), ablations=ALL_KINDS, seeds=(0,)),
     # quick: sraven's minutes go to the learning curve (4 data sizes, one model size) and fuzzy
     # logic's to longer runs at the paper's N = 32 (the sraven rankings cannot show at this budget,
     # while fuzzy-logic R² is still rising past the trivial level); K = 4 stays at chance here
-    "quick": dict(fractions=(0.125, 0.25, 0.5, 1.0), widths=(1,), depths=(2,), heads=(1, 8), ks=(2,), holdouts=(0.25, 0.75), lengths=(32,), frac_tests=(0.3, 0.7), ablations=MAIN_KINDS),
-    "gpu": dict(fractions=(0.25, 0.5, 1.0), widths=(1,), depths=(4,), heads=(1, 16), ks=(2, 4), holdouts=(0.25, 0.75), lengths=(16, 32), frac_tests=(0.3, 0.7), ablations=ALL_KINDS),
-    "paper": dict(fractions=(0.5, 1.0, 2.0), widths=(1, 2, 4), depths=(4, 8, 16), heads=(1, 2, 4, 8, 16), ks=(2, 3, 4, 5), holdouts=(0.1, 0.25, 0.5, 0.75, 0.9), lengths=(16, 32, 64, 96), frac_tests=(0.3, 0.5, 0.7), ablations=ALL_KINDS),
+    "quick": dict(fractions=(0.125, 0.25, 0.5, 1.0), widths=(1,), depths=(2,), heads=(1, 8), ks=(2,), holdouts=(0.25, 0.75), lengths=(32,), frac_tests=(0.3, 0.7), ablations=MAIN_KINDS, seeds=(0, 1, 2)),
+    "gpu": dict(fractions=(0.25, 0.5, 1.0), widths=(1,), depths=(4,), heads=(1, 16), ks=(2, 4), holdouts=(0.25, 0.75), lengths=(16, 32), frac_tests=(0.3, 0.7), ablations=ALL_KINDS, seeds=(0, 1, 2)),
+    "paper": dict(fractions=(0.5, 1.0, 2.0), widths=(1, 2, 4), depths=(4, 8, 16), heads=(1, 2, 4, 8, 16), ks=(2, 3, 4, 5), holdouts=(0.1, 0.25, 0.5, 0.75, 0.9), lengths=(16, 32, 64, 96), frac_tests=(0.3, 0.5, 0.7), ablations=ALL_KINDS, seeds=(0, 1, 2)),
 }
 
 
@@ -415,6 +419,37 @@ def heads_setup(profile: str, kind: str, heads: int) -> Sraven:
     return replace(base, heads=heads, head_dim=base.heads * base.head_dim // heads)
 
 
+def seeds_of(profile: str, seed: int = 0) -> tuple[int, ...]:
+    """The seeds of the judged comparisons: ``seed`` plus the profile's ``seeds`` offsets."""
+    return tuple(seed + offset for offset in sweeps(profile)["seeds"])
+
+
+def fuzzy_drop_setups(profile: str) -> list[Fuzzy]:
+    """hyla-2's drop: every kind at the largest ``N``, at the lowest and the highest held-out fraction."""
+    sw = sweeps(profile)
+    return [fuzzy_setup(profile, kind=kind, length=max(sw["lengths"]), frac_test=frac) for kind in MAIN_KINDS for frac in (min(sw["frac_tests"]), max(sw["frac_tests"]))]
+
+
+def fuzzy_drops(profile: str, seed: int = 0) -> pd.DataFrame:
+    """hyla-2: per seed (rows, :func:`seeds_of`) and kind (columns), the OOD R² at the lowest held-out
+    fraction minus at the highest, at the largest ``N``: how much holding out more combinations costs."""
+    rows = []
+    for s in seeds_of(profile, seed):
+        r2 = {(c.kind, c.frac_test): train_fuzzy(c, profile, s)[1]["test_r2"] for c in fuzzy_drop_setups(profile)}
+        fracs = sorted({frac for _, frac in r2})
+        rows.append({"seed": s, **{kind: r2[(kind, fracs[0])] - r2[(kind, fracs[-1])] for kind in MAIN_KINDS}})
+    return pd.DataFrame(rows).set_index("seed")
+
+
+def language_models(profile: str, seed: int = 0) -> tuple[dict[int, dict[str, list[dict]]], pd.DataFrame]:
+    """hyla-6: ``({seed: {kind: validation curve}}, final validation loss per seed (rows) and kind (columns))``."""
+    curves, final = {}, []
+    for s in seeds_of(profile, seed):
+        curves[s] = {kind: train_text(text_setup(profile, kind=kind), profile, s)[1]["valid"] for kind in MAIN_KINDS}
+        final.append({"seed": s, **{kind: curve[-1]["loss"] for kind, curve in curves[s].items()}})
+    return curves, pd.DataFrame(final).set_index("seed")
+
+
 def fuzzy_grid(profile: str) -> list[Fuzzy]:
     """hyla-2 (C): every (kind, N, held-out fraction)."""
     sw = sweeps(profile)
@@ -425,13 +460,14 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     """The runs each HYLA notebook trains, as jobs for :func:`ponder.parallel.prefetch`."""
     sw = sweeps(profile)
     sr = lambda runs: [partial(train_sraven_once, c, profile, seed) for s in runs for c in candidates(s, profile, "sraven")]  # noqa: E731
-    fz = lambda runs: [partial(train_fuzzy_once, c, profile, seed) for s in runs for c in candidates(s, profile, "fuzzy")]  # noqa: E731
+    fz = lambda runs, seed=seed: [partial(train_fuzzy_once, c, profile, seed) for s in runs for c in candidates(s, profile, "fuzzy")]  # noqa: E731
+    others = seeds_of(profile, seed)[1:]
     return {
         "hyla_ablations": sr([sraven_setup(profile, kind=kind) for kind in sw["ablations"]]) + fz([fuzzy_setup(profile, kind=kind) for kind in sw["ablations"]]),
-        "hyla_fuzzy": fz(fuzzy_grid(profile)),
+        "hyla_fuzzy": fz(fuzzy_grid(profile)) + [job for s in others for job in fz(fuzzy_drop_setups(profile), s)],
         "hyla_latent": sr([heads_setup(profile, kind, h) for kind in MAIN_KINDS for h in sw["heads"]])
         + sr([sraven_setup(profile, kind=kind, k=k) for kind in MAIN_KINDS for k in sw["ks"]]),
-        "hyla_lm": [partial(train_text, text_setup(profile, kind=kind), profile, seed) for kind in MAIN_KINDS],
+        "hyla_lm": [partial(train_text, text_setup(profile, kind=kind), profile, s) for s in seeds_of(profile, seed) for kind in MAIN_KINDS],
         "hyla_sraven": sr([row["setup"] for row in scaling_setups(profile)])
         + sr([sraven_setup(profile, kind=kind, holdout=h) for kind in MAIN_KINDS for h in sw["holdouts"]]),
     }

@@ -82,6 +82,18 @@ def term_decoding(train: dict, test: dict, terms: list[int]) -> list[float]:
     ]
 
 
+def fuzzy_term_decoding(model, s, seed: int, n: int) -> tuple[list[float], float, dict[str, np.ndarray]]:
+    """hyla-2 (B) for one fuzzy-logic model on ``seed``'s split of term combinations: per layer the F1 of
+    :func:`term_decoding` (decoders fitted on the codes of ``n`` training-task sequences, scored on ``n``
+    held-out-task ones), the F1 of always answering "present" (the baseline), and the held-out codes."""
+    split = fuzzy.split(s.n_vars, s.n_terms, s.frac_test, seed=seed)
+    known = sorted({t for combo in split["train"] for t in combo})
+    train = fuzzy_codes(model, s, split["train"], n, seed=seed + 1)
+    test = fuzzy_codes(model, s, split["test"], n, seed=seed + 2)
+    present = s.n_terms / len(known)  # the share of (task, known term) pairs where the term is present
+    return term_decoding(train, test, known), 2 * present / (1 + present), test
+
+
 def tsne(codes: np.ndarray, seed: int = 0) -> np.ndarray:
     """``[n, 2]`` t-SNE embedding of ``[n, d]`` codes."""
     perplexity = min(30.0, max(2.0, (len(codes) - 1) / 3))

@@ -109,15 +109,15 @@ def draw_similarity(ax: plt.Axes, similarity: np.ndarray, names, title: str) -> 
     ax.set_title(title)
 
 
-def draw_curves(ax: plt.Axes, curves: dict[str, list[dict]], ylabel: str) -> None:
-    """``{kind: [{"step", "loss"}, ...]}`` as one line per attention kind."""
-    palette = kind_palette()
-    for kind in KIND_ORDER:
-        if kind in curves:
-            steps = [p["step"] for p in curves[kind]]
-            ax.plot(steps, [p["loss"] for p in curves[kind]], "o-", ms=3, color=palette[kind], label=LABELS[kind])
+def draw_curves(ax: plt.Axes, curves: dict[int, dict[str, list[dict]]], ylabel: str) -> None:
+    """``{seed: {kind: [{"step", "loss"}, ...]}}``: per attention kind the mean over seeds, a band of ± one
+    standard error around it."""
+    frame = pd.DataFrame([{"seed": seed, "model": LABELS[kind], **point} for seed, by_kind in curves.items() for kind, curve in by_kind.items() for point in curve])
+    palette = {LABELS[k]: c for k, c in kind_palette().items()}
+    order = [LABELS[k] for k in KIND_ORDER if LABELS[k] in set(frame["model"])]
+    sns.lineplot(frame, x="step", y="loss", hue="model", hue_order=order, palette=palette, marker="o", markersize=4, errorbar="se", ax=ax)
     ax.set(xlabel="training step", ylabel=ylabel)
-    ax.legend()
+    ax.legend(title=f"mean of {frame.seed.nunique()} seed(s) ± s.e.")
 
 
 def draw_levels(ax: plt.Axes, levels: dict[str, float]) -> None:
