@@ -4,8 +4,10 @@ For one representative run of each family at the GPU profile's sizes (``quick`` 
 times real training steps (data generation, forward, backward, clipping, AdamW) and reports
 
 * ``steps_per_s``: one process alone;
-* ``shared_steps_per_s``: the steps of ``P`` processes training side by side, summed (what
-  :func:`ponder.parallel.prefetch` gets from sharing one GPU), ``P`` = :data:`ponder.parallel.GPU_WORKERS`;
+* ``shared_steps_per_s``: the steps of ``P`` processes training side by side, summed, ``P`` =
+  :func:`ponder.parallel.worker_count` (what :func:`ponder.parallel.prefetch` gets from sharing one
+  GPU, or from the cores: on a 2-core CPU, ``shared_steps_per_s / steps_per_s`` below 2 is what
+  two runs side by side lose to each other);
 * ``data_s``: seconds per step spent generating the batch on the CPU;
 * ``limit_steps_per_s``: the step's floating-point operations (forward and backward, counted by
   :class:`torch.utils.flop_counter.FlopCounterMode`) at the rate of a large float32 (TF32 on a
@@ -135,8 +137,9 @@ def main() -> dict:
             alone = time_steps(profile, name)
         flops = flops_per_step(profile, name)
         row = {"family": name, "steps_per_s": 1 / alone["step_s"], "data_s": alone["data_s"], "flops_per_step": flops, "limit_steps_per_s": rate / flops}
-        if cuda:
-            row |= {"processes": parallel.GPU_WORKERS, "shared_steps_per_s": shared(profile, name, parallel.GPU_WORKERS)}
+        processes = parallel.worker_count()
+        if processes > 1:
+            row |= {"processes": processes, "shared_steps_per_s": shared(profile, name, processes)}
         rows.append(row)
         print({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
     result = {"device": torch.cuda.get_device_name() if cuda else "cpu", "profile": profile, "matmul_flops_per_s": rate, "families": rows}
