@@ -5,10 +5,11 @@ depth loop, exactly as on C-PVR (``ponder.experiments.hyper_ut``):
 
 * **ViT**: ``T`` different blocks (kind ``transformer``);
 * **U-ViT+ACT**: one shared block with ACT, at most ``T`` steps (kind ``ut_act``);
-* **HyperU-ViT**: Hyper-UT, the shared block's MLP generated per image and step, ACT (``hyper_act``).
+* **HyperU-ViT**: Hyper-UT, the block's weights generated per image and step from the routed pool, ACT (``hyper_act``).
 
 Reported per seed: top-1 on the fixed test split (``test_copies`` renderings of each test digit), average layers used ``N``, and the layer savings
-``1 - N / T`` (the abstract claims Hyper-UT matches ViT on ImageNet with >70 % savings).
+``1 - N / T`` (the abstract claims Hyper-UT matches ViT on ImageNet with >70 % savings); and, per test
+image, the layers it used (:func:`layers_per_image`: does halting adapt to the image?).
 """
 from functools import partial
 
@@ -72,18 +73,36 @@ def train_vision(kind: str, profile: str, seed: int):
         out = model(x)
         return F.cross_entropy(out.logits, y) + m["tau"] * out.ponder.mean()
 
-    @torch.no_grad()
     def evaluate(model):
-        model.eval()
-        x, y = images.images("test", copies=sizes["test_copies"], **geometry)
-        correct, layers = 0.0, 0.0
-        for start in range(0, len(x), EVAL_BATCH):
-            out = model(x[start : start + EVAL_BATCH].to(default_device()))
-            correct += (out.logits.argmax(-1).cpu() == y[start : start + EVAL_BATCH]).sum().item()
-            layers += out.steps.sum().item()
-        return {"top1": correct / len(x), "layers": layers / len(x), "params": parameter_count(model)}
+        correct, layers = test_outputs(model, profile)
+        return {"top1": correct.sum().item() / len(correct), "layers": layers.sum().item() / len(layers), "params": parameter_count(model)}
 
     return train_run(run, make, loss, batches, cfg, evaluate)
+
+
+@torch.no_grad()
+def test_outputs(model: nn.Module, profile: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """``[n]`` bool, each test image classified right, and ``[n]`` the layers it used (ACT's ``N``; all of
+    them for the ViT), over the ``test_copies`` renderings of every held-out digit."""
+    sizes = by_profile(SIZES, profile)
+    model.eval()
+    x, y = images.images("test", copies=sizes["test_copies"], size=sizes["size"], canvas=sizes["canvas"])
+    correct, layers = [], []
+    for start in range(0, len(x), EVAL_BATCH):
+        out = model(x[start : start + EVAL_BATCH].to(default_device()))
+        correct.append(out.logits.argmax(-1).cpu() == y[start : start + EVAL_BATCH])
+        layers.append(out.steps.cpu())
+    return torch.cat(correct), torch.cat(layers)
+
+
+def layers_per_image(profile: str, seed: int = 0) -> pd.DataFrame:
+    """hut-8's per-image halting: one row per model and test image of run ``seed``: the layers it used and
+    whether it was classified right."""
+    parts = []
+    for kind in KINDS:
+        correct, layers = test_outputs(train_vision(kind, profile, seed)[0], profile)
+        parts.append(pd.DataFrame({"model": LABELS[kind], "layers": layers.numpy(), "correct": correct.numpy()}))
+    return pd.concat(parts, ignore_index=True)
 
 
 def comparison(profile: str, seed: int = 0) -> pd.DataFrame:
