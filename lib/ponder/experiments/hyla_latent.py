@@ -14,6 +14,7 @@ Decoders are class-balanced logistic regressions trained on codes of in-distribu
 held-out compositions; t-SNE uses scikit-learn's defaults with a fixed ``random_state``.
 """
 import numpy as np
+import pandas as pd
 import torch
 from sklearn.linear_model import LogisticRegression
 from sklearn.manifold import TSNE
@@ -22,6 +23,7 @@ from sklearn.preprocessing import StandardScaler
 
 from ..models.attention import recording
 from ..tasks import fuzzy, sraven
+from . import hyla
 
 
 @torch.no_grad()
@@ -92,6 +94,17 @@ def fuzzy_term_decoding(model, s, seed: int, n: int) -> tuple[list[float], float
     test = fuzzy_codes(model, s, split["test"], n, seed=seed + 2)
     present = s.n_terms / len(known)  # the share of (task, known term) pairs where the term is present
     return term_decoding(train, test, known), 2 * present / (1 + present), test
+
+
+def hyla_term_decoding(profile: str, seed: int, n: int) -> pd.DataFrame:
+    """hyla-2 (B) on every seed of :func:`hyla.seeds_of` (rows): the best layer's F1 of HYLA's term decoders
+    and the F1 of always answering "present", each seed's model on its own split (:func:`fuzzy_term_decoding`)."""
+    s = hyla.fuzzy_setup(profile, kind="hyla")
+    rows = {}
+    for run_seed in hyla.seeds_of(profile, seed):
+        f1s, present, _ = fuzzy_term_decoding(hyla.train_fuzzy(s, profile, run_seed)[0], s, run_seed, n)
+        rows[run_seed] = {"best layer F1": max(f1s), "always present": present}
+    return pd.DataFrame(rows).T
 
 
 def tsne(codes: np.ndarray, seed: int = 0) -> np.ndarray:

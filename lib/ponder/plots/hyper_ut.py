@@ -168,10 +168,11 @@ def vision_table(runs: pd.DataFrame) -> pd.DataFrame:
     }).reset_index()
 
 
-def draw_vision(fig: plt.Figure, runs: pd.DataFrame, depth: int, per_image: pd.DataFrame) -> None:
+def draw_vision(fig: plt.Figure, runs: pd.DataFrame, depth: int, per_image: pd.DataFrame, chance: float) -> None:
     """hut-8: the table of :func:`vision_table` beside bars of top-1 and layer savings (mean, s.e. over
     seeds as error bars, each seed a dot, a dashed line at the paper's 70 % savings); below, the share
-    of test images by the layers they used (``per_image``: ``hyper_ut_vision.layers_per_image``, one seed)."""
+    of test images by the layers they used (``per_image``: ``hyper_ut_vision.layers_per_image``, one seed);
+    ``chance`` (one class in ``1 / classes``) dotted on the top-1 panel."""
     top, bottom = fig.subfigures(2, 1, height_ratios=[1, 0.75])
     left, right = top.subfigures(1, 2, width_ratios=[1.2, 1])
     draw_table(left.subplots(), vision_table(runs), font_size=10)
@@ -182,6 +183,9 @@ def draw_vision(fig: plt.Figure, runs: pd.DataFrame, depth: int, per_image: pd.D
         sns.stripplot(runs, x="model", y=column, order=order, color="0.2", size=4, ax=ax)
         ax.set(title=column, ylim=(0, 1), xlabel="")
         ax.tick_params(axis="x", rotation=20)
+        if column == "top-1":
+            ax.axhline(chance, color="0.3", ls=":", lw=1)
+            ax.text(-0.45, chance + 0.01, "chance", ha="left", va="bottom", fontsize=8, color="0.3")
     ax.axhline(0.7, color="0.3", ls="--", lw=1)
     ax.text(-0.45, 0.71, "paper: > 70 %", ha="left", va="bottom", fontsize=8, color="0.3")
     top.suptitle(f"Digits (stand-in for ImageNet-1k), at most {depth} layers; bars: mean over {runs.seed.nunique()} seed(s) ± s.e.")
