@@ -7,6 +7,7 @@ import torch
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
 from ..tasks.cpvr import count_hops, majority_accuracy, pointer_chain, position_rule_accuracy
+from ..tasks.cpvr_pruning import pruning_baselines
 from . import colors
 
 
@@ -47,24 +48,30 @@ def draw_label_by_hops(ax: plt.Axes, hops: torch.Tensor, label: torch.Tensor) ->
 
 def shortcuts(samples: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]) -> pd.DataFrame:
     """Per sampler (a name for each ``(x, hops, label)``) and hop count: the chance level (always
-    the most frequent label) and the best position-only rule "answer ``x[j]``" (its accuracy, its ``j``)."""
-    rows = []
+    the most frequent label), the best position-only rule "answer ``x[j]``" (its accuracy, its ``j``)
+    and pruning dead ends for 1 and 2 rounds (:mod:`ponder.tasks.cpvr_pruning`)."""
+    parts = []
     for sampler, (x, hops, label) in samples.items():
         chance = majority_accuracy(hops, label)
-        for h, accuracy in position_rule_accuracy(x, hops, label).items():
-            rows.append({"sampler": sampler, "hops": h, "majority label": chance[h], "best position rule": accuracy.max().item(), "position": int(accuracy.argmax())})
-    return pd.DataFrame(rows)
+        rows = [{"sampler": sampler, "hops": h, "majority label": chance[h], "best position rule": accuracy.max().item(), "position": int(accuracy.argmax())}
+                for h, accuracy in position_rule_accuracy(x, hops, label).items()]
+        parts.append(pd.DataFrame(rows).merge(pruning_baselines(x, hops, label), on="hops", validate="one_to_one"))
+    return pd.concat(parts, ignore_index=True)
 
 
 def draw_shortcuts(ax: plt.Axes, table: pd.DataFrame, length: int) -> None:
     """Per hop count and sampler (a :func:`shortcuts` table): the majority label (dashed), the best
-    position-only rule (solid), and uniform guessing ``1/length``."""
+    position-only rule (solid), pruning dead ends (dotted, the uniform sampler's: the two samplers
+    differ only in where chains end), and uniform guessing ``1/length``."""
     for (sampler, part), color in zip(table.groupby("sampler", sort=False), colors(table["sampler"].nunique())):
         ax.plot(part["hops"], part["best position rule"], "o-", color=color, label=f"best position rule, {sampler} ends")
         ax.plot(part["hops"], part["majority label"], "s--", color=color, ms=4, label=f"most frequent label, {sampler} ends")
+    uniform = table[table["sampler"] == "uniform"]
+    for column, marker in zip([c for c in table.columns if c.startswith("pruning dead ends")], "^v"):
+        ax.plot(uniform["hops"], uniform[column], marker + ":", color="0.35", ms=4, label=f"{column}, uniform ends")
     ax.axhline(1 / length, color="0.3", ls=":", label=f"uniform guess 1/{length}")
-    ax.set(xlabel="hops", ylabel="accuracy", title="Chance and position shortcuts per hop count", xticks=sorted(table["hops"].unique()))
-    ax.legend(loc="upper left", bbox_to_anchor=(0.06, 1), fontsize=7)
+    ax.set(xlabel="hops", ylabel="accuracy", title="Chance and shortcuts per hop count", xticks=sorted(table["hops"].unique()), ylim=(0, 1.02))
+    ax.legend(loc="lower right", fontsize=6)
 
 
 def draw_hop_histogram(ax: plt.Axes, hops: torch.Tensor) -> None:

@@ -37,7 +37,7 @@ def draw_accuracy_vs_hops(ax: plt.Axes, frame: pd.DataFrame, order: list[str], t
     (``hops`` and one column per baseline, e.g. chance) drawn as grey lines."""
     palette, markers = styles(order)
     sns.lineplot(frame, x="hops", y="accuracy", hue="model", hue_order=order, style="model", style_order=order, markers=markers, dashes=False, errorbar="se", err_style="bars", ax=ax, palette=palette)
-    for (name, line), style in zip((baselines if baselines is not None else pd.DataFrame()).drop(columns="hops", errors="ignore").items(), (":", "-.", "--")):
+    for (name, line), style in zip((baselines if baselines is not None else pd.DataFrame()).drop(columns="hops", errors="ignore").items(), (":", "-.", "--", (0, (5, 1, 1, 1, 1, 1)))):
         ax.plot(baselines["hops"], line, color="0.45", ls=style, lw=1.5, label=name)
     shade_out_of_distribution(ax, train_max, int(frame["hops"].max()))
     ax.set(xlabel="test hop count", ylabel="accuracy", ylim=(0, 1.02), xticks=sorted(frame["hops"].unique()))
