@@ -6,13 +6,14 @@ need not follow the chain hop by hop to find its end ``p_M``: it can prune, in p
 position, the places that no live forward pointer reaches::
 
     live_0      = every position
-    live_r      = {0} ∪ { j : x[i] = j > i for some i in live_{r-1} }   the start, and where a live forward pointer lands
+    live_r      = {0} ∪ { j : x[i] = j > i for some i in live_{r-1} }   the start, and where live pointers land
     ends_k      = { j in live_k : x[j] <= j }                           live places that point no further
 
 ``p_M`` is in ``ends_k`` for every ``k`` (the chain stays live; with no hop, ``p_0 = 0``); after
-``L - 1`` rounds it is the only member. Each round is one question an attention layer can answer at every position at once ("does
-a live position point at me?"), and reading out the value at a member of ``ends_k`` is one more:
-``k`` rounds take about ``k + 1`` layers, **whatever the hop count**. Answering the value at a
+``L - 1`` rounds it is the only member. Each round is one question an attention layer can answer
+at every position at once ("does a live position point at me?"), and reading out the value at a
+member of ``ends_k`` is one more: ``k`` rounds take about ``k + 1`` layers, **whatever the hop
+count**. Answering the value at a
 uniformly picked member of ``ends_k`` (:func:`pruning_rule_accuracy`) is a baseline that needs no
 hop-by-hop computation, and it gets *better* with more hops: the longer the chain, the fewer noise
 positions are left in a sequence of fixed length to survive the pruning. Where it is high,
