@@ -347,3 +347,19 @@ def test_latency_bench_measures_one_thread_and_every_core_on_any_cpu(monkeypatch
         assert bench.thread_counts() == {"1": 1, "every core": cores}
     monkeypatch.setattr(bench.torch.cuda, "is_available", lambda: True)
     assert bench.thread_counts() == {"every core": 16}
+
+
+def test_spending_is_one_pass_of_the_maps_and_the_costs_whatever_the_batch():
+    from ponder.experiments.acm import spending
+
+    torch.manual_seed(0)
+    model = A.acmize(ViT(image=8, patch=4, dim=8, depth=2, heads=2), n=4).eval()
+    x = torch.rand(5, 1, 8, 8)
+    maps, costs = spending(model, x, batch=2)
+    assert maps.shape == (5, 2, 2) and costs.shape == (5,)
+    with torch.no_grad():
+        model(x)
+    assert torch.allclose(costs, A.cost_fraction(model))
+    per_token = (A.compute_map(model) / A.max_token_cost(model))[:, 1:].unflatten(1, (2, 2)).float()
+    assert torch.allclose(maps, per_token)
+    assert ((0 <= maps) & (maps <= 1)).all()

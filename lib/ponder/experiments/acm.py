@@ -249,12 +249,24 @@ def evaluate_acm(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> dict:
 
 
 @torch.no_grad()
+def spending(model: nn.Module, x: torch.Tensor, batch: int = 128) -> tuple[torch.Tensor, torch.Tensor]:
+    """Where and how much the gates spend on images ``x`` (one pass, ``batch`` images at a time):
+    ``[B, grid, grid]`` per-patch learner MACs over every ACM, normalised by the most a token can
+    cost, and ``[B]`` the realised compute fraction ``β_i`` of each image."""
+    model.eval()
+    device = next(model.parameters()).device
+    maps, costs = [], []
+    for start in range(0, len(x), batch):
+        model(x[start : start + batch].to(device))
+        per_token = acmize_lib.compute_map(model) / acmize_lib.max_token_cost(model)
+        maps.append(per_token[:, 1:].unflatten(1, (model.grid, model.grid)).float().cpu())
+        costs.append(acmize_lib.cost_fraction(model).cpu())
+    return torch.cat(maps), torch.cat(costs)
+
+
 def compute_maps(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
     """``[B, grid, grid]`` per-patch learner MACs over every ACM, normalised by the most a token can cost."""
-    model.eval()
-    model(x.to(next(model.parameters()).device))
-    per_token = acmize_lib.compute_map(model) / acmize_lib.max_token_cost(model)
-    return per_token[:, 1:].unflatten(1, (model.grid, model.grid)).float().cpu()
+    return spending(model, x)[0]
 
 
 @torch.no_grad()
@@ -322,11 +334,12 @@ def pretraining_variant(profile: str, variant: str, seed: int = 0) -> tuple[nn.M
 def robustness(model: nn.Module, profile: str, severities=range(6)) -> list[dict]:
     """acm-10: accuracy, MACs and realised β under each corruption of :data:`images.CORRUPTIONS` at each severity."""
     x, y = test_set(profile)
+    clean = evaluate_acm(model, x, y)  # severity 0 leaves the images as they are: evaluated once
     rows = []
     for kind in images.CORRUPTIONS:
         for severity in severities:
-            corrupted = images.corrupt(x, kind, severity, seed=severity)
-            rows.append({"corruption": kind, "severity": severity, **evaluate_acm(model, corrupted, y)})
+            metrics = clean if severity == 0 else evaluate_acm(model, images.corrupt(x, kind, severity, seed=severity), y)
+            rows.append({"corruption": kind, "severity": severity, **metrics})
     return rows
 
 
@@ -520,15 +533,3 @@ def diversity_margins(stats):
     when both diversities are at or above the median."""
     both = stats[["spatial", "per_sample"]]
     return (both / both.median()).min(axis=1) - 1
-
-
-@torch.no_grad()
-def cost_per_sample(model: nn.Module, x: torch.Tensor, batch: int = 128) -> torch.Tensor:
-    """``[B]`` realised compute fraction ``β_i`` of each sample."""
-    model.eval()
-    device = next(model.parameters()).device
-    out = []
-    for start in range(0, len(x), batch):
-        model(x[start : start + batch].to(device))
-        out.append(acmize_lib.cost_fraction(model).cpu())
-    return torch.cat(out)
