@@ -1,9 +1,10 @@
 """Pruning dead ends: the C-PVR baseline that finds a chain's end without following it."""
+import pandas as pd
 import pytest
 import torch
 
 from ponder.tasks import cpvr
-from ponder.tasks.cpvr_pruning import pruned_ends, pruning_baselines, pruning_rule_accuracy
+from ponder.tasks.cpvr_pruning import pruned_ends, pruning_baselines, pruning_rule_accuracy, with_pruning_baselines
 
 # the worked example of ponder.tasks.cpvr: 0 -> 3 -> 6 -> 8, label x[8] = 5
 WORKED = torch.tensor([[3, 9, 4, 6, 0, 2, 8, 1, 5, 7]])
@@ -53,3 +54,11 @@ def test_baselines_table_has_a_column_per_number_of_rounds():
     assert table["hops"].tolist() == [1, 2, 3]
     assert table["pruning dead ends, 3 rounds"].tolist() == [pruning_rule_accuracy(x, hops, label, 3)[h] for h in (1, 2, 3)]
     assert list(table.columns) == ["hops", "pruning dead ends, 1 round", "pruning dead ends, 3 rounds"]
+
+
+def test_with_pruning_baselines_adds_the_columns_beside_the_others():
+    test_set = cpvr.sample(1_000, 12, [1, 2, 3], seed=9)
+    others = pd.DataFrame({"hops": [1, 2, 3], "chance": [0.2, 0.2, 0.2]})
+    merged = with_pruning_baselines(others, test_set)
+    assert list(merged.columns) == ["hops", "chance", "pruning dead ends, 1 round", "pruning dead ends, 2 rounds"]
+    assert merged.drop(columns="chance").equals(pruning_baselines(*test_set))

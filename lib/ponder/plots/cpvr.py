@@ -7,7 +7,7 @@ import torch
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
 from ..tasks.cpvr import count_hops, majority_accuracy, pointer_chain, position_rule_accuracy
-from ..tasks.cpvr_pruning import pruning_baselines
+from ..tasks.cpvr_pruning import with_pruning_baselines
 from . import colors
 
 
@@ -55,7 +55,7 @@ def shortcuts(samples: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]
         chance = majority_accuracy(hops, label)
         rows = [{"sampler": sampler, "hops": h, "majority label": chance[h], "best position rule": accuracy.max().item(), "position": int(accuracy.argmax())}
                 for h, accuracy in position_rule_accuracy(x, hops, label).items()]
-        parts.append(pd.DataFrame(rows).merge(pruning_baselines(x, hops, label), on="hops", validate="one_to_one"))
+        parts.append(with_pruning_baselines(pd.DataFrame(rows), (x, hops, label)))
     return pd.concat(parts, ignore_index=True)
 
 

@@ -56,3 +56,9 @@ def pruning_baselines(x: torch.Tensor, hops: torch.Tensor, label: torch.Tensor, 
     for k in rounds:
         table[f"pruning dead ends, {k} round{'s' if k > 1 else ''}"] = table["hops"].map(pruning_rule_accuracy(x, hops, label, k))
     return table
+
+
+def with_pruning_baselines(baselines: pd.DataFrame, test_set: tuple[torch.Tensor, torch.Tensor, torch.Tensor]) -> pd.DataFrame:
+    """``baselines`` (one row per ``hops``) with the columns of :func:`pruning_baselines` on
+    ``test_set`` ``(x, hops, label)``, the examples the other baselines were measured on."""
+    return baselines.merge(pruning_baselines(*test_set), on="hops", validate="one_to_one")
