@@ -11,13 +11,13 @@ import pytest
 
 from ponder import claims, notebooks
 from ponder.checks import check_choice
-from ponder.paths import claims_dir, figures_dir
+from ponder.paths import claims_dir, figures_dir, results_dir, runs_dir
 from ponder.plots import save_figure, set_theme
 from ponder.profiles import PROFILES, by_profile, check_profile
 
 
 def test_unknown_profile_names_the_allowed_ones():
-    with pytest.raises(ValueError, match=r"profile='fast' is not allowed; choose one of 'smoke', 'quick', 'gpu', 'paper'"):
+    with pytest.raises(ValueError, match=r"profile='fast' is not allowed; choose one of 'smoke', 'quick', 'cpu', 'gpu', 'paper'"):
         check_profile("fast")
 
 
@@ -50,6 +50,18 @@ def test_by_profile_reads_the_row_and_demands_every_profile():
     assert by_profile({"smoke": 1, "quick": 2, "gpu": 4, "paper": 3}, "quick") == 2
     with pytest.raises(KeyError, match="paper"):
         by_profile({"smoke": 1, "quick": 2}, "smoke")
+
+
+def test_cpu_reads_its_own_row_or_quicks():
+    assert by_profile({"smoke": 1, "quick": 2, "gpu": 4, "paper": 3}, "cpu") == 2
+    assert by_profile({"smoke": 1, "quick": 2, "cpu": 5, "gpu": 4, "paper": 3}, "cpu") == 5
+
+
+def test_cpu_shares_quicks_run_cache_but_keeps_its_own_ledger_and_figures(isolated_outputs):
+    assert runs_dir("cpu") == runs_dir("quick") == results_dir("quick")
+    assert runs_dir("smoke") == results_dir("smoke")
+    assert claims_dir("cpu") != claims_dir("quick")
+    assert figures_dir("cpu") == isolated_outputs / "figures" / "cpu"
 
 
 def test_unknown_model_kind_style_error():

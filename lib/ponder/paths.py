@@ -9,12 +9,21 @@ ledger apart from the published ones: ``figures/seed-N/...`` and ``results/<prof
 import os
 from pathlib import Path
 
+from .profiles import EXTENDS
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def results_dir(profile: str) -> Path:
-    """``results/<profile>/``: the run cache and the claims rows of one profile."""
+    """``results/<profile>/``: the claims rows of one profile (and its run cache, :func:`runs_dir`)."""
     return Path(os.environ.get("PONDER_RESULTS", ROOT / "results")) / profile
+
+
+def runs_dir(profile: str) -> Path:
+    """The run cache of ``profile``: ``results/<profile>/``, where ``cpu`` shares ``quick``'s (its
+    runs are quick's and more of the same; a run's key holds everything it is, so a run both ask
+    for is trained once)."""
+    return results_dir(EXTENDS.get(profile, profile))
 
 
 def seed() -> str:

@@ -2,6 +2,12 @@
 
 * ``smoke`` — tests and CI: every notebook end to end in seconds; numbers are meaningless.
 * ``quick`` — default of ``make figures``: a 2-core laptop without a GPU, all notebooks ≤ 35 min.
+  The comparisons that need several seeds to be judged mostly get one here (the ledger then says
+  inconclusive), and the grids are thinned; ``cpu`` has the rest.
+* ``cpu``   — the same models and steps as ``quick`` on the same laptop, about 80 minutes: every
+  judged comparison on 3 seeds and the full grids (pool sizes, budgets, depths, ablations). Its runs
+  are ``quick``'s plus more, in one cache (:func:`ponder.paths.runs_dir`); its figures and ledger
+  are committed under ``figures/cpu/``.
 * ``gpu``   — one GPU (an H100) for about 20 minutes in all: the claims that need scale at the
   papers' model sizes (HYLA sraven at K = 4, Hyper-UT at length 16 with 8 steps, ACM on a
   12-block ViT), the rest at sizes between ``quick`` and ``paper``. Its figures are committed
@@ -9,13 +15,16 @@
 * ``paper`` — the papers' sizes where known, else the largest faithful setting (several GPUs).
 
 Sizes are data: each experiment keeps a table ``{profile: sizes}`` and reads its row with
-:func:`by_profile`, so there is no ``if profile == ...`` scattered through the code.
+:func:`by_profile`, so there is no ``if profile == ...`` scattered through the code. A table may
+leave out ``cpu`` where it is ``quick``'s row (:data:`EXTENDS`).
 """
 from typing import Mapping, TypeVar
 
 from .checks import check_choice
 
-PROFILES = ("smoke", "quick", "gpu", "paper")
+PROFILES = ("smoke", "quick", "cpu", "gpu", "paper")
+# A profile a table may leave out, and the row it then reads.
+EXTENDS = {"cpu": "quick"}
 
 T = TypeVar("T")
 
@@ -26,9 +35,10 @@ def check_profile(profile: str) -> str:
 
 
 def by_profile(table: Mapping[str, T], profile: str) -> T:
-    """The row of ``table`` for ``profile``; every table must define every profile."""
+    """The row of ``table`` for ``profile``; every table must define every profile except those of
+    :data:`EXTENDS`, which read the row they extend where they have none."""
     check_profile(profile)
-    missing = [p for p in PROFILES if p not in table]
+    missing = [p for p in PROFILES if p not in table and p not in EXTENDS]
     if missing:
         raise KeyError(f"profile table lacks {missing}")
-    return table[profile]
+    return table[profile] if profile in table else table[EXTENDS[profile]]

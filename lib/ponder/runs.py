@@ -1,4 +1,4 @@
-"""The run cache: ``results/<profile>/<name>/<key>/``.
+"""The run cache: ``results/<profile>/<name>/<key>/`` (``cpu`` shares ``quick``'s: :func:`~ponder.paths.runs_dir`).
 
 A run is keyed by its full config and the code version (a hash of the source of the modules
 it depends on, by default all of the library's modelling code), so re-running a notebook reuses finished runs, a changed config or model retrains,
@@ -32,7 +32,7 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
 from . import numerics
-from .paths import ROOT, results_dir
+from .paths import ROOT, runs_dir
 from .profiles import check_profile
 
 # Modules whose changes do not change what a run computes: presentation and plumbing only.
@@ -104,7 +104,7 @@ class Run:
         check_profile(profile)
         self.name, self.config, self.profile = name, config, profile
         self.key = config_key(config, code)
-        self.dir = results_dir(profile) / name / self.key
+        self.dir = runs_dir(profile) / name / self.key
 
     @property
     def done(self) -> bool:

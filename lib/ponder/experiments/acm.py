@@ -27,7 +27,6 @@ from ..runs import Run
 from ..tasks import images, speech
 from ..training import TrainConfig, default_device, train_run
 
-BUDGETS = (0.25, 0.4, 0.6, 0.75)
 TASKS = ("digits", "speech")
 # Training sizes per profile (digits: the ViT; speech overrides a few entries in SPEECH_SIZES). Phase III and
 # every baseline get the same total, distill + gate + finetune steps. ``finetune_lr`` and ``loss_scale`` (a
@@ -44,7 +43,7 @@ TASKS = ("digits", "speech")
 SIZES = {
     "smoke": dict(seeds=1, dim=16, depth=2, heads=2, batch=16, base_steps=20, distill_steps=4, gate_steps=4, finetune_steps=8, ablation_steps=4,
                   base_lr=3e-3, eval_images=64, finetune_lr=2e-3, loss_scale=10.0, expert_units=16),
-    "quick": dict(seeds=1, dim=32, depth=4, heads=4, batch=32, base_steps=2000, distill_steps=100, gate_steps=50, finetune_steps=1200, ablation_steps=300,
+    "cpu": dict(seeds=1, dim=32, depth=4, heads=4, batch=32, base_steps=2000, distill_steps=100, gate_steps=50, finetune_steps=1200, ablation_steps=300,
                   base_lr=1e-3, eval_images=None, finetune_lr=2e-3, loss_scale=10.0, expert_units=16),
     # gpu: a ViT-Ti-sized base (width 192, 12 blocks) and phase III long enough to converge
     "gpu": dict(seeds=3, dim=192, depth=12, heads=3, batch=256, base_steps=4_000, distill_steps=400, gate_steps=200, finetune_steps=1_500, ablation_steps=500,
@@ -52,9 +51,15 @@ SIZES = {
     "paper": dict(seeds=3, dim=192, depth=12, heads=3, batch=256, base_steps=20_000, distill_steps=400, gate_steps=200, finetune_steps=19_400, ablation_steps=1000,
                   base_lr=3e-3, eval_images=None, finetune_lr=1e-4, loss_scale=1.0, expert_units=24),
 }
+# quick: cpu's models and steps on thinner grids, so that every notebook fits 35 minutes of a 2-core laptop
+# (a phase-III run costs about 3 CPU-minutes, an A-ViT run 2): three budgets on the digits (acm-1's 0.4
+# and acm-6's 0.6 among them; acm-10's robustness uses the largest), two on the speech (acm-7's 0.25), A-ViT at
+# 4 and 8 of 12 blocks, N = 2, 4, 8 learners. cpu has every point.
+SIZES["quick"] = dict(SIZES["cpu"], budgets=(0.25, 0.4, 0.6), avit_targets=(4, 8), learner_counts=(2, 4, 8))
 SPEECH_SIZES = {
     "smoke": dict(base_steps=20),
-    "quick": dict(base_steps=800, base_lr=3e-3),
+    "quick": dict(base_steps=800, base_lr=3e-3, budgets=(0.25, 0.6)),
+    "cpu": dict(base_steps=800, base_lr=3e-3),
     "gpu": dict(base_steps=3_000),
     "paper": dict(base_steps=20_000),
 }
@@ -65,13 +70,20 @@ CODE_ACM = ["ponder.models.transformer", "ponder.models.acm", "ponder.models.acm
 PREFIX = {"digits": "acm", "speech": "acm/speech"}  # run names
 MOE_TOP_K_FRACTIONS = (1 / 8, 1 / 4, 3 / 8, 1 / 2, 3 / 4, 1)  # of the experts (official: 2..128 of 128)
 AVIT_TARGETS = (4, 6, 8, 10)  # the official A-ViT target depths, in blocks of 12
+# The grids a profile's row may thin: phase-III budgets β, A-ViT targets (of AVIT_TARGETS) and acm-10's learner counts.
+GRIDS = dict(budgets=(0.25, 0.4, 0.6, 0.75), avit_targets=AVIT_TARGETS, learner_counts=(2, 4, 8, 16))
 
 
 def avit_depths(profile: str) -> tuple[float, ...]:
-    """The A-ViT target depths for the profile's ViT: the official {4, 6, 8, 10} of 12 blocks, scaled
-    to its depth (4/3, 2, 8/3, 10/3 of 4 blocks at quick)."""
-    depth = sizes(profile)["depth"]
-    return tuple(depth * t / 12 for t in AVIT_TARGETS)
+    """The A-ViT target depths for the profile's ViT: its ``avit_targets`` of the official {4, 6, 8, 10}
+    of 12 blocks, scaled to its depth (4/3, 2, 8/3, 10/3 of 4 blocks at cpu)."""
+    s = sizes(profile)
+    return tuple(s["depth"] * t / 12 for t in s["avit_targets"])
+
+
+def budgets(profile: str, task: str = "digits") -> tuple[float, ...]:
+    """The phase-III budgets β trained for ``task``, lowest first."""
+    return tuple(sizes(profile, task)["budgets"])
 
 
 def experts(profile: str) -> int:
@@ -101,7 +113,7 @@ def seeds(profile: str, seed: int = 0) -> tuple[int, ...]:
 
 def sizes(profile: str, task: str = "digits") -> dict:
     check_choice("task", task, TASKS)
-    s = dict(by_profile(SIZES, profile))
+    s = GRIDS | by_profile(SIZES, profile)
     return s | by_profile(SPEECH_SIZES, profile) if task == "speech" else s
 
 
@@ -307,7 +319,6 @@ ABLATIONS = {  # acm-8: which auxiliary terms are off
     "neither": ("entropy", "diversity"),
     "no budget": ("budget",),
 }
-LEARNER_COUNTS = (2, 4, 8, 16)
 PRETRAINING = ("full", "no_phase1", "none")
 ABLATION_BUDGET = 0.6
 
@@ -456,11 +467,11 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     are the "all" ablation, so they are left out here) and each job's unshared upstream runs are its own.
     """
     return {
-        "acm_vit": [job for s in seeds(profile, seed) for job in [partial(acm_model, profile, b, s) for b in BUDGETS]
+        "acm_vit": [job for s in seeds(profile, seed) for job in [partial(acm_model, profile, b, s) for b in budgets(profile)]
                     + [partial(moefied, profile, s), partial(early_exits, profile, s)] + [partial(halting, profile, d, s) for d in avit_depths(profile)]],
-        "acm_ablations": [partial(ablation, profile, name, seed) for name in ABLATIONS] + [partial(granularity, profile, n, seed) for n in LEARNER_COUNTS if n != 4]
-        + [partial(pretraining_variant, profile, v, seed) for v in PRETRAINING if v != "full"] + [partial(acm_model, profile, 0.75, seed)],
-        "acm_speech": [partial(acm_model, profile, b, seed, task="speech") for b in BUDGETS] + [partial(moefied, profile, seed, task="speech")],
+        "acm_ablations": [partial(ablation, profile, name, seed) for name in ABLATIONS] + [partial(granularity, profile, n, seed) for n in sizes(profile)["learner_counts"] if n != 4]
+        + [partial(pretraining_variant, profile, v, seed) for v in PRETRAINING if v != "full"] + [partial(acm_model, profile, budgets(profile)[-1], seed)],
+        "acm_speech": [partial(acm_model, profile, b, seed, task="speech") for b in budgets(profile, "speech")] + [partial(moefied, profile, seed, task="speech")],
     }
 
 
@@ -488,11 +499,11 @@ def train_all(profile: str, seed: int = 0) -> None:
 
 # -- acm-3: accuracy vs MACs over seeds ---------------------------------------------------------
 def tradeoff(profile: str, seed: int = 0) -> dict[str, list[tuple[float, float]]]:
-    """acm-3 for one seed: ``{method: [(MMACs, accuracy), ...]}``: ACM at each of :data:`BUDGETS`,
+    """acm-3 for one seed: ``{method: [(MMACs, accuracy), ...]}``: ACM at each of :func:`budgets`,
     MoEfication at each top-k, A-ViT at each target depth, ZTW at each threshold, and the ``base`` model."""
     point = lambda m: (m["macs"] / 1e6, m["accuracy"])  # noqa: E731
     return {
-        "ACM": [point(acm_model(profile, b, seed)[1]) for b in BUDGETS],
+        "ACM": [point(acm_model(profile, b, seed)[1]) for b in budgets(profile)],
         "MoEfication": [point(p) for p in moefied(profile, seed)[1]["curve"]],
         "A-ViT": [point(halting(profile, d, seed)[1]) for d in avit_depths(profile)],
         "ZTW": [point(p) for p in early_exits(profile, seed)[1]["curve"]],

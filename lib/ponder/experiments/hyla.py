@@ -388,13 +388,14 @@ SWEEPS = {
     # noise, hyla-6's three language models and hyla-2's held-out drop and term decoding (about 3 and
     # 4 CPU-minutes a seed at quick); the sweeps train on the first seed only
     "smoke": dict(fractions=(1.0,), widths=(1,), depths=(1,), heads=(1, 4), ks=(2,), holdouts=(0.25,), lengths=(8,), frac_tests=(0.3, 0.7), ablations=ALL_KINDS, seeds=(0,)),
-    # quick: sraven's minutes go to the learning curve (4 data sizes, one model size) and fuzzy
+    # cpu (quick: one seed): sraven's minutes go to the learning curve (4 data sizes, one model size) and fuzzy
     # logic's to longer runs at the paper's N = 32 (the sraven rankings cannot show at this budget,
     # while fuzzy-logic R² is still rising past the trivial level); K = 4 stays at chance here
-    "quick": dict(fractions=(0.125, 0.25, 0.5, 1.0), widths=(1,), depths=(2,), heads=(1, 8), ks=(2,), holdouts=(0.25, 0.75), lengths=(32,), frac_tests=(0.3, 0.7), ablations=MAIN_KINDS, seeds=(0, 1, 2)),
+    "cpu": dict(fractions=(0.125, 0.25, 0.5, 1.0), widths=(1,), depths=(2,), heads=(1, 8), ks=(2,), holdouts=(0.25, 0.75), lengths=(32,), frac_tests=(0.3, 0.7), ablations=MAIN_KINDS, seeds=(0, 1, 2)),
     "gpu": dict(fractions=(0.25, 0.5, 1.0), widths=(1,), depths=(4,), heads=(1, 16), ks=(2, 4), holdouts=(0.25, 0.75), lengths=(16, 32), frac_tests=(0.3, 0.7), ablations=ALL_KINDS, seeds=(0, 1, 2)),
     "paper": dict(fractions=(0.5, 1.0, 2.0), widths=(1, 2, 4), depths=(4, 8, 16), heads=(1, 2, 4, 8, 16), ks=(2, 3, 4, 5), holdouts=(0.1, 0.25, 0.5, 0.75, 0.9), lengths=(16, 32, 64, 96), frac_tests=(0.3, 0.5, 0.7), ablations=ALL_KINDS, seeds=(0, 1, 2)),
 }
+SWEEPS["quick"] = dict(SWEEPS["cpu"], seeds=(0,))  # 35 minutes in all: hyla-2 and hyla-6 judged at cpu
 
 
 def sweeps(profile: str) -> dict:
