@@ -240,3 +240,36 @@ def test_cpvr_explorer_draws_once_when_a_shorter_sequence_clamps_the_hops():
     titles = [plt.figure(n).axes[0].get_title() for n in plt.get_fignums()]
     assert len(titles) == 2 and titles[-1].startswith("3 hops")  # the clamp redraws nothing by itself
     plt.close("all")
+
+
+class _Keyed(Exception):
+    """Raised by the patched ``Run`` once a job has named its first run."""
+
+
+def first_runs(profile: str, monkeypatch) -> set[tuple[str, str]]:
+    """``{(run name, cache key)}`` of the first run each of ``profile``'s notebook jobs asks for (the
+    job stops there: nothing trains; ACM jobs all start at shared upstream runs, so they are left to
+    test_acm's own check)."""
+    from ponder import runs
+    from ponder.experiments import notebook_jobs
+
+    seen = set()
+    original = runs.Run.__init__
+
+    def record(self, name, config, profile, code=None):
+        original(self, name, config, profile, code=code)
+        seen.add((name, self.key))
+        raise _Keyed
+
+    with monkeypatch.context() as patch:
+        patch.setattr(runs.Run, "__init__", record)
+        for notebook, jobs in notebook_jobs(profile).items():
+            for job in jobs if not notebook.startswith("acm") else []:
+                with pytest.raises(_Keyed):
+                    job()
+    return seen
+
+
+def test_every_run_quick_trains_is_one_cpu_trains_under_the_same_key(monkeypatch):
+    quick, cpu = first_runs("quick", monkeypatch), first_runs("cpu", monkeypatch)
+    assert quick and quick < cpu  # one cache serves both: after make figures, PROFILE=cpu trains only what it adds

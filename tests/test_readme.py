@@ -41,6 +41,18 @@ def test_blocks_are_rewritten_from_the_figures(figures):
     assert readme.sync(out, figures) == out
 
 
+def test_a_block_can_show_another_profiles_figures(figures):
+    (figures / "cpu").mkdir()
+    (figures / "cpu" / "CLAIMS.md").write_text(LEDGER.replace("2 holds, 0 does not hold", "3 holds, 1 does not hold"))
+    (figures / "cpu" / "hut-3.md").write_text("| model | acc |\n| --- | --- |\n| UT | 0.5 |\n")
+    out = readme.sync(f"{block('tally')}\n{block('tally cpu')}\n{block('table hut-3 cpu')}\n", figures)
+    assert block("tally", "2 holds, 0 does not hold, 1 inconclusive, 1 describe.\n") in out
+    assert block("tally cpu", "3 holds, 1 does not hold, 1 inconclusive, 1 describe.\n") in out
+    assert "| UT | 0.5 |" in out and "| UT | 0.45 |" not in out
+    with pytest.raises(ValueError, match="unknown README block"):
+        readme.sync(block("tally cpu gpu"), figures)
+
+
 def test_bad_blocks_are_errors(figures):
     with pytest.raises(ValueError, match="unknown README block"):
         readme.sync(block("chart hut-3"), figures)

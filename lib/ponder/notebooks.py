@@ -68,8 +68,8 @@ TIMED_NOTEBOOKS = ("acm_latency", "survey_table")
 
 def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int | None = None) -> Path:
     """Execute notebooks into ``build/<profile>/``, printing each one's time; gather the ledger
-    whatever happened, and with it the README's generated blocks when these are the committed
-    figures (``quick``, seed 0: :mod:`ponder.readme`); raise ``SystemExit(1)`` after it if a
+    whatever happened, and with it the README's generated blocks when these are committed
+    figures (``quick`` or ``cpu``, seed 0: :mod:`ponder.readme`); raise ``SystemExit(1)`` after it if a
     notebook failed.
 
     First every notebook's runs train in one pool (:func:`ponder.experiments.pretrain`); then the
@@ -114,8 +114,8 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
                     failed.append((name, error))
     ledger = gather(profile)
     print(f"claims ledger: {ledger}: {tally(rows(profile))}")
-    if ledger.parent == ROOT / "figures" and readme.sync_file(ROOT / "README.md", ledger.parent):  # the committed figures: the README shows them
-        print("README.md: its generated blocks rewritten from figures/")
+    if ledger.parent in (ROOT / "figures", ROOT / "figures" / "cpu") and readme.sync_file(ROOT / "README.md", ROOT / "figures"):  # committed: the README shows them
+        print("README.md: its generated blocks rewritten from figures/ and figures/cpu/")
     for name, error in failed:
         print(f"FAILED {name}: {error}\n  the executed copy, with the failing cell's traceback: {out / name}", file=sys.stderr)
     if failed:

@@ -42,3 +42,10 @@ def by_profile(table: Mapping[str, T], profile: str) -> T:
     if missing:
         raise KeyError(f"profile table lacks {missing}")
     return table[profile] if profile in table else table[EXTENDS[profile]]
+
+
+def run_sizes(sizes: Mapping[str, object]) -> dict:
+    """The part of a profile's ``sizes`` that defines one run, for its cache key: all but ``seeds``
+    (which runs a figure trains, not what one run is), so that a run ``quick`` and ``cpu`` both
+    train has one key and trains once."""
+    return {k: v for k, v in sizes.items() if k != "seeds"}

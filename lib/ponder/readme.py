@@ -17,6 +17,9 @@ block            what it holds
 ``table ID``     ``figures/ID.md``, a table a notebook wrote (``save_table``)
 ===============  =================================================================
 
+A block may name another profile's committed figures last (``ledger hut cpu``, ``tally cpu``):
+it is then rewritten from ``figures/<profile>/``.
+
 :func:`sync` rewrites the blocks; ``make figures`` calls it after writing the committed figures
 (``quick``, seed 0), and ``tests/test_readme.py`` checks that the committed README equals what
 :func:`sync` makes of the committed figures, so the two cannot be committed out of step.
@@ -27,6 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from .plots import markdown_table
+from .profiles import PROFILES
 from .verify import LEDGER, ledger
 
 BLOCK = re.compile(r"(<!-- generated: (?P<spec>[^>]*?) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.DOTALL)
@@ -52,10 +56,13 @@ def ledger_rows(ledger_text: str, prefix: str) -> str:
 
 
 def render(spec: str, figures: Path) -> str:
-    """The text of the block ``spec`` (``"tally"``, ``"ledger hut"``, ``"table hut-3"``) from ``figures``."""
+    """The text of the block ``spec`` (``"tally"``, ``"ledger hut"``, ``"table hut-3"``, each optionally
+    followed by a profile: ``"ledger hut cpu"``) from ``figures`` (or its profile's folder)."""
     kind, *argument = spec.split()
+    if argument and argument[-1] in PROFILES and argument[-1] != "quick":
+        figures = figures / argument.pop()
     if kind not in KINDS or len(argument) != (kind != "tally"):
-        raise ValueError(f"unknown README block {spec!r}: one of 'tally', 'ledger PREFIX', 'table TARGET-ID'")
+        raise ValueError(f"unknown README block {spec!r}: one of 'tally', 'ledger PREFIX', 'table TARGET-ID', optionally followed by a profile")
     if kind == "table":
         path = figures / f"{argument[0]}.md"
         if not path.exists():

@@ -28,7 +28,7 @@ import torch.nn.functional as F
 from .. import parallel
 from ..checks import check_choice
 from ..models.seq2seq import CausalLM, greedy_decode
-from ..profiles import by_profile
+from ..profiles import by_profile, run_sizes
 from ..runs import Run
 from ..tasks import cpvr
 from ..training import TrainConfig, default_device, train_run
@@ -140,7 +140,7 @@ def train_seq2seq(target: str, profile: str, seed: int):
     """Train (or load) the answer-only or scratch-pad model; ``(model, metrics)`` with accuracy per decoding and test hop count."""
     sizes = by_profile(SIZES, profile)
     cfg = TrainConfig(steps=sizes["steps"], batch_size=sizes["batch_size"], lr=sizes["lr"], seed=seed)
-    run = Run(f"hut/scratchpad/{target}", {"target": target, "sizes": sizes, "train": cfg.as_dict()}, profile, code=CODE)
+    run = Run(f"hut/scratchpad/{target}", {"target": target, "sizes": run_sizes(sizes), "train": cfg.as_dict()}, profile, code=CODE)
 
     def batches(step):
         x, _, _ = cpvr.sample(cfg.batch_size, sizes["length"], list(sizes["train_hops"]), seed=cfg.seed * 1_000_003 + step)

@@ -20,7 +20,7 @@ from torch import nn
 
 from .. import parallel
 from ..models.vit import ViT
-from ..profiles import by_profile
+from ..profiles import by_profile, run_sizes
 from ..runs import Run
 from ..tasks import images
 from ..training import TrainConfig, default_device, train_run
@@ -61,7 +61,7 @@ def train_vision(kind: str, profile: str, seed: int):
     sizes = by_profile(SIZES, profile)
     m = sizes["model"]
     cfg = TrainConfig(steps=sizes["steps"], batch_size=sizes["batch_size"], lr=sizes["lr"], seed=seed)
-    run = Run(f"hut/vision/{kind}", {"kind": kind, "sizes": sizes, "train": cfg.as_dict()}, profile, code=code(kind) + CODE)
+    run = Run(f"hut/vision/{kind}", {"kind": kind, "sizes": run_sizes(sizes), "train": cfg.as_dict()}, profile, code=code(kind) + CODE)
     geometry = dict(size=sizes["size"], canvas=sizes["canvas"])
 
     def make():
