@@ -73,3 +73,18 @@ def test_prefetch_workers_and_papermill_kernels_run_pinned(tmp_path):
 def test_importing_torch_first_is_warned_about():
     done = subprocess.run([sys.executable, "-c", "import torch, ponder"], env=clean_env(), capture_output=True, text=True, check=True)
     assert "torch was imported before ponder" in done.stderr and "MKL_CBWR=AVX2,STRICT" in done.stderr
+
+
+NUMPY_LEVELS = "import json, ponder, numpy; from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__; print(json.dumps([k for k in __cpu_dispatch__ if __cpu_features__[k]]))"
+
+
+def test_numpys_own_loops_run_at_the_avx2_level():
+    """numpy dispatches its own loops by CPU (X86_V4 and AVX512_* on an AVX-512 machine): pinned, it
+    uses none above X86_V3 (AVX2); unpinned, an AVX-512 machine shows the difference."""
+    def levels(env):
+        return set(json.loads(subprocess.run([sys.executable, "-c", NUMPY_LEVELS], env=env, capture_output=True, text=True, check=True).stdout))
+
+    pinned, unpinned = levels(clean_env()), levels(clean_env(PONDER_UNPINNED="1"))
+    assert pinned <= {"X86_V3"} and pinned <= unpinned
+    if "avx512f" in Path("/proc/cpuinfo").read_text():
+        assert "X86_V4" in unpinned - pinned

@@ -5,22 +5,25 @@ code path MKL, ATen and oneDNN pick for the CPU at hand and on how many threads 
 The ACM's hard gates and ACT's halting thresholds turn last-bit differences into different runs.
 So before torch and numpy are imported, ``import ponder`` fixes all of it:
 
-===================  =============  =================================================
-variable             value          what it pins
-===================  =============  =================================================
-MKL_CBWR             AVX2,STRICT    MKL's conditional numerical reproducibility branch
-ATEN_CPU_CAPABILITY  avx2           the ATen kernels' SIMD level
-ONEDNN_MAX_CPU_ISA   AVX2           oneDNN's instruction set
-OPENBLAS_CORETYPE    Haswell        the kernels of numpy's and scipy's OpenBLAS (t-SNE, probes)
-OMP_NUM_THREADS      1              one thread for every computation a figure shows
-MKL_NUM_THREADS      1
-OPENBLAS_NUM_THREADS 1
-===================  =============  =================================================
+========================  ============================  ===========================================================
+variable                  value                         what it pins
+========================  ============================  ===========================================================
+MKL_CBWR                  AVX2,STRICT                   MKL's conditional numerical reproducibility branch
+ATEN_CPU_CAPABILITY       avx2                          the ATen kernels' SIMD level
+ONEDNN_MAX_CPU_ISA        AVX2                          oneDNN's instruction set
+OPENBLAS_CORETYPE         Haswell                       the kernels of numpy's and scipy's OpenBLAS (t-SNE, probes)
+NPY_DISABLE_CPU_FEATURES  X86_V4 AVX512_ICL AVX512_SPR  numpy's own SIMD loops: its AVX2 level (X86_V3)
+OMP_NUM_THREADS           1                             one thread for every computation a figure shows
+MKL_NUM_THREADS           1
+OPENBLAS_NUM_THREADS      1
+========================  ============================  ===========================================================
 
 OpenBLAS picks its kernels by CPU too: on one machine, asking for its AVX-only kernels changes a
 t-SNE embedding and a logistic-regression probe in every bit (tests/test_numerics.py), and an
 AVX-512 machine picks its own kernels by default; ``Haswell`` is the AVX2 set, the one an AMD Zen
-already chooses.
+already chooses. numpy's own loops (``NPY_DISABLE_CPU_FEATURES``, numpy 2's names) pick their level
+by CPU as well: on an AVX-512 machine they moved a legend of acm-5's PDF by 4e-5 pt against the
+figure made on an AVX2 machine (its PNG was the same); held at AVX2, the PDF was the same too.
 
 The values *override* what the environment asked for (a machine choosing by itself is what they
 guard against). Every entry point imports ``ponder`` first (``make figures | results | test | lab``,
@@ -40,6 +43,7 @@ PINS = {
     "ATEN_CPU_CAPABILITY": "avx2",
     "ONEDNN_MAX_CPU_ISA": "AVX2",
     "OPENBLAS_CORETYPE": "Haswell",
+    "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
     "OMP_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1",
