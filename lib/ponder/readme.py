@@ -21,7 +21,7 @@ A block may name another profile's committed figures last (``ledger hut cpu``, `
 it is then rewritten from ``figures/<profile>/``.
 
 :func:`sync` rewrites the blocks; ``make figures`` calls it after writing the committed figures
-(``quick``, seed 0), and ``tests/test_readme.py`` checks that the committed README equals what
+(``quick`` or ``cpu``, seed 0), and ``tests/test_readme.py`` checks that the committed README equals what
 :func:`sync` makes of the committed figures, so the two cannot be committed out of step.
 """
 import re
