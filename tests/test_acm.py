@@ -5,7 +5,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from ponder.models import acmize as A
 from ponder.models import flops
-from ponder.models.acm import ACM, Learners, hard_gumbel
+from ponder.models.acm import ACM, Learners, _gumbel_noise, hard_gumbel, softmax_choices
 from ponder.models.acm_phases import auxiliary_losses, choice_entropy, distances, distill_loss, finetune_loss, gate_labels
 from ponder.models.transformer import MLP
 from ponder.models.vit import ViT
@@ -54,6 +54,35 @@ def test_hard_gumbel_forward_is_one_hot_and_gradient_is_the_soft_one():
     (soft * weights).sum().backward()
     torch.testing.assert_close(grad_hard, logits.grad)
     assert torch.equal(hard.detach().argmax(-1), soft.detach().argmax(-1))
+
+
+def test_softmax_over_a_leading_dimension_is_the_softmax_over_the_choices():
+    scores = torch.randn(3, 7, 5, requires_grad=True)
+    weights = torch.randn(3, 7, 5)
+    (softmax_choices(scores) * weights).sum().backward()
+    moved = scores.grad.clone()
+    scores.grad = None
+    expected = scores.softmax(-1)
+    (expected * weights).sum().backward()
+    torch.testing.assert_close(softmax_choices(scores), expected)
+    torch.testing.assert_close(moved, scores.grad)
+
+
+@pytest.mark.parametrize("k_min", [0, 1])
+def test_a_training_forward_samples_the_gate_once_and_reads_its_arg_max(k_min):
+    """One pass gives ν̂ (the Gumbel sample), the arg-max's learners and the mask m_n = [k ≥ n]."""
+    torch.manual_seed(2)
+    acm = ACM(6, 6, n=4, hidden=3, k_min=k_min).train()
+    z = torch.randn(5, 11, 6)
+    torch.manual_seed(7)
+    acm(z)
+    logits = acm.gate(z).detach()
+    torch.manual_seed(7)
+    sample = (logits + _gumbel_noise(logits)).argmax(-1) + k_min
+    assert torch.equal(acm.k, sample) and torch.equal(acm.onehot.detach().argmax(-1) + k_min, sample)
+    assert torch.equal(acm.argmax_used.detach().round().long(), logits.argmax(-1) + k_min)
+    mask = acm.learner_mask(acm.onehot.detach())
+    assert torch.equal(mask.round(), (sample.unsqueeze(-1) >= torch.arange(1, 5)).float())
 
 
 def test_task_loss_reaches_the_gate_in_training():
@@ -317,8 +346,9 @@ def test_quick_thins_cpus_grids_and_keeps_what_its_figures_draw():
     assert 0.25 in acm.budgets("quick", "speech")  # acm-7 draws 0.25
     assert set(acm.avit_depths("quick")) < set(acm.avit_depths("cpu")) and acm.avit_depths("quick") == (4 / 3, 8 / 3)
     assert 4 in acm.sizes("quick")["learner_counts"] and acm.sizes("cpu")["learner_counts"] == (2, 4, 8, 16)
-    quick = {k: v for k, v in acm.sizes("quick").items() if k not in acm.GRIDS}
-    assert quick == {k: v for k, v in acm.sizes("cpu").items() if k not in acm.GRIDS}  # the same runs: one cache serves both
+    assert acm.seeds("quick") == (0,) and acm.seeds("cpu") == (0, 1, 2)  # cpu judges acm-1, acm-3 and acm-5 on three
+    quick = {k: v for k, v in acm.sizes("quick").items() if k not in acm.GRIDS and k != "seeds"}
+    assert quick == {k: v for k, v in acm.sizes("cpu").items() if k not in acm.GRIDS and k != "seeds"}  # the same runs: one cache serves both
 
     def runs(profile):  # every notebook's jobs, the profile argument left out
         return {(j.func.__name__, j.args[1:], tuple(sorted(j.keywords.items()))) for js in acm.jobs(profile).values() for j in js}

@@ -33,9 +33,9 @@ TASKS = ("digits", "speech")
 # factor on the paper's auxiliary weights 0.1 / 0.05 / 0.05) are per profile: the paper's lr 1e-4 and weights
 # assume ~97 ImageNet epochs; in a few hundred to a thousand steps they do not reach the budget (README, ACM).
 # The gpu row's lr and scale sit between quick's and the paper's and are not measured yet.
-# ``expert_units``: MoEfication's expert width (the official 24 units at ViT-B's scale). ``seeds``: acm-3's seeds:
-# one at quick, where three (11 runs of ~1350 steps each) cost about 20 more CPU-minutes than the ACM notebooks'
-# whole 9-minute budget on 2 cores; so quick's acm-3 rows are inconclusive by the rule and gpu's judge them.
+# ``expert_units``: MoEfication's expert width (the official 24 units at ViT-B's scale). ``seeds``: acm_vit's seeds
+# (acm-1, acm-3, acm-5), each its own base model: three at cpu, which judges them (each seed is 11 runs of about
+# 1350 steps, ~15 CPU-minutes on 2 cores); one at quick, whose rows are therefore inconclusive by the rule.
 # ``base_lr``: the base model's peak learning rate. Measured at quick on the digits (seeds 0 / 1 / 2, 2000 steps):
 # lr 3e-3 leaves the ViT at chance for up to 1100 steps and ends at test accuracy 0.735 / 0.414 / 0.643; lr 1e-3
 # ends at 0.767 / 0.693 / 0.726, the spread between seeds that acm-3's comparisons inherit cut by about 4.
@@ -43,7 +43,7 @@ TASKS = ("digits", "speech")
 SIZES = {
     "smoke": dict(seeds=1, dim=16, depth=2, heads=2, batch=16, base_steps=20, distill_steps=4, gate_steps=4, finetune_steps=8, ablation_steps=4,
                   base_lr=3e-3, eval_images=64, finetune_lr=2e-3, loss_scale=10.0, expert_units=16),
-    "cpu": dict(seeds=1, dim=32, depth=4, heads=4, batch=32, base_steps=2000, distill_steps=100, gate_steps=50, finetune_steps=1200, ablation_steps=300,
+    "cpu": dict(seeds=3, dim=32, depth=4, heads=4, batch=32, base_steps=2000, distill_steps=100, gate_steps=50, finetune_steps=1200, ablation_steps=300,
                   base_lr=1e-3, eval_images=None, finetune_lr=2e-3, loss_scale=10.0, expert_units=16),
     # gpu: a ViT-Ti-sized base (width 192, 12 blocks) and phase III long enough to converge
     "gpu": dict(seeds=3, dim=192, depth=12, heads=3, batch=256, base_steps=4_000, distill_steps=400, gate_steps=200, finetune_steps=1_500, ablation_steps=500,
@@ -54,8 +54,9 @@ SIZES = {
 # quick: cpu's models and steps on thinner grids, so that every notebook fits 35 minutes of a 2-core laptop
 # (a phase-III run costs about 3 CPU-minutes, an A-ViT run 2): three budgets on the digits (acm-1's 0.4
 # and acm-6's 0.6 among them; acm-10's robustness uses the largest), two on the speech (acm-7's 0.25), A-ViT at
-# 4 and 8 of 12 blocks, N = 2, 4, 8 learners. cpu has every point.
-SIZES["quick"] = dict(SIZES["cpu"], budgets=(0.25, 0.4, 0.6), avit_targets=(4, 8), learner_counts=(2, 4, 8))
+# 4 and 8 of 12 blocks, N = 2, 4, 8 learners, acm-10's robustness on 4 of the 16 renderings of each test digit
+# (1,436 images). cpu has every point, and three seeds.
+SIZES["quick"] = dict(SIZES["cpu"], seeds=1, budgets=(0.25, 0.4, 0.6), avit_targets=(4, 8), learner_counts=(2, 4, 8), robustness_copies=4)
 SPEECH_SIZES = {
     "smoke": dict(base_steps=20),
     "quick": dict(base_steps=800, base_lr=3e-3, budgets=(0.25, 0.6)),
@@ -70,8 +71,9 @@ CODE_ACM = ["ponder.models.transformer", "ponder.models.acm", "ponder.models.acm
 PREFIX = {"digits": "acm", "speech": "acm/speech"}  # run names
 MOE_TOP_K_FRACTIONS = (1 / 8, 1 / 4, 3 / 8, 1 / 2, 3 / 4, 1)  # of the experts (official: 2..128 of 128)
 AVIT_TARGETS = (4, 6, 8, 10)  # the official A-ViT target depths, in blocks of 12
-# The grids a profile's row may thin: phase-III budgets β, A-ViT targets (of AVIT_TARGETS) and acm-10's learner counts.
-GRIDS = dict(budgets=(0.25, 0.4, 0.6, 0.75), avit_targets=AVIT_TARGETS, learner_counts=(2, 4, 8, 16))
+# The grids a profile's row may thin: phase-III budgets β, A-ViT targets (of AVIT_TARGETS), acm-10's learner counts
+# and the renderings of each test digit that acm-10's robustness evaluates (25 evaluations of the test set).
+GRIDS = dict(budgets=(0.25, 0.4, 0.6, 0.75), avit_targets=AVIT_TARGETS, learner_counts=(2, 4, 8, 16), robustness_copies=TEST_COPIES)
 
 
 def avit_depths(profile: str) -> tuple[float, ...]:
@@ -343,8 +345,11 @@ def pretraining_variant(profile: str, variant: str, seed: int = 0) -> tuple[nn.M
 
 @torch.no_grad()
 def robustness(model: nn.Module, profile: str, severities=range(6)) -> list[dict]:
-    """acm-10: accuracy, MACs and realised β under each corruption of :data:`images.CORRUPTIONS` at each severity."""
+    """acm-10: accuracy, MACs and realised β under each corruption of :data:`images.CORRUPTIONS` at each severity,
+    on the first ``robustness_copies`` renderings of every test digit."""
     x, y = test_set(profile)
+    count = len(x) * sizes(profile)["robustness_copies"] // TEST_COPIES  # the test set holds every digit once, then again, ...
+    x, y = x[:count], y[:count]
     clean = evaluate_acm(model, x, y)  # severity 0 leaves the images as they are: evaluated once
     rows = []
     for kind in images.CORRUPTIONS:
