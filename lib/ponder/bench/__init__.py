@@ -17,7 +17,7 @@ from ..paths import ROOT
 from ..runs import write_json
 
 # name -> "module:function", imported only when run
-REGISTRY: dict[str, str] = {"acm": "ponder.bench.acm:main", "act": "ponder.bench.act:main", "numerics": "ponder.bench.numerics:main", "seeds": "ponder.bench.seeds:main", "train": "ponder.bench.train:main"}
+REGISTRY: dict[str, str] = {"acm": "ponder.bench.acm:main", "act": "ponder.bench.act:main", "gate": "ponder.bench.gate:main", "numerics": "ponder.bench.numerics:main", "seeds": "ponder.bench.seeds:main", "train": "ponder.bench.train:main"}
 
 
 def synchronize() -> None:
