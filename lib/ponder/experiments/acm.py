@@ -33,9 +33,10 @@ TASKS = ("digits", "speech")
 # factor on the paper's auxiliary weights 0.1 / 0.05 / 0.05) are per profile: the paper's lr 1e-4 and weights
 # assume ~97 ImageNet epochs; in a few hundred to a thousand steps they do not reach the budget (README, ACM).
 # The gpu row's lr and scale sit between quick's and the paper's and are not measured yet.
-# ``expert_units``: MoEfication's expert width (the official 24 units at ViT-B's scale). ``seeds``: acm_vit's seeds
-# (acm-1, acm-3, acm-5), each its own base model: three at cpu, which judges them (each seed is 11 runs of about
-# 1350 steps, ~15 CPU-minutes on 2 cores); one at quick, whose rows are therefore inconclusive by the rule.
+# ``expert_units``: MoEfication's expert width (the official 24 units at ViT-B's scale). ``seeds``: the seeds of the
+# judged comparisons (acm-1, -3, -4, -5, -7, -8), each its own base model: three at cpu, which judges them (a seed
+# of acm_vit is 11 runs of about 1350 steps, ~15 CPU-minutes; of acm_speech 6, ~8; of acm-8 five 450-step runs, ~2);
+# one at quick, whose rows are therefore inconclusive by the rule.
 # ``base_lr``: the base model's peak learning rate. Measured at quick on the digits (seeds 0 / 1 / 2, 2000 steps):
 # lr 3e-3 leaves the ViT at chance for up to 1100 steps and ends at test accuracy 0.735 / 0.414 / 0.643; lr 1e-3
 # ends at 0.767 / 0.693 / 0.726, the spread between seeds that acm-3's comparisons inherit cut by about 4.
@@ -109,7 +110,8 @@ EXIT_THRESHOLDS = tuple(round(0.3 + 0.7 * i / 40, 4) for i in range(41))
 
 
 def seeds(profile: str, seed: int = 0) -> tuple[int, ...]:
-    """acm-3's seeds: ``seed`` and the next ones, the profile's ``seeds`` in all (each its own base model)."""
+    """The seeds of the judged comparisons: ``seed`` and the next ones, the profile's ``seeds`` in all (each its own
+    base model). The describing rows (acm-6, acm-10) and the drawings of one model take the first."""
     return tuple(range(seed, seed + sizes(profile)["seeds"]))
 
 
@@ -470,13 +472,15 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
 
     No two jobs of a notebook share a run (N = 4 at equal cost and the "full" pre-training variant
     are the "all" ablation, so they are left out here) and each job's unshared upstream runs are its own.
+    The judged comparisons train every seed of :func:`seeds`; acm-10's describing runs the first.
     """
+    every = seeds(profile, seed)
     return {
-        "acm_vit": [job for s in seeds(profile, seed) for job in [partial(acm_model, profile, b, s) for b in budgets(profile)]
+        "acm_vit": [job for s in every for job in [partial(acm_model, profile, b, s) for b in budgets(profile)]
                     + [partial(moefied, profile, s), partial(early_exits, profile, s)] + [partial(halting, profile, d, s) for d in avit_depths(profile)]],
-        "acm_ablations": [partial(ablation, profile, name, seed) for name in ABLATIONS] + [partial(granularity, profile, n, seed) for n in sizes(profile)["learner_counts"] if n != 4]
+        "acm_ablations": [partial(ablation, profile, name, s) for s in every for name in ABLATIONS] + [partial(granularity, profile, n, seed) for n in sizes(profile)["learner_counts"] if n != 4]
         + [partial(pretraining_variant, profile, v, seed) for v in PRETRAINING if v != "full"] + [partial(acm_model, profile, budgets(profile)[-1], seed)],
-        "acm_speech": [partial(acm_model, profile, b, seed, task="speech") for b in budgets(profile, "speech")] + [partial(moefied, profile, seed, task="speech")],
+        "acm_speech": [job for s in every for job in [partial(acm_model, profile, b, s, task="speech") for b in budgets(profile, "speech")] + [partial(moefied, profile, s, task="speech")]],
     }
 
 
@@ -484,7 +488,7 @@ def upstream(profile: str, notebook: str, seed: int = 0) -> list[parallel.Job]:
     """The runs the jobs of an ACM notebook share: its task's base model and phases I-II, per seed."""
     check_choice("notebook", notebook, tuple(jobs(profile, seed)))
     task = "speech" if notebook == "acm_speech" else "digits"
-    return [partial(gates_pretrained, profile, s, task=task) for s in (seeds(profile, seed) if notebook == "acm_vit" else (seed,))]
+    return [partial(gates_pretrained, profile, s, task=task) for s in seeds(profile, seed)]
 
 
 def prefetch(profile: str, notebook: str, seed: int = 0) -> None:
@@ -503,17 +507,18 @@ def train_all(profile: str, seed: int = 0) -> None:
 
 
 # -- acm-3: accuracy vs MACs over seeds ---------------------------------------------------------
-def tradeoff(profile: str, seed: int = 0) -> dict[str, list[tuple[float, float]]]:
-    """acm-3 for one seed: ``{method: [(MMACs, accuracy), ...]}``: ACM at each of :func:`budgets`,
-    MoEfication at each top-k, A-ViT at each target depth, ZTW at each threshold, and the ``base`` model."""
+def tradeoff(profile: str, seed: int = 0, task: str = "digits") -> dict[str, list[tuple[float, float]]]:
+    """acm-3 (digits) or acm-4 (speech) for one seed: ``{method: [(MMACs, accuracy), ...]}``: ACM at each of
+    :func:`budgets`, MoEfication at each top-k, on the digits A-ViT at each target depth and ZTW at each
+    threshold, and the ``base`` model."""
     point = lambda m: (m["macs"] / 1e6, m["accuracy"])  # noqa: E731
-    return {
-        "ACM": [point(acm_model(profile, b, seed)[1]) for b in budgets(profile)],
-        "MoEfication": [point(p) for p in moefied(profile, seed)[1]["curve"]],
-        "A-ViT": [point(halting(profile, d, seed)[1]) for d in avit_depths(profile)],
-        "ZTW": [point(p) for p in early_exits(profile, seed)[1]["curve"]],
-        "base": [point(base_model(profile, seed)[1])],
+    methods = {
+        "ACM": [point(acm_model(profile, b, seed, task=task)[1]) for b in budgets(profile, task)],
+        "MoEfication": [point(p) for p in moefied(profile, seed, task)[1]["curve"]],
     }
+    if task == "digits":
+        methods |= {"A-ViT": [point(halting(profile, d, seed)[1]) for d in avit_depths(profile)], "ZTW": [point(p) for p in early_exits(profile, seed)[1]["curve"]]}
+    return methods | {"base": [point(base_model(profile, seed, task)[1])]}
 
 
 def mean_points(per_seed: list[list[tuple[float, float]]]) -> list[tuple[float, float, float, float]]:
