@@ -23,7 +23,7 @@ from pathlib import Path
 from .checks import check_int
 from .experiments import pretrain
 from .claims import clear, gather, rows, tally
-from .paths import ROOT, figures_dir
+from .paths import ROOT, figures_dir, profile_folder
 from .profiles import PROFILES, check_profile
 from .parallel import worker_count
 from . import readme
@@ -114,8 +114,8 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
                     failed.append((name, error))
     ledger = gather(profile)
     print(f"claims ledger: {ledger}: {tally(rows(profile))}")
-    if ledger.parent in (ROOT / "figures", ROOT / "figures" / "cpu") and readme.sync_file(ROOT / "README.md", ROOT / "figures"):  # committed: the README shows them
-        print("README.md: its generated blocks rewritten from figures/ and figures/cpu/")
+    if ledger.parent in {ROOT / "figures" / profile_folder(p) for p in readme.SHOWN} and readme.sync_file(ROOT / "README.md", ROOT / "figures"):  # the README shows them
+        print(f"README.md: its generated blocks rewritten from the figures of {', '.join(readme.SHOWN)}")
     for name, error in failed:
         print(f"FAILED {name}: {error}\n  the executed copy, with the failing cell's traceback: {out / name}", file=sys.stderr)
     if failed:

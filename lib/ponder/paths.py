@@ -42,8 +42,12 @@ def figures_dir(profile: str) -> Path:
 
     ``make test`` runs the notebooks in ``smoke`` and must not overwrite the published figures.
     """
-    base = Path(os.environ.get("PONDER_FIGURES", ROOT / "figures")) / seed_tag()
-    return base if profile == "quick" else base / profile
+    return Path(os.environ.get("PONDER_FIGURES", ROOT / "figures")) / seed_tag() / profile_folder(profile)
+
+
+def profile_folder(profile: str) -> str:
+    """Where ``profile``'s figures sit under ``figures/``: in it for ``quick``, in ``<profile>/`` for the others."""
+    return "" if profile == "quick" else profile
 
 
 def claims_dir(profile: str) -> Path:

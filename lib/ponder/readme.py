@@ -21,7 +21,7 @@ A block may name another profile's committed figures last (``ledger hut cpu``, `
 it is then rewritten from ``figures/<profile>/``.
 
 :func:`sync` rewrites the blocks; ``make figures`` calls it after writing the committed figures
-(``quick`` or ``cpu``, seed 0), and ``tests/test_readme.py`` checks that the committed README equals what
+(those of :data:`SHOWN`, seed 0), and ``tests/test_readme.py`` checks that the committed README equals what
 :func:`sync` makes of the committed figures, so the two cannot be committed out of step.
 """
 import re
@@ -29,9 +29,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from .paths import profile_folder
 from .plots import markdown_table
 from .profiles import PROFILES
 from .verify import LEDGER, ledger
+
+SHOWN = ("quick", "cpu")  # the profiles whose committed figures the README's blocks show
 
 BLOCK = re.compile(r"(<!-- generated: (?P<spec>[^>]*?) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.DOTALL)
 OPEN = re.compile(r"<!-- generated: ")
@@ -59,8 +62,8 @@ def render(spec: str, figures: Path) -> str:
     """The text of the block ``spec`` (``"tally"``, ``"ledger hut"``, ``"table hut-3"``, each optionally
     followed by a profile: ``"ledger hut cpu"``) from ``figures`` (or its profile's folder)."""
     kind, *argument = spec.split()
-    if argument and argument[-1] in PROFILES and argument[-1] != "quick":
-        figures = figures / argument.pop()
+    if argument and argument[-1] in PROFILES:
+        figures = figures / profile_folder(argument.pop())
     if kind not in KINDS or len(argument) != (kind != "tally"):
         raise ValueError(f"unknown README block {spec!r}: one of 'tally', 'ledger PREFIX', 'table TARGET-ID', optionally followed by a profile")
     if kind == "table":
