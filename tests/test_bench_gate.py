@@ -3,11 +3,13 @@ import torch
 
 from ponder.bench import gate
 from ponder.models import acm
+from ponder.models.acmize import acmize
+from ponder.models.vit import ViT
 
 
 def test_both_softmaxes_give_the_same_phase3_gradients():
     torch.manual_seed(0)
-    model = gate.acmize(gate.ViT(image=32, patch=4, dim=16, depth=1, heads=2), 4, 4).train()
+    model = acmize(ViT(image=32, patch=4, dim=16, depth=1, heads=2), 4, 4).train()
     x, y = torch.rand(4, 1, 32, 32), torch.randint(0, 10, (4,))
     grads = []
     for softmax in (gate.last_dim_softmax, acm.softmax_choices):
