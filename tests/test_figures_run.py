@@ -1,5 +1,7 @@
 """`make figures` (``ponder.notebooks.run``): a failing notebook is reported, the others still run,
 the ledger is still gathered, and the exit status says something failed."""
+from functools import partial
+
 import nbformat
 import pytest
 
@@ -47,6 +49,25 @@ def test_the_timing_notebooks_execute_alone_after_the_others(tmp_path, monkeypat
     events = {tuple(line.split()[:2]): float(line.split()[2]) for line in log.read_text().splitlines()}
     assert events["a", "start"] < events["b", "end"] and events["b", "start"] < events["a", "end"]  # side by side
     assert events["c_timed", "start"] > max(events["a", "end"], events["b", "end"])
+
+
+def test_a_notebook_executes_as_soon_as_its_runs_are_trained(tmp_path, monkeypatch):
+    """Run A is notebook a's, run B notebook b's, and B ends only once notebook a has started: a
+    executes beside B, on the core A left, and b only after B."""
+    from test_parallel import stamp
+
+    folder, log = tmp_path / "notebooks", tmp_path / "log.txt"
+    folder.mkdir()
+    for name in ("a", "b"):
+        notebook(folder / f"{name}.ipynb", f"import time\nopen({str(log)!r}, 'a').write(f'{name}-notebook start {{time.time()}}\\n')")
+    run = {"A": partial(stamp, str(log), "A"), "B": partial(stamp, str(log), "B", "a-notebook")}
+    monkeypatch.setattr(notebooks, "NOTEBOOKS", folder)
+    monkeypatch.setattr(notebooks, "ROOT", tmp_path)
+    monkeypatch.setattr(notebooks, "training", lambda profile, seed, names: (list(run.values()), [], {"a": [run["A"]], "b": [run["B"]]}))
+    notebooks.run("smoke", jobs=2)
+    events = {tuple(line.split()[:2]): float(line.split()[2]) for line in log.read_text().splitlines()}
+    assert events["A", "end"] <= events["a-notebook", "start"] < events["B", "end"] <= events["b-notebook", "start"]
+    assert events["B", "end"] - events["B", "start"] < 30  # B did not time out waiting for notebook a
 
 
 def test_every_timing_target_is_made_by_a_timed_notebook():

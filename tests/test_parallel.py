@@ -138,15 +138,42 @@ def stamp(log: str, name: str, wait_for: str | None = None) -> None:
         out.write(f"{name} end {time.time()}\n")
 
 
-def test_then_jobs_wait_for_the_first_ones_and_go_ahead_of_the_rest(tmp_path):
+def test_jobs_built_on_an_upstream_wait_for_it_and_go_ahead_of_the_rest(tmp_path):
     """Two workers: the shared run A starts first; B, built on it, starts only when A has ended,
     and before the independent D, which was handed in ahead of it; C fills the second core.
     (A ends once C has started, C once B has started: no sleeps to race.)"""
     log = str(tmp_path / "log.txt")
     job = lambda name, wait_for=None: partial(stamp, log, name, wait_for)  # noqa: E731
-    trained = parallel.prefetch([job("C", wait_for="B"), job("D")], workers=2, first=[job("A", wait_for="C")], then=[job("B")])
+    trained = parallel.prefetch([job("C", wait_for="B"), job("D")], workers=2, after=[([job("A", wait_for="C")], [job("B")])])
     assert trained == 4
     events = {tuple(line.split()[:2]): float(line.split()[2]) for line in open(log)}
     assert events["B", "start"] >= events["A", "end"]
     assert events["B", "start"] < events["D", "start"] and events["C", "start"] < events["A", "end"]
     assert events["C", "end"] - events["C", "start"] < 30  # C did not time out waiting for B
+
+
+def test_each_group_waits_only_for_its_own_upstream(tmp_path):
+    """U2's dependent B2 starts while U1, the other group's upstream, is still training (U1 ends
+    only once B2 has started)."""
+    log = str(tmp_path / "log.txt")
+    job = lambda name, wait_for=None: partial(stamp, log, name, wait_for)  # noqa: E731
+    assert parallel.prefetch([], workers=2, after=[([job("U1", wait_for="B2")], [job("B1")]), ([job("U2")], [job("B2")])]) == 4
+    events = {tuple(line.split()[:2]): float(line.split()[2]) for line in open(log)}
+    assert events["U2", "end"] <= events["B2", "start"] < events["U1", "end"] <= events["B1", "start"]
+    assert events["U1", "end"] - events["U1", "start"] < 30  # U1 did not time out waiting for B2
+
+
+def test_plan_counts_each_uncached_job_once_and_says_what_it_waits_for(tmp_path):
+    log = str(tmp_path / "log.txt")
+    job = lambda name: partial(stamp, log, name)  # noqa: E731
+    cached = partial(int)  # no run to train: never scheduled
+    order, needs = parallel.plan([job("C"), job("B"), cached], after=[([job("A"), cached], [job("B")])])
+    assert [j.args[1] for j in order] == ["A", "B", "C"]
+    assert needs == [set(), {0}, set()]
+
+
+def test_schedule_refuses_needs_that_cannot_be_met():
+    with pytest.raises(ValueError, match="cycle"):
+        parallel.schedule([partial(int), partial(int)], [{1}, {0}], 2, lambda *a: None)
+    with pytest.raises(ValueError, match="position"):
+        parallel.schedule([partial(int)], [{0}], 2, lambda *a: None)

@@ -18,15 +18,16 @@ import json
 import os
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 from .checks import check_int
-from .experiments import pretrain
+from .experiments import training
 from .claims import clear, gather, rows, tally
 from .paths import ROOT, figures_dir, profile_folder
 from .profiles import PROFILES, check_profile
 from .parallel import worker_count
-from . import readme
+from . import parallel, readme
 from .regression import sanitize, unpinned_reason
 from .verify import verify
 
@@ -67,20 +68,20 @@ TIMED_NOTEBOOKS = ("acm_latency", "survey_table")
 
 
 def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int | None = None) -> Path:
-    """Execute notebooks into ``build/<profile>/``, printing each one's time; gather the ledger
-    whatever happened, and with it the README's generated blocks when these are committed
+    """Execute notebooks into ``build/<profile>/``, printing each run's and each notebook's time; gather
+    the ledger whatever happened, and with it the README's generated blocks when these are committed
     figures (``quick`` or ``cpu``, seed 0: :mod:`ponder.readme`); raise ``SystemExit(1)`` after it if a
     notebook failed.
 
-    First every notebook's runs train in one pool (:func:`ponder.experiments.pretrain`); then the
-    notebooks execute ``jobs`` at a time (default :func:`ponder.parallel.worker_count`: one per
-    core on the CPU, where their kernels have one thread each), except the
-    :data:`TIMED_NOTEBOOKS`, which execute alone at the end so that nothing else runs beside what
-    they time.
+    One pool of ``jobs`` worker processes (default :func:`ponder.parallel.worker_count`: one per
+    core on the CPU, where runs and kernels have one thread each) trains the runs of every notebook
+    (:func:`ponder.experiments.training`: the runs others build on first, those built on them as
+    soon as they have ended, the rest filling the cores) and executes each notebook once its runs
+    are there and no run is left to start, so notebooks fill the cores that the last runs leave
+    idle. The :data:`TIMED_NOTEBOOKS` execute alone at the end, so that nothing else runs beside
+    what they time. A run that fails to train does not stop the others: its notebook retrains it
+    and reports the error. With one worker nothing trains ahead: each notebook trains its own runs.
     """
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from multiprocessing import get_context
-
     jobs = worker_count() if jobs is None else check_int("jobs", jobs, minimum=1)
     out = ROOT / "build" / profile
     out.mkdir(parents=True, exist_ok=True)
@@ -89,29 +90,37 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
     paths, failed, begin = find(names), [], time.perf_counter()
     if not names:  # every notebook rewrites its rows: none left from claims that are no longer made
         clear(profile)
-    print(f"[{profile}] training the runs of {len(paths)} notebook(s) side by side first", flush=True)
-    def report(done: int, pending: int, job: str, seconds: float) -> None:
-        elapsed = time.perf_counter() - begin
-        print(f"[{profile}]   run {done}/{pending} {job}: {seconds:.0f} s (elapsed {elapsed / 60:.1f} min)", flush=True)
-
-    for failure in pretrain(profile, seed, [p.stem for p in paths], report):
-        print(f"  a run failed to train ahead (its notebook will say more): {failure}", file=sys.stderr)
-    print(f"[{profile}] runs trained in {(time.perf_counter() - begin) / 60:.1f} min; executing the notebooks", flush=True)
-    executing, done = time.perf_counter(), 0
     untimed = [p for p in paths if p.stem not in TIMED_NOTEBOOKS]
-    for batch, width in ((untimed, jobs), ([p for p in paths if p.stem in TIMED_NOTEBOOKS], 1)):
-        if not batch:
-            continue
-        with ProcessPoolExecutor(min(width, len(batch)), mp_context=get_context("spawn")) as pool:
-            for future in as_completed([pool.submit(execute, path, out, profile, seed) for path in batch]):
-                name, seconds, error = future.result()
-                done += 1
-                elapsed = time.perf_counter() - begin
-                left = (time.perf_counter() - executing) / done * (len(paths) - done)  # from the notebooks' pace, not the training's
-                status = "done" if error is None else "FAILED"
-                print(f"[{profile}] [{done}/{len(paths)}] {name} {status} in {seconds:.0f} s (elapsed {elapsed / 60:.1f} min, about {left / 60:.1f} min left)", flush=True)
-                if error is not None:
-                    failed.append((name, error))
+    independent, groups, needed = training(profile, seed, [p.stem for p in paths])
+    runs, needs = parallel.plan(independent, groups, keep_going=True) if jobs > 1 else ([], [])
+    print(f"[{profile}] {len(runs)} run(s) to train and {len(paths)} notebook(s) to execute, {jobs} at a time", flush=True)
+    position = {parallel.key(job): i for i, job in enumerate(runs)}
+    waits = [{position[k] for k in map(parallel.key, needed.get(p.stem, [])) if k in position} for p in untimed]
+    trained, executed = iter(range(1, len(runs) + 1)), iter(range(1, len(paths) + 1))
+
+    def elapsed() -> str:
+        return f"elapsed {(time.perf_counter() - begin) / 60:.1f} min"
+
+    def ran(job: parallel.Job, error: BaseException | None, seconds: float) -> None:
+        if error is not None:
+            print(f"  a run failed to train ahead (its notebook will say more): {parallel.failure(job, error)}", file=sys.stderr)
+        print(f"[{profile}]   run {next(trained)}/{len(runs)} {parallel.describe(job)}: {seconds:.0f} s ({elapsed()})", flush=True)
+
+    def executed_one(path: Path, result, error: BaseException | None, seconds: float) -> None:
+        name, seconds, problem = result if error is None else (path.name, seconds, f"{type(error).__name__}: {error}")
+        print(f"[{profile}] [{next(executed)}/{len(paths)}] {name} {'done' if problem is None else 'FAILED'} in {seconds:.0f} s ({elapsed()})", flush=True)
+        if problem is not None:
+            failed.append((name, problem))
+
+    def train_and_execute(runs: list, needs: list[set[int]], notebooks: list[Path], waits: list[set[int]], width: int) -> None:
+        calls = parallel.train_calls(runs) + [partial(execute, path, out, profile, seed) for path in notebooks]
+        if calls:
+            parallel.schedule(calls, needs + waits, width, lambda i, result, error, seconds: ran(runs[i], error, seconds) if i < len(runs)
+                              else executed_one(notebooks[i - len(runs)], result, error, seconds))
+
+    train_and_execute(runs, needs, untimed, waits, jobs)
+    timed = [p for p in paths if p.stem in TIMED_NOTEBOOKS]
+    train_and_execute([], [], timed, [set() for _ in timed], 1)  # alone, after everything else
     ledger = gather(profile)
     print(f"claims ledger: {ledger}: {tally(rows(profile))}")
     if ledger.parent in {ROOT / "figures" / profile_folder(p) for p in readme.SHOWN} and readme.sync_file(ROOT / "README.md", ROOT / "figures"):  # the README shows them

@@ -16,10 +16,10 @@ it runs, because the thread count changes the last bits of a sum and a run's num
 depend on where it ran. With one worker :func:`prefetch` does nothing and the notebook's own
 calls train the runs in turn; with a GPU the workers share it (:func:`worker_count`).
 """
+import heapq
 import math
 import os
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from functools import partial
@@ -70,17 +70,6 @@ def train_one_thread(*args, **kwargs):
         return train_run(*args, **kwargs)
 
 
-def _unique(jobs: Sequence[Job]) -> list[Job]:
-    """``jobs`` without repeats: equal partials (same function and arguments) count once."""
-    seen, out = set(), []
-    for job in jobs:
-        key = repr((job.func, job.args, sorted(job.keywords.items()))) if isinstance(job, partial) else job
-        if key not in seen:
-            seen.add(key)
-            out.append(job)
-    return out
-
-
 def _needs_training(job: Job, keep_going: bool) -> bool:
     """Not :func:`is_cached`; with ``keep_going`` a job that fails even to look up its runs counts as
     one to train, so that its worker reports the error beside the others."""
@@ -100,59 +89,136 @@ def describe(job: Job) -> str:
     return f"{job.func.__name__}({', '.join(args)})"
 
 
-def _train(job: Job) -> float:
-    """Run ``job`` on one thread; its wall-clock seconds."""
-    start = time.perf_counter()
+def _train(job: Job) -> None:
+    """Run ``job`` on one thread (its result stays in the run cache)."""
     with num_threads(1):
         job()
-    return time.perf_counter() - start
 
 
 Report = Callable[[int, int, str, float], object]  # (done, pending, describe(job), its seconds)
+Group = tuple[Sequence[Job], Sequence[Job]]  # (shared upstream jobs, the jobs built on them)
+
+
+def key(job: Job) -> object:
+    """What makes two jobs the same: equal partials (same function and arguments) are one job."""
+    return repr((job.func, job.args, sorted(job.keywords.items()))) if isinstance(job, partial) else job
+
+
+def plan(jobs: Sequence[Job], after: Sequence[Group] = (), keep_going: bool = False) -> tuple[list[Job], list[set[int]]]:
+    """The jobs to train, in the order they should start, and for each the positions of those it waits for.
+
+    Only jobs not :func:`is_cached` count, each once. First the upstream jobs of every group of
+    ``after``, then each group's jobs built on them (waiting for that group's upstream), then ``jobs``.
+    """
+    order, needs, position, cached = [], [], {}, set()
+
+    def add(job: Job, waits: set[int]) -> None:
+        k = key(job)
+        if k in position:
+            needs[position[k]] |= waits
+        elif k not in cached and _needs_training(job, keep_going):
+            position[k] = len(order)
+            order.append(job)
+            needs.append(set(waits))
+        else:
+            cached.add(k)
+
+    for upstream, _ in after:
+        for job in upstream:
+            add(job, set())
+    for upstream, built in after:
+        waits = {position[key(job)] for job in upstream if key(job) in position}
+        for job in built:
+            add(job, waits)
+    for job in jobs:
+        add(job, set())
+    return order, needs
+
+
+def schedule(calls: Sequence[Callable[[], object]], needs: Sequence[set[int]], workers: int,
+             on_end: Callable[[int, object, BaseException | None, float], object]) -> None:
+    """Run ``calls`` (picklable) in ``workers`` spawned processes: call ``i`` starts once the calls
+    ``needs[i]`` have ended (failed ones too), and of the calls ready the earliest in ``calls`` starts
+    first. ``on_end(i, result, error, seconds)`` as each ends (``error``: what it raised, or None);
+    what ``on_end`` raises stops the schedule once the running calls have ended."""
+    waiting = [set(n) for n in needs]
+    if any(j == i or not 0 <= j < len(calls) for i, n in enumerate(waiting) for j in n):
+        raise ValueError("needs must name other calls by their position")
+    dependents: dict[int, list[int]] = {}
+    for i, n in enumerate(waiting):
+        for j in n:
+            dependents.setdefault(j, []).append(i)
+    ready = [i for i, n in enumerate(waiting) if not n]
+    heapq.heapify(ready)
+    with ProcessPoolExecutor(max(1, min(workers, len(calls))), mp_context=get_context("spawn")) as pool:
+        running: dict = {}
+        while ready or running:
+            while ready and len(running) < workers:
+                i = heapq.heappop(ready)
+                running[pool.submit(_timed, calls[i])] = i
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                i = running.pop(future)
+                try:
+                    (result, seconds), error = future.result(), None
+                except Exception as raised:  # noqa: BLE001 -- handed to on_end, which decides
+                    result, seconds, error = None, math.nan, raised
+                for j in dependents.get(i, ()):
+                    waiting[j].discard(i)
+                    if not waiting[j]:
+                        heapq.heappush(ready, j)
+                on_end(i, result, error, seconds)
+    if any(waiting):
+        raise ValueError("some calls wait for each other in a cycle: they never started")
+
+
+def _timed(call: Callable[[], object]) -> tuple[object, float]:
+    """``call()`` and its wall-clock seconds."""
+    start = time.perf_counter()
+    result = call()
+    return result, time.perf_counter() - start
+
+
+def train_calls(jobs: Sequence[Job]) -> list[Callable[[], object]]:
+    """The calls that train ``jobs`` in :func:`schedule`'s workers: each on one thread."""
+    return [partial(_train, job) for job in jobs]
+
+
+def failure(job: Job, error: BaseException) -> str:
+    """One line naming a job that failed and why."""
+    return f"{describe(job)}: {type(error).__name__}: {error}".splitlines()[0]
 
 
 def prefetch(jobs: Sequence[Job], workers: int | None = None, keep_going: bool = False, report: Report | None = None,
-             first: Sequence[Job] = (), then: Sequence[Job] = ()) -> int | list[str]:
+             after: Sequence[Group] = ()) -> int | list[str]:
     """Train the jobs whose runs are not cached, ``workers`` at a time (default :func:`worker_count`),
     each in its own process with one thread. Returns how many jobs were trained; with ``keep_going``
     a failing job does not stop the others, and what is returned is one line per failure.
     ``report(done, pending, describe(job), seconds)`` is called as each job ends (``seconds`` is
     NaN for a job that failed).
 
-    ``first`` and ``then``: runs that others build on, and those others. The ``first`` jobs start
-    before everything else; the ``then`` jobs start only once every ``first`` job has ended, and
-    ahead of the ``jobs`` not yet started, so no core waits for a shared run (ACM's base models)
-    while independent jobs are left.
+    ``after``: groups ``(upstream, built on it)``, runs that others build on and those others
+    (:func:`plan`). The upstream jobs start before everything else; the jobs built on a group's
+    upstream start as soon as it has ended, ahead of the ``jobs`` not yet started, so no core waits
+    for a shared run (ACM's base models) while independent jobs are left.
     """
     workers = worker_count() if workers is None else check_int("workers", workers, minimum=1)
-    first, then, rest = ([job for job in _unique(part) if _needs_training(job, keep_going)] for part in (first, then, jobs))
-    pending = len(first) + len(then) + len(rest)
-    if workers == 1 or pending < 2:
+    order, needs = plan(jobs, after, keep_going)
+    if workers == 1 or len(order) < 2:
         return [] if keep_going else 0  # nothing to gain: the caller's own calls train in turn
-    failures, done, first_left = [], 0, len(first)
-    ready = deque(first + (rest if first else then + rest))
-    with ProcessPoolExecutor(min(workers, pending), mp_context=get_context("spawn")) as pool:
-        running: dict = {}
-        while ready or running:
-            while ready and len(running) < workers:
-                job = ready.popleft()
-                running[pool.submit(_train, job)] = job
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in finished:
-                job, seconds, done = running.pop(future), math.nan, done + 1
-                try:
-                    seconds = future.result()
-                except Exception as error:  # noqa: BLE001 -- with keep_going: reported, the others still train
-                    if not keep_going:
-                        raise
-                    failures.append(f"{describe(job)}: {type(error).__name__}: {error}".splitlines()[0])
-                if report is not None:
-                    report(done, pending, describe(job), seconds)
-                if any(job is f for f in first):
-                    first_left -= 1
-                    if first_left == 0:
-                        ready.extendleft(reversed(then))
-    return failures if keep_going else pending
+    failures: list[str] = []
+    ended = iter(range(1, len(order) + 1))
+
+    def on_end(i: int, _, error: BaseException | None, seconds: float) -> None:
+        if error is not None:
+            if not keep_going:
+                raise error
+            failures.append(failure(order[i], error))
+        if report is not None:
+            report(next(ended), len(order), describe(order[i]), seconds)
+
+    schedule(train_calls(order), needs, workers, on_end)
+    return failures if keep_going else len(order)
 
 
 def prefetch_notebook(jobs: dict[str, Sequence[Job]], notebook: str) -> int:

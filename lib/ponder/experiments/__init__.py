@@ -26,28 +26,20 @@ def notebook_jobs(profile: str, seed: int = 0) -> dict[str, list]:
             "survey_parity": survey_parity.jobs(profile, seed), **hyla.jobs(profile, seed), **acm.jobs(profile, seed)}
 
 
-def pretrain(profile: str, seed: int = 0, notebooks: list[str] | None = None, report=None) -> list[str]:
-    """Train the runs of the named notebooks (default: all) before any of them executes, in one pool
-    of workers over all of them: one notebook's cells no longer leave a core idle while another
-    notebook has runs to train (`make figures`). The runs that jobs share (ACM's base models and
-    phases I-II) start first, the ACM runs built on them as soon as they have ended, the other
-    notebooks' runs fill the cores meanwhile and after. A job that fails does not stop the others:
-    the notebook that needs its run retrains it and reports the error; the failures come back as
-    one line each. ``report(done, pending, job, seconds)`` as in :func:`ponder.parallel.prefetch`."""
-    from .. import parallel
+def training(profile: str, seed: int = 0, notebooks: list[str] | None = None) -> tuple[list, list, dict[str, list]]:
+    """The runs of the named notebooks (default: all that train ahead), for :func:`ponder.parallel.plan`:
+    the independent jobs; the groups ``(shared upstream, jobs built on it)``, one per ACM notebook
+    (its base models and phases I-II, then its runs); and ``{notebook: every job it needs}``.
+    ``make figures`` trains them in one pool over all the notebooks, which executes each notebook as
+    soon as its runs are there (:func:`ponder.notebooks.run`)."""
     from . import acm
 
     todo, built_on = notebook_jobs(profile, seed), acm.jobs(profile, seed)
     names = [n for n in (notebooks or todo) if n in todo]
-    shared = [job for n in names if n in built_on for job in acm.upstream(profile, n, seed)]
-    failures = parallel.prefetch([job for n in names if n not in built_on for job in todo[n]], keep_going=True, report=report,
-                                 first=shared, then=[job for n in names if n in built_on for job in todo[n]])
-    for job in shared:  # without workers (one core) the pool trained nothing: the shared runs here, the rest in the notebooks
-        try:
-            job()
-        except Exception as error:  # noqa: BLE001 -- the notebook that needs it reports it
-            failures.append(f"{parallel.describe(job)}: {type(error).__name__}: {error}".splitlines()[0])
-    return failures
+    groups = [(acm.upstream(profile, n, seed), todo[n]) for n in names if n in built_on]
+    independent = [job for n in names if n not in built_on for job in todo[n]]
+    needed = {n: todo[n] + (acm.upstream(profile, n, seed) if n in built_on else []) for n in names}
+    return independent, groups, needed
 
 
 def train_all(profile: str, seed: int = 0, names: list[str] | None = None) -> None:
