@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("names", nargs="*", help="notebooks to run (default: all)")
     parser.add_argument("--profile", default="quick", choices=PROFILES)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--jobs", type=int, default=None, help="notebooks executed at a time (run; default one per core; the timing notebooks always alone)")
+    parser.add_argument("--jobs", type=int, default=None, help="runs trained and notebooks executed at a time (run; default one per core; the timing notebooks always alone)")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "nbval", help="folder for prepare")
     parser.add_argument("--ref", default="HEAD", help="the commit verify compares with")
     args = parser.parse_args(argv)
