@@ -365,6 +365,16 @@ def test_mean_points_average_each_setting_over_seeds():
     assert acm.mean_points([[(1.0, 0.5)]]) == [(1.0, 0.5, 0.0, 0.0)]  # one seed: no error bar
 
 
+def test_realised_betas_reads_every_seed_and_budget_of_the_task(monkeypatch):
+    from ponder.experiments import acm
+
+    calls = []
+    monkeypatch.setattr(acm, "acm_model", lambda profile, b, s, task: calls.append(task) or (None, {"beta": b + s / 100}))
+    frame = acm.realised_betas("cpu", 5, task="speech")
+    assert set(calls) == {"speech"} and len(frame) == 3 * 4
+    assert frame.groupby("target").realised.mean().round(6).to_dict() == {b: round(b + 0.06, 6) for b in acm.budgets("cpu", "speech")}  # seeds 5, 6, 7
+
+
 def test_argmax_budget_adds_the_budget_of_the_choices_evaluation_makes():
     torch.manual_seed(0)
     model = A.acmize(ViT(image=8, patch=4, dim=8, depth=1, heads=2), n=4).train()

@@ -53,7 +53,7 @@ SIZES = {
                   base_lr=3e-3, eval_images=None, finetune_lr=1e-4, loss_scale=1.0, expert_units=24),
 }
 # quick: cpu's models and steps on thinner grids, so that every notebook fits 35 minutes of a 2-core laptop
-# (a phase-III run costs about 3 CPU-minutes, an A-ViT run 2): three budgets on the digits (acm-1's 0.4
+# (a phase-III run costs about 1.5 CPU-minutes, an A-ViT run 1): three budgets on the digits (acm-1's 0.4
 # and acm-6's 0.6 among them; acm-10's robustness uses the largest), two on the speech (acm-7's 0.25), A-ViT at
 # 4 and 8 of 12 blocks, N = 2, 4, 8 learners, acm-10's robustness on 4 of the 16 renderings of each test digit
 # (1,436 images). cpu has every point, and three seeds.
@@ -519,6 +519,15 @@ def tradeoff(profile: str, seed: int = 0, task: str = "digits") -> dict[str, lis
     if task == "digits":
         methods |= {"A-ViT": [point(halting(profile, d, seed)[1]) for d in avit_depths(profile)], "ZTW": [point(p) for p in early_exits(profile, seed)[1]["curve"]]}
     return methods | {"base": [point(base_model(profile, seed, task)[1])]}
+
+
+def realised_betas(profile: str, seed: int = 0, task: str = "digits"):
+    """The realised compute fraction at evaluation (arg-max gates) of every phase-III model of ``task``: a DataFrame
+    with a row per seed of :func:`seeds` and target of :func:`budgets` (columns ``seed``, ``target``, ``realised``)."""
+    import pandas as pd
+
+    return pd.DataFrame([{"seed": s, "target": b, "realised": acm_model(profile, b, s, task=task)[1]["beta"]}
+                         for s in seeds(profile, seed) for b in budgets(profile, task)])
 
 
 def mean_points(per_seed: list[list[tuple[float, float]]]) -> list[tuple[float, float, float, float]]:
