@@ -109,7 +109,7 @@ def test_keep_going_trains_the_other_jobs_and_reports_the_failure():
         parallel.prefetch([broken, sraven_job("linear")], workers=2)
 
 
-def test_pretrain_knows_every_notebook_that_prefetches():
+def test_make_figures_trains_ahead_for_every_notebook_that_prefetches():
     import json
     from pathlib import Path
 
