@@ -43,6 +43,13 @@ def test_pruning_removes_the_decoy_end_after_exactly_m_rounds():
             assert pruned_ends(x[at], m - 1)[rows[: at.sum()], decoy_end[at]].all()
 
 
+def test_pruning_rounds_counts_the_rounds_until_a_position_is_no_longer_an_end():
+    x, hops, label, decoy_end, _ = D.sample(400, 12, [1, 2, 3, 4, 5], seed=2)
+    assert torch.equal(D.pruning_rounds(x, decoy_end, 5), hops)
+    real_end = torch.tensor([pointer_chain(row)[-1] for row in x.tolist()])
+    assert (D.pruning_rounds(x, real_end, 5) == 6).all()  # the real end is never pruned
+
+
 def test_the_two_ends_cannot_be_told_apart_by_position():
     table = D.decoy_baselines(*D.sample(6000, 12, [3, 4, 5], seed=1))
     assert table["real end below the decoy's"].between(0.45, 0.55).all()  # s.e. about 0.011 per hop count

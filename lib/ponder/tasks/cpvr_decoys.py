@@ -28,7 +28,7 @@ import torch
 
 from ..checks import check_int
 from .cpvr import majority_accuracy, pointer_chain, position_rule_accuracy
-from .cpvr_pruning import pruning_rule_accuracy
+from .cpvr_pruning import pruned_ends, pruning_rule_accuracy
 
 
 def max_hops(length: int) -> int:
@@ -77,6 +77,15 @@ def sample(n: int, length: int, hops: int | Sequence[int], seed: int) -> tuple[t
             x[i, chain[-1]] = rng.integers(chain[-1] + 1)  # the end points no further
         out[:, i] = m, x[i, chains["real"][-1]], chains["decoy"][-1], x[i, chains["decoy"][-1]]
     return (torch.from_numpy(x), *(torch.from_numpy(row) for row in out))
+
+
+def pruning_rounds(x: torch.Tensor, position: torch.Tensor, most: int) -> torch.Tensor:
+    """``[n]``: after how many rounds of pruning (:func:`~ponder.tasks.cpvr_pruning.pruned_ends`) ``position[i]``
+    is no longer an end of ``x[i]`` (``most + 1`` where it still is after ``most``). The decoy's end takes ``M``."""
+    rounds = torch.full_like(position, most + 1)
+    for k in range(most, 0, -1):  # the ends only shrink from round to round: the last round that removes it is the first
+        rounds[~pruned_ends(x, k)[torch.arange(len(x)), position]] = k
+    return rounds
 
 
 def decoy_baselines(x: torch.Tensor, hops: torch.Tensor, label: torch.Tensor, decoy_end: torch.Tensor, decoy_value: torch.Tensor,
