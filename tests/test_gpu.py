@@ -1,11 +1,13 @@
 """CUDA tests (``make test-gpu``): every model family's forward and backward on the GPU against the
-CPU, the adaptive loops' compacted execution, the grouped ACM layer, and a training run that is
+CPU, the adaptive loops' compacted execution, the grouped ACM layer, training with the step
+captured as a CUDA graph against eager training, and training runs (eager and captured) that are
 interrupted and resumed on the GPU. Skipped without CUDA; ``make test`` stays on the CPU.
 
 The CPU-vs-GPU comparisons run in float32 with TF32 off, so the two differ only by the order of
 float32 sums: losses agree to 1e-4 and gradients to 1e-3 of their norm.
 """
 import copy
+import math
 from functools import partial
 
 import pytest
@@ -26,7 +28,8 @@ from ponder.models.recurrent import RecurrentPonderer
 from ponder.models.vit import ViT
 from ponder.runs import Run
 from ponder.tasks import cpvr, images, parity, sraven
-from ponder.training import TrainConfig, train_run
+from ponder.cuda_graphs import WARMUP, lr_on_device
+from ponder.training import TrainConfig, make_optimizer, train, train_run, update_function
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
 
@@ -132,15 +135,56 @@ def test_grouped_acm_equals_masked_on_cuda(k_max):
     assert torch.allclose(learners.grouped(z, k), learners.masked(z, mask), atol=1e-5)
 
 
-def test_training_resumes_on_cuda(tmp_path, monkeypatch):
+def sraven_parts():
+    """``(make_model, batches, loss_fn)`` of a smoke sraven HYLA run without code dropout (so that
+    eager and captured training draw no random numbers and must agree)."""
+    s = hyla.sraven_setup("smoke", code_dropout=0.0)
+    combos, _ = sraven.split(s.k, s.holdout)
+    return partial(hyla.sraven_model, s), lambda step: sraven.batch(32, combos, s.f, seed=step), hyla.sraven_loss
+
+
+def test_captured_training_equals_eager_on_cuda():
+    make, batches, loss = sraven_parts()
+    cfg = TrainConfig(steps=30, batch_size=32, lr=3e-3, log_every=5, seed=0)
+    trained = []
+    for capture in (False, True):
+        torch.manual_seed(0)
+        model = make()
+        trained.append((model, train(model, loss, batches, cfg, capture=capture)))
+    (eager, eager_history), (captured, captured_history) = trained
+    assert [h["loss"] for h in captured_history] == pytest.approx([h["loss"] for h in eager_history], rel=1e-4, abs=1e-5)
+    for (name, a), b in zip(eager.state_dict().items(), captured.state_dict().values()):
+        assert torch.allclose(a, b, atol=1e-5, rtol=1e-4), name
+
+
+def test_captured_step_replays_one_graph_and_refuses_another_shape():
+    make, batches, loss = sraven_parts()
+    model = make().cuda().train()
+    optimizer = make_optimizer(model, TrainConfig(steps=1, batch_size=32), capturable=True)
+    lr_on_device(optimizer)
+    update = update_function(model, loss, model, optimizer, 1.0, capture=True)
+    on_gpu = lambda batch: tuple(t.cuda() for t in batch)  # noqa: E731
+    losses = [update(on_gpu(batches(step))).item() for step in range(WARMUP + 3)]
+    assert update.graph is not None and all(map(math.isfinite, losses)) and len(set(losses)) == len(losses)
+    x, y = batches(0)
+    with pytest.raises(ValueError, match="one shape"):
+        update(on_gpu((x[:2], y[:2])))
+
+
+RESUMED = {
+    "eager (UT+ACT)": (partial(hyper_ut.build, "ut_act", LENGTH, SMOKE), lambda step: cpvr.sample(32, LENGTH, [1, 2], seed=step), hyper_ut.loss_fn(0.01), False),
+    "captured (sraven)": (*sraven_parts(), True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RESUMED))
+def test_training_resumes_on_cuda(tmp_path, monkeypatch, case):
     """A run stopped by an error after its checkpoint resumes on the GPU and ends where an
     uninterrupted run ends."""
     monkeypatch.setenv("PONDER_RESULTS", str(tmp_path))
+    make, batches, loss, capture = RESUMED[case]
     cfg = TrainConfig(steps=40, batch_size=32, lr=3e-3, checkpoint_every=10, seed=0)
-    make = partial(hyper_ut.build, "ut_act", LENGTH, SMOKE)
-    batches = lambda step: cpvr.sample(32, LENGTH, [1, 2], seed=step)  # noqa: E731
-    loss = hyper_ut.loss_fn(0.01)
-    whole, _ = train_run(Run("gpu/whole", {"a": 1}, "smoke"), make, loss, batches, cfg)
+    whole, _ = train_run(Run("gpu/whole", {"a": 1}, "smoke"), make, loss, batches, cfg, capture=capture)
 
     def failing(step):
         if step == 25:
@@ -149,9 +193,9 @@ def test_training_resumes_on_cuda(tmp_path, monkeypatch):
 
     run = Run("gpu/resumed", {"a": 1}, "smoke")
     with pytest.raises(KeyboardInterrupt):
-        train_run(run, make, loss, failing, cfg)
+        train_run(run, make, loss, failing, cfg, capture=capture)
     assert not run.done and (run.dir / "checkpoint.safetensors").exists()
-    resumed, _ = train_run(run, make, loss, batches, cfg)
+    resumed, _ = train_run(run, make, loss, batches, cfg, capture=capture)
     assert next(resumed.parameters()).is_cuda
     for (name, a), b in zip(whole.state_dict().items(), resumed.state_dict().values()):
         assert torch.allclose(a, b, atol=1e-5, rtol=1e-4), name

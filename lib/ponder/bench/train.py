@@ -8,6 +8,9 @@ times real training steps (data generation, forward, backward, clipping, AdamW) 
   :func:`ponder.parallel.worker_count` (what :func:`ponder.parallel.prefetch` gets from sharing one
   GPU, or from the cores: on a 2-core CPU, ``shared_steps_per_s / steps_per_s`` below 2 is what
   two runs side by side lose to each other);
+* ``captured_steps_per_s`` and ``captured_shared_steps_per_s``: the same with the step recorded as
+  a CUDA graph (:mod:`ponder.cuda_graphs`), for the families whose step has fixed shapes and no
+  host synchronisation (:data:`CAPTURED`; on a GPU only);
 * ``data_s``: seconds per step spent generating the batch on the CPU;
 * ``limit_steps_per_s``: the step's floating-point operations (forward and backward, counted by
   :class:`torch.utils.flop_counter.FlopCounterMode`) at the rate of a large float32 (TF32 on a
@@ -31,10 +34,13 @@ from ..models.recurrent import RecurrentPonderer
 from ..models.vit import ViT
 from ..profiles import by_profile
 from ..tasks import cpvr, images, parity, sraven
-from ..training import TrainConfig, default_device, make_optimizer, num_threads, optimizer_step
+from ..cuda_graphs import lr_on_device
+from ..training import TrainConfig, default_device, make_optimizer, num_threads, update_function
 from . import synchronize, write_result
 
 STEPS, WARMUP = 60, 10
+# the families whose step can be captured (sraven's runs train that way: ``train_run(..., capture=True)``)
+CAPTURED = ("sraven", "ViT")
 
 
 def families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]:
@@ -60,23 +66,27 @@ def families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]:
     }
 
 
-def time_steps(profile: str, name: str, steps: int = STEPS, warmup: int = WARMUP, barrier=None) -> dict:
+def time_steps(profile: str, name: str, steps: int = STEPS, warmup: int = WARMUP, barrier=None, capture: bool = False) -> dict:
     """Seconds per training step of family ``name`` (after ``warmup`` steps), and of its data alone.
-    ``barrier`` lines up processes that run side by side."""
+    ``barrier`` lines up processes that run side by side; ``capture`` (CUDA) replays the step as a
+    CUDA graph, captured during the warm-up."""
     make, batches, loss_fn = families(profile)[name]
     device = default_device()
     torch.manual_seed(0)
     model = make().to(device).train()
-    optimizer = make_optimizer(model, TrainConfig(steps=1, batch_size=1))
+    optimizer = make_optimizer(model, TrainConfig(steps=1, batch_size=1), capturable=capture)
+    if capture:
+        lr_on_device(optimizer)
+    update = update_function(model, loss_fn, model, optimizer, 1.0, capture)
     move = lambda step: tuple(t.to(device, non_blocking=True) for t in batches(step))  # noqa: E731
     for step in range(warmup):
-        optimizer_step(loss_fn(model, move(step)), model, optimizer, 1.0)
+        update(move(step))
     synchronize()
     if barrier is not None:
         barrier.wait()
     begin = time.perf_counter()
     for step in range(warmup, warmup + steps):
-        optimizer_step(loss_fn(model, move(step)), model, optimizer, 1.0)
+        update(move(step))
     synchronize()
     seconds = (time.perf_counter() - begin) / steps
     begin = time.perf_counter()
@@ -113,17 +123,17 @@ def matmul_rate(size: int = 4096, repeats: int = 20) -> float:
     return 2 * size**3 * repeats / (time.perf_counter() - begin)
 
 
-def _worker(profile: str, name: str, barrier) -> dict:
+def _worker(profile: str, name: str, barrier, capture: bool) -> dict:
     with num_threads(1):
-        return time_steps(profile, name, barrier=barrier)
+        return time_steps(profile, name, barrier=barrier, capture=capture)
 
 
-def shared(profile: str, name: str, processes: int) -> float:
+def shared(profile: str, name: str, processes: int, capture: bool = False) -> float:
     """Steps per second of ``processes`` copies of the run training side by side, summed."""
     context = get_context("spawn")
     with context.Manager() as manager, ProcessPoolExecutor(processes, mp_context=context) as pool:
         barrier = manager.Barrier(processes)
-        results = list(pool.map(_worker, [profile] * processes, [name] * processes, [barrier] * processes))
+        results = list(pool.map(_worker, *zip(*[(profile, name, barrier, capture)] * processes)))
     return sum(1 / r["step_s"] for r in results)
 
 
@@ -140,6 +150,11 @@ def main() -> dict:
         processes = parallel.worker_count()
         if processes > 1:
             row |= {"processes": processes, "shared_steps_per_s": shared(profile, name, processes)}
+        if cuda and name.startswith(CAPTURED):
+            with num_threads(1):
+                row["captured_steps_per_s"] = 1 / time_steps(profile, name, capture=True)["step_s"]
+            if processes > 1:
+                row["captured_shared_steps_per_s"] = shared(profile, name, processes, capture=True)
         rows.append(row)
         print({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
     result = {"device": torch.cuda.get_device_name() if cuda else "cpu", "profile": profile, "matmul_flops_per_s": rate, "families": rows}

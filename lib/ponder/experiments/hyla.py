@@ -212,9 +212,9 @@ def train_sraven_once(s: Sraven, profile: str, seed: int = 0):
     """Train (or load) one sraven model at the learning rate and weight decay of ``s``."""
     train_combos, _ = sraven.split(s.k, s.holdout, seed)
     cfg = train_config(s, seed)
-    run = Run(f"hyla/sraven/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=CODE + ["ponder.tasks.sraven"])
+    run = Run(f"hyla/sraven/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=CODE + ["ponder.tasks.sraven", "ponder.cuda_graphs"])
     batches = lambda step: sraven.batch(s.batch_size, train_combos, s.f, seed=seed * 1_000_003 + step)
-    return parallel.train_one_thread(run, lambda: sraven_model(s), sraven_loss, batches, cfg, evaluate=lambda m: sraven_scores(m, s, seed))
+    return parallel.train_one_thread(run, lambda: sraven_model(s), sraven_loss, batches, cfg, evaluate=lambda m: sraven_scores(m, s, seed), capture=True)
 
 
 # -- fuzzy logic ----------------------------------------------------------------------------
@@ -300,9 +300,9 @@ def train_fuzzy_once(s: Fuzzy, profile: str, seed: int = 0):
     """Train (or load) one fuzzy-logic model at the learning rate and weight decay of ``s``."""
     combos = fuzzy.split(s.n_vars, s.n_terms, s.frac_test, seed=seed)["train"]
     cfg = train_config(s, seed)
-    run = Run(f"hyla/fuzzy/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=CODE + ["ponder.tasks.fuzzy"])
+    run = Run(f"hyla/fuzzy/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=CODE + ["ponder.tasks.fuzzy", "ponder.cuda_graphs"])
     batches = lambda step: fuzzy.batch(s.batch_size, combos, s.n_vars, s.length, seed=seed * 1_000_003 + step)
-    return parallel.train_one_thread(run, lambda: fuzzy_model(s), fuzzy_loss, batches, cfg, evaluate=lambda m: fuzzy_scores(m, s, seed))
+    return parallel.train_one_thread(run, lambda: fuzzy_model(s), fuzzy_loss, batches, cfg, evaluate=lambda m: fuzzy_scores(m, s, seed), capture=True)
 
 
 # -- language modelling (stand-in for C4) ----------------------------------------------------

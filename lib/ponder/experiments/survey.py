@@ -57,6 +57,7 @@ def sizes(profile: str) -> dict:
     (``hyper_ut.SIZES``), and ``survey``, the profile's row of :data:`SURVEY`."""
     return dict(task=by_profile(hyper_ut.SIZES, profile), survey=by_profile(SURVEY, profile))
 
+
 def make_mod(length: int, model: dict, capacity: float) -> Classifier:
     """The Transformer of ``hyper_ut`` with every block behind a top-k router (CLS always routed)."""
     m = model

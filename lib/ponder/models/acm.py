@@ -123,10 +123,11 @@ class Gate(nn.Module):
         return self.fc2(F.gelu(self.fc1(z)))
 
 
-def hard_gumbel(logits: torch.Tensor, temperature: float, noisy: bool = True) -> torch.Tensor:
-    """One-hot sample ``ν̂`` whose gradient is that of ``ν = softmax((logits + γ) / T)`` (straight-through);
-    ``noisy=False``: ``γ = 0``, the arg-max that evaluation takes, with the gradient of ``softmax(logits / T)``."""
-    scores = (logits + _gumbel_noise(logits) if noisy else logits) / temperature
+def hard_gumbel(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    """One-hot ``ν̂ = onehot(argmax ν)`` whose gradient is that of ``ν = softmax(logits / T)`` (straight-through).
+    Given ``logits + γ`` (Gumbel noise, :func:`_gumbel_noise`) it is the Gumbel-softmax sample of training;
+    given the logits alone, the arg-max that evaluation takes."""
+    scores = logits / temperature
     soft = softmax_choices(scores)
     hard = F.one_hot(scores.argmax(dim=-1), logits.shape[-1]).to(soft.dtype)  # the arg-max of ν, read where it is contiguous
     return hard - soft.detach() + soft
@@ -183,7 +184,7 @@ class ACM(nn.Module):
             return self.learners.prefix(z, self.force_k)
         logits = self.gate(z)
         if self.training:  # the Gumbel sample and the arg-max in one pass: ν̂ and the noiseless one-hot
-            onehot, argmax_onehot = hard_gumbel(torch.stack((logits + _gumbel_noise(logits), logits)), self.temperature, noisy=False)
+            onehot, argmax_onehot = hard_gumbel(torch.stack((logits + _gumbel_noise(logits), logits)), self.temperature)
             self.used, self.argmax_used = torch.stack((onehot, argmax_onehot)) @ self.choices.to(z.dtype)
         else:
             onehot = F.one_hot(logits.argmax(dim=-1), len(self.choices)).to(z.dtype)
