@@ -63,6 +63,27 @@ def test_worker_count(monkeypatch):
     assert parallel.worker_count() == 1  # torchrun: the processes already share the runs
 
 
+def local_rank() -> str | None:
+    import os
+    import time
+
+    time.sleep(0.2)  # every worker takes a call
+    return os.environ.get("LOCAL_RANK")
+
+
+def test_workers_take_the_gpus_in_turn(monkeypatch):
+    """With several GPUs each worker trains on one of them, the workers spread evenly over them."""
+    monkeypatch.setattr(parallel, "gpu_count", lambda: 2)
+    ranks = []
+    parallel.schedule([local_rank] * 4, [set()] * 4, 4, lambda i, result, error, seconds: ranks.append((result, error)))
+    assert sorted(rank for rank, _ in ranks) == ["0", "0", "1", "1"]
+    monkeypatch.setattr(parallel, "gpu_count", lambda: 0)
+    monkeypatch.delenv("LOCAL_RANK", raising=False)
+    ranks.clear()
+    parallel.schedule([local_rank] * 2, [set()] * 2, 2, lambda i, result, error, seconds: ranks.append((result, error)))
+    assert ranks == [(None, None)] * 2
+
+
 def test_notebook_job_lists_name_known_notebooks():
     from ponder.experiments import acm
 

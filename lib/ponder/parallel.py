@@ -14,7 +14,8 @@ shared part first, as :func:`ponder.experiments.acm.prefetch` does with the base
 has one thread; every run that can be prefetched trains through :func:`train_one_thread` wherever
 it runs, because the thread count changes the last bits of a sum and a run's numbers should not
 depend on where it ran. With one worker :func:`prefetch` does nothing and the notebook's own
-calls train the runs in turn; with a GPU the workers share it (:func:`worker_count`).
+calls train the runs in turn; with a GPU the workers share it (:func:`worker_count`), and with
+several GPUs each worker takes one of them in turn (:func:`_take_gpu`).
 """
 import heapq
 import math
@@ -37,12 +38,17 @@ Job = Callable[[], object]  # picklable: a module-level function or a functools.
 GPU_WORKERS = 6  # processes sharing one GPU (see worker_count)
 
 
+def gpu_count() -> int:
+    """The CUDA devices this process sees (0 without CUDA)."""
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
 def worker_count() -> int:
     """Worker processes for :func:`prefetch`: ``$PONDER_WORKERS``, else the cores this process may
     use, and 1 (no workers) under torchrun, where the processes already share every run.
 
-    With a GPU, :data:`GPU_WORKERS` (at most the cores): the models here are so small that one
-    process leaves the GPU idle between its kernel launches, and several processes fill those gaps
+    With GPUs, :data:`GPU_WORKERS` per GPU (at most the cores): the models here are so small that
+    one process leaves a GPU idle between its kernel launches, and several processes fill those gaps
     (``python -m ponder.bench train`` measures how much).
     """
     if int(os.environ.get("WORLD_SIZE", 1)) > 1:
@@ -50,7 +56,7 @@ def worker_count() -> int:
     if "PONDER_WORKERS" in os.environ:
         value = os.environ["PONDER_WORKERS"]
         return check_int("PONDER_WORKERS", int(value) if value.strip().isdigit() else value, minimum=1)
-    return min(cores(), GPU_WORKERS) if torch.cuda.is_available() else cores()
+    return min(cores(), GPU_WORKERS * gpu_count()) if gpu_count() else cores()
 
 
 def is_cached(job: Job) -> bool:
@@ -150,7 +156,7 @@ def schedule(calls: Sequence[Callable[[], object]], needs: Sequence[set[int]], w
             dependents.setdefault(j, []).append(i)
     ready = [i for i, n in enumerate(waiting) if not n]
     heapq.heapify(ready)
-    with ProcessPoolExecutor(max(1, min(workers, len(calls))), mp_context=get_context("spawn")) as pool:
+    with _pool(max(1, min(workers, len(calls))), gpu_count()) as pool:
         running: dict = {}
         while ready or running:
             while ready and len(running) < workers:
@@ -170,6 +176,23 @@ def schedule(calls: Sequence[Callable[[], object]], needs: Sequence[set[int]], w
                 on_end(i, result, error, seconds)
     if any(waiting):
         raise ValueError("some calls wait for each other in a cycle: they never started")
+
+
+def _pool(workers: int, gpus: int) -> ProcessPoolExecutor:
+    """``workers`` spawned processes; with several GPUs, worker ``k`` (in start order) on GPU ``k % gpus``."""
+    context = get_context("spawn")
+    if gpus < 2:
+        return ProcessPoolExecutor(workers, mp_context=context)
+    return ProcessPoolExecutor(workers, mp_context=context, initializer=_take_gpu, initargs=(context.Value("i", 0), gpus))
+
+
+def _take_gpu(started, gpus: int) -> None:
+    """Pool initializer: this worker trains on GPU ``k % gpus``, ``k`` the workers started before it,
+    through ``LOCAL_RANK``, which :func:`ponder.training.default_device` reads (and the notebook
+    kernels this worker starts inherit)."""
+    with started.get_lock():
+        k, started.value = started.value, started.value + 1
+    os.environ["LOCAL_RANK"] = str(k % gpus)
 
 
 def _timed(call: Callable[[], object]) -> tuple[object, float]:
