@@ -10,7 +10,8 @@ times real training steps (data generation, forward, backward, clipping, AdamW) 
   two runs side by side lose to each other);
 * ``captured_steps_per_s`` and ``captured_shared_steps_per_s``: the same with the step recorded as
   a CUDA graph (:mod:`ponder.cuda_graphs`), for the families whose step has fixed shapes and no
-  host synchronisation (:data:`CAPTURED`; on a GPU only);
+  host synchronisation (:data:`CAPTURED`; on a GPU only), and ``captured_steps_per_s_batch_x4``
+  alone with batches 4 times as large (what a profile trading steps for batch would get);
 * ``data_s``: seconds per step spent generating the batch on the CPU;
 * ``limit_steps_per_s``: the step's floating-point operations (forward and backward, counted by
   :class:`torch.utils.flop_counter.FlopCounterMode`) at the rate of a large float32 (TF32 on a
@@ -66,11 +67,12 @@ def families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]:
     }
 
 
-def time_steps(profile: str, name: str, steps: int = STEPS, warmup: int = WARMUP, barrier=None, capture: bool = False) -> dict:
+def time_steps(profile: str, name: str, steps: int = STEPS, warmup: int = WARMUP, barrier=None, capture: bool = False, batch_scale: int = 1) -> dict:
     """Seconds per training step of family ``name`` (after ``warmup`` steps), and of its data alone.
     ``barrier`` lines up processes that run side by side; ``capture`` (CUDA) replays the step as a
-    CUDA graph, captured during the warm-up."""
-    make, batches, loss_fn = families(profile)[name]
+    CUDA graph, captured during the warm-up; ``batch_scale`` joins that many batches into one."""
+    make, one_batch, loss_fn = families(profile)[name]
+    batches = lambda step: tuple(torch.cat(parts) for parts in zip(*(one_batch(step * batch_scale + j) for j in range(batch_scale))))  # noqa: E731
     device = default_device()
     torch.manual_seed(0)
     model = make().to(device).train()
@@ -153,6 +155,7 @@ def main() -> dict:
         if cuda and name.startswith(CAPTURED):
             with num_threads(1):
                 row["captured_steps_per_s"] = 1 / time_steps(profile, name, capture=True)["step_s"]
+                row["captured_steps_per_s_batch_x4"] = 1 / time_steps(profile, name, capture=True, batch_scale=4)["step_s"]
             if processes > 1:
                 row["captured_shared_steps_per_s"] = shared(profile, name, processes, capture=True)
         rows.append(row)
