@@ -171,6 +171,22 @@ def test_captured_step_replays_one_graph_and_refuses_another_shape():
         update(on_gpu((x[:2], y[:2])))
 
 
+def test_captured_run_with_dropout_checkpoints_on_cuda(tmp_path, monkeypatch):
+    """The gpu profile's sraven runs draw code dropout inside the captured step and checkpoint the
+    CUDA generator's state between replays: the run finishes, its losses finite, every weight moved."""
+    monkeypatch.setenv("PONDER_RESULTS", str(tmp_path))
+    s = hyla.sraven_setup("smoke", code_dropout=0.1)
+    combos, _ = sraven.split(s.k, s.holdout)
+    cfg = TrainConfig(steps=60, batch_size=32, lr=3e-3, checkpoint_every=10, log_every=10, seed=0)
+    torch.manual_seed(cfg.seed)
+    initial = {k: v.clone() for k, v in hyla.sraven_model(s).state_dict().items()}
+    run = Run("gpu/dropout", {"a": 1}, "smoke")
+    model, metrics = train_run(run, partial(hyla.sraven_model, s), hyla.sraven_loss, lambda step: sraven.batch(32, combos, s.f, seed=step), cfg, capture=True)
+    assert run.done and all(math.isfinite(h["loss"]) for h in metrics["history"])
+    for name, value in model.state_dict().items():
+        assert not torch.equal(value.cpu(), initial[name]), name
+
+
 RESUMED = {
     "eager (UT+ACT)": (partial(hyper_ut.build, "ut_act", LENGTH, SMOKE), lambda step: cpvr.sample(32, LENGTH, [1, 2], seed=step), hyper_ut.loss_fn(0.01), False),
     "captured (sraven)": (*sraven_parts(), True),
