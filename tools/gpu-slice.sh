@@ -22,7 +22,8 @@ if [ -d .whl ]; then
 fi
 export PYTHONPATH="$PWD/lib:/tmp/site" PYTHONUNBUFFERED=1 TQDM_DISABLE=1 HF_DATASETS_OFFLINE=1 HF_HUB_OFFLINE=1
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/device.log"
-timeout 300 python3 -m pytest -q -p no:cacheprovider -n 6 tests/test_gpu.py 2>&1 | tee "$out/test-gpu.log"
+workers=$(python3 -c "import xdist" 2>/dev/null && echo "-n 6")  # pytest-xdist where there is one
+timeout 300 python3 -m pytest -q $workers tests/test_gpu.py 2>&1 | tee "$out/test-gpu.log"
 timeout 300 python3 -m ponder.bench train 2>&1 | tee "$out/bench-train.log"
 cp results/bench/train.json "$out/bench-train.json" 2>/dev/null
 if [ $# -gt 0 ] && [ "$(left)" -gt 60 ]; then
