@@ -1,11 +1,12 @@
-"""Is training several seeds in one batched step faster on the CPU? ``python -m ponder.bench seeds``.
+"""Is training several seeds in one batched step faster? ``python -m ponder.bench seeds``.
 
 The C-PVR notebooks train each model kind on 3 seeds. ``torch.func`` can stack the 3 models'
 weights (``stack_module_state``) and take all their gradients in one ``vmap``-ed call, so every
 operation runs once on 3 times the data instead of 3 times: a gain where a step is bound by the
 overhead per operation rather than by the arithmetic. This benchmark measures it, on one thread,
-for the fixed-depth kinds at the profile's sizes (ACT's per-example halting is data-dependent
-control flow, which ``vmap`` does not batch)::
+for the fixed-depth kinds at ``quick``'s sizes on the CPU and at ``gpu``'s on a GPU (where the
+overhead is the kernel launches; ACT's per-example halting is data-dependent control flow, which
+``vmap`` does not batch)::
 
     separate:  for each of the 3 models: loss(model_s, batch_s).backward()
     batched:   vmap(grad(loss))(stacked weights, stacked batches)
@@ -24,7 +25,7 @@ from ..claims import Estimate
 from ..experiments import hyper_ut
 from ..profiles import by_profile
 from ..tasks import cpvr
-from ..training import num_threads
+from ..training import default_device, num_threads
 from . import median, time_rounds, write_result
 
 KINDS = ("transformer", "ut", "hyper")  # fixed depth: no data-dependent halting
@@ -33,14 +34,15 @@ SEEDS = 3
 
 def setup(kind: str, profile: str = "quick", seeds: int = SEEDS) -> tuple[list[torch.nn.Module], torch.Tensor, torch.Tensor]:
     """``seeds`` models of ``kind`` (seed ``s`` initialises model ``s``) and one C-PVR batch each,
-    stacked: ``x [seeds, B, L]``, ``y [seeds, B]``."""
+    stacked: ``x [seeds, B, L]``, ``y [seeds, B]``; on :func:`~ponder.training.default_device`."""
     sizes = by_profile(hyper_ut.SIZES, profile)
+    device = default_device()
     models = []
     for s in range(seeds):
         torch.manual_seed(s)
-        models.append(hyper_ut.build(kind, sizes["length"], sizes["model"]))
+        models.append(hyper_ut.build(kind, sizes["length"], sizes["model"]).to(device))
     batches = [cpvr.sample(sizes["batch_size"], sizes["length"], list(sizes["train_hops"]), seed=s) for s in range(seeds)]
-    return models, torch.stack([b[0] for b in batches]), torch.stack([b[2] for b in batches])
+    return models, torch.stack([b[0] for b in batches]).to(device), torch.stack([b[2] for b in batches]).to(device)
 
 
 def separate_gradients(models: list[torch.nn.Module], x: torch.Tensor, y: torch.Tensor) -> list[dict[str, torch.Tensor]]:
@@ -80,7 +82,10 @@ def measure(profile: str = "quick", repeats: int = 10) -> dict:
 
 
 def main() -> None:
-    write_result("seeds", {"profile": "quick", "seeds": SEEDS, "threads": 1, "kinds": measure()})
+    cuda = torch.cuda.is_available()
+    profile = "gpu" if cuda else "quick"
+    device = torch.cuda.get_device_name() if cuda else "cpu"
+    write_result("seeds", {"profile": profile, "device": device, "seeds": SEEDS, "threads": 1, "kinds": measure(profile)})
 
 
 if __name__ == "__main__":
