@@ -75,3 +75,19 @@ def test_every_timing_target_is_made_by_a_timed_notebook():
 
     code = ["".join(cell.source) for name in notebooks.TIMED_NOTEBOOKS for cell in nbformat.read(notebooks.NOTEBOOKS / f"{name}.ipynb", as_version=4).cells if cell.cell_type == "code"]
     assert all(any(f'claim("{target}"' in text for text in code) for target in TIMED_TARGETS)
+
+
+def test_a_subset_of_the_notebooks_leaves_a_readme_whose_rows_it_did_not_make(tmp_path, monkeypatch, capsys):
+    """In a fresh clone, ``make figures NOTEBOOKS=...`` gathers a ledger of those notebooks' rows only:
+    the README blocks of the others' targets are left as they were, with a line saying why."""
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    notebook(folder / "a.ipynb", "from ponder.claims import claim, exact\nclaim('t-1', 'ran', 1, exact(True), profile=profile)")
+    readme_text = "<!-- generated: ledger t smoke -->\nold t rows\n<!-- end generated -->\n<!-- generated: ledger u smoke -->\nold u rows\n<!-- end generated -->\n"
+    (tmp_path / "README.md").write_text(readme_text)
+    monkeypatch.setattr(notebooks, "NOTEBOOKS", folder)
+    monkeypatch.setattr(notebooks, "ROOT", tmp_path)
+    monkeypatch.setattr(notebooks.readme, "SHOWN", ("smoke",))
+    notebooks.run("smoke", jobs=1)
+    assert (tmp_path / "README.md").read_text() == readme_text
+    assert "README.md left as it was: the ledger has no rows of targets u-*" in capsys.readouterr().err

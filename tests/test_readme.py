@@ -58,9 +58,9 @@ def test_bad_blocks_are_errors(figures):
         readme.sync(block("chart hut-3"), figures)
     with pytest.raises(ValueError, match="unknown README block"):
         readme.sync(block("ledger"), figures)
-    with pytest.raises(ValueError, match="no rows of targets survey"):
+    with pytest.raises(readme.NotMade, match="no rows of targets survey"):
         readme.sync(block("ledger survey"), figures)
-    with pytest.raises(FileNotFoundError, match="hut-4.md"):
+    with pytest.raises(readme.NotMade, match="hut-4.md"):
         readme.sync(block("table hut-4"), figures)
     with pytest.raises(ValueError, match="no '<!-- end generated -->'"):
         readme.sync("<!-- generated: tally -->\n2 holds\n", figures)

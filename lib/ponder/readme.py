@@ -42,6 +42,10 @@ KINDS = ("tally", "ledger", "table")
 SHOWN_COLUMNS = ("id", "claim", "ours", "verdict")
 
 
+class NotMade(LookupError):
+    """A block's figure or ledger rows were not made (their notebook has not run for this profile)."""
+
+
 def tally_line(ledger_text: str) -> str:
     """The ledger's line that counts its verdicts (``"11 holds, 5 does not hold, ..."``)."""
     for line in ledger_text.splitlines():
@@ -54,7 +58,7 @@ def ledger_rows(ledger_text: str, prefix: str) -> str:
     """The ledger's rows of the targets ``<prefix>-*`` as a Markdown table of :data:`SHOWN_COLUMNS`."""
     found = [row for target, rows in ledger(ledger_text).items() if target.split("-")[0] == prefix for row in rows]
     if not found:
-        raise ValueError(f"the ledger has no rows of targets {prefix}-*")
+        raise NotMade(f"the ledger has no rows of targets {prefix}-*")
     return markdown_table(pd.DataFrame(found, columns=list(SHOWN_COLUMNS)))
 
 
@@ -69,8 +73,10 @@ def render(spec: str, figures: Path) -> str:
     if kind == "table":
         path = figures / f"{argument[0]}.md"
         if not path.exists():
-            raise FileNotFoundError(f"README block {spec!r}: {path} was not written (run its notebook)")
+            raise NotMade(f"README block {spec!r}: {path} was not written (run its notebook)")
         return path.read_text()
+    if not (figures / LEDGER).exists():
+        raise NotMade(f"README block {spec!r}: {figures / LEDGER} was not written (run the notebooks)")
     text = (figures / LEDGER).read_text()
     return tally_line(text) + "\n" if kind == "tally" else ledger_rows(text, argument[0])
 

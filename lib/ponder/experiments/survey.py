@@ -31,10 +31,9 @@ from ..models.mod import MoDStack, block_macs, mod_macs
 from ..models.pondernet import PonderClassifier, kl_to_prior, reconstruction_loss
 from ..profiles import by_profile
 from ..runs import Run
-from ..tasks import cpvr
 from ..training import default_device, num_threads, train_run
 from . import hyper_ut, survey_parity
-from .hyper_ut import build, parameter_count, per_hop, test_set
+from .hyper_ut import build, parameter_count, per_hop, sample, test_set
 
 # The modules each survey model's runs depend on (their cache keys hash this source).
 CODE = {
@@ -43,12 +42,19 @@ CODE = {
     "pondernet": hyper_ut.code("ut") + ("ponder.models.pondernet", "ponder.models.exits", "ponder.experiments.survey"),
 }
 
-# What the survey adds to hyper_ut.SIZES, per profile.
+# What the survey adds to hyper_ut.SIZES, per profile. PonderNet-UT's ``lambda_p`` (the geometric
+# prior's halting probability) and ``beta`` (the KL's weight), with its halting unit held at its deep
+# start for the first ``act_hold`` of training as ACT's is (``TrainConfig.hold``). Design runs on the
+# decoy task (quick, seed 0, hops 1-3 / 1-5): not held, it halts after ~3.7 steps at every hop count
+# before the block has learned, and never fits (0.78 / 0.73 / 0.62 at hops 1-3 with lambda_p 0.3,
+# 0.83 / 0.76 / 0.64 with 0.1); held, with beta 0.01 it fits and never halts early (8 steps at every
+# hop count), with beta 0.03 it fits and its steps grow from 3.8 at 1 hop to 6.5 at 5, with beta 0.1
+# from 3.5 to 5.8 (0.99 / 0.87 at hops 4 / 5).
 SURVEY = {
-    "smoke": dict(thresholds=(0.5, 0.9, math.inf), capacities=(0.25, 1.0), table_capacity=0.25, table_threshold=0.9, lambda_p=0.3, beta=0.01, timing_rounds=1),
-    "quick": dict(thresholds=(0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99, math.inf), capacities=(0.125, 0.25, 0.5, 1.0), table_capacity=0.5, table_threshold=0.9, lambda_p=0.3, beta=0.01, timing_rounds=3),
-    "gpu": dict(thresholds=(0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99, math.inf), capacities=(0.125, 0.25, 0.5, 1.0), table_capacity=0.5, table_threshold=0.9, lambda_p=0.2, beta=0.01, timing_rounds=5),
-    "paper": dict(thresholds=(0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99, math.inf), capacities=(0.125, 0.25, 0.5, 1.0), table_capacity=0.5, table_threshold=0.9, lambda_p=0.2, beta=0.01, timing_rounds=10),
+    "smoke": dict(thresholds=(0.5, 0.9, math.inf), capacities=(0.25, 1.0), table_capacity=0.25, table_threshold=0.9, lambda_p=0.3, beta=0.1, timing_rounds=1),
+    "quick": dict(thresholds=(0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99, math.inf), capacities=(0.125, 0.25, 0.5, 1.0), table_capacity=0.5, table_threshold=0.9, lambda_p=0.3, beta=0.1, timing_rounds=3),
+    "gpu": dict(thresholds=(0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99, math.inf), capacities=(0.125, 0.25, 0.5, 1.0), table_capacity=0.5, table_threshold=0.9, lambda_p=0.2, beta=0.1, timing_rounds=5),
+    "paper": dict(thresholds=(0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99, math.inf), capacities=(0.125, 0.25, 0.5, 1.0), table_capacity=0.5, table_threshold=0.9, lambda_p=0.2, beta=0.1, timing_rounds=10),
 }
 
 
@@ -87,16 +93,18 @@ def mod_train_loss(model, batch):
     return F.cross_entropy(model(x).logits, label)
 
 
-def train_survey_model(name: str, profile: str, seed: int, make, loss, code: Sequence[str], extra: dict | None = None):
-    """Train (or load) one survey model on C-PVR with ``hyper_ut.SIZES[profile]``; ``(model, metrics)``."""
+def train_survey_model(name: str, profile: str, seed: int, make, loss, code: Sequence[str], extra: dict | None = None, hold: dict | None = None):
+    """Train (or load) one survey model on C-PVR with ``hyper_ut.SIZES[profile]``; ``(model, metrics)``.
+    ``hold``: ``TrainConfig``'s ``hold`` and ``hold_for``, parameters that keep their initial values for
+    a while."""
     sizes = by_profile(hyper_ut.SIZES, profile)
     length, hops = sizes["length"], sizes["test_hops"]
-    cfg = hyper_ut.train_config(sizes, seed)
+    cfg = hyper_ut.train_config(sizes, seed, **(hold or {}))
     config = {"model": sizes["model"], "length": length, "train_hops": sizes["train_hops"], "test_hops": hops, "n_test": sizes["n_test"], "train": cfg.as_dict(), **(extra or {})}
     run = Run(f"survey/cpvr/{name}", config, profile, code=code)
 
     def batches(step):
-        return cpvr.sample(cfg.batch_size, length, list(sizes["train_hops"]), seed=cfg.seed * 1_000_003 + step)
+        return sample(cfg.batch_size, length, list(sizes["train_hops"]), seed=cfg.seed * 1_000_003 + step)
 
     def evaluate(net):
         return {**per_hop(net, length, hops, sizes["n_test"]), "params": parameter_count(net)}
@@ -123,7 +131,8 @@ def train_pondernet(profile: str, seed: int = 0):
         return PonderClassifier(build("ut", sizes["length"], m), m["dim"], halting_bias=m["act_bias"], seed=seed)
 
     extra = {"lambda_p": survey["lambda_p"], "beta": survey["beta"]}
-    return train_survey_model("pondernet_ut", profile, seed, make, pondernet_train_loss(survey["lambda_p"], survey["beta"]), CODE["pondernet"], extra)
+    hold = {"hold": "halting_unit", "hold_for": m["act_hold"]}
+    return train_survey_model("pondernet_ut", profile, seed, make, pondernet_train_loss(survey["lambda_p"], survey["beta"]), CODE["pondernet"], extra, hold)
 
 
 # -- survey-2: early exit -----------------------------------------------------------------

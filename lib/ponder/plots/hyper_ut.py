@@ -32,16 +32,18 @@ def draw_depth_heatmap(ax: plt.Axes, frame: pd.DataFrame, baselines: pd.DataFram
     ax.set(xlabel="hops (tested; all trained on)", ylabel="Transformer")
 
 
-def draw_accuracy_vs_hops(ax: plt.Axes, frame: pd.DataFrame, order: list[str], train_max: int, baselines: pd.DataFrame | None = None) -> None:
+def draw_accuracy_vs_hops(ax: plt.Axes, frame: pd.DataFrame, order: list[str], train_max: int, baselines: pd.DataFrame | None = None,
+                          legend_beside: bool = False) -> None:
     """hut-3: mean accuracy per test hop count with the standard error over seeds; ``baselines``
-    (``hops`` and one column per baseline, e.g. chance) drawn as grey lines."""
+    (``hops`` and one column per baseline, e.g. chance) drawn as grey lines; ``legend_beside``: the
+    legend right of the axes instead of inside them."""
     palette, markers = styles(order)
     sns.lineplot(frame, x="hops", y="accuracy", hue="model", hue_order=order, style="model", style_order=order, markers=markers, dashes=False, errorbar="se", err_style="bars", ax=ax, palette=palette)
     for (name, line), style in zip((baselines if baselines is not None else pd.DataFrame()).drop(columns="hops", errors="ignore").items(), (":", "-.", "--", (0, (5, 1, 1, 1, 1, 1)))):
         ax.plot(baselines["hops"], line, color="0.45", ls=style, lw=1.5, label=name)
     shade_out_of_distribution(ax, train_max, int(frame["hops"].max()))
     ax.set(xlabel="test hop count", ylabel="accuracy", ylim=(0, 1.02), xticks=sorted(frame["hops"].unique()))
-    ax.legend(title=None, fontsize=9)
+    ax.legend(title=None, fontsize=9, **(dict(loc="upper left", bbox_to_anchor=(1.01, 1)) if legend_beside else {}))
 
 
 def draw_steps_vs_hops(ax: plt.Axes, frame: pd.DataFrame, order: list[str], act_order: list[str], fixed_steps: int, train_max: int) -> None:
