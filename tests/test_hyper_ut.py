@@ -8,7 +8,8 @@ from ponder.models.film import FiLMCore
 from ponder.models.hyper import HyperCore, Router
 from ponder.models.transformer import Block
 from ponder.models.universal import UniversalCore
-from ponder.tasks import cpvr
+from ponder.profiles import PROFILES, by_profile
+from ponder.tasks import cpvr, cpvr_decoys
 
 DIM, HEADS, STEPS, LENGTH = 16, 2, 4, 8
 SMALL = dict(H.MODEL, dim=DIM, heads=HEADS, steps=STEPS, pool_size=4, code_dim=8, rank=2)
@@ -325,3 +326,14 @@ def test_depth_needed_is_the_smallest_depth_within_the_tolerance_of_the_best():
     assert needed.loc[0].tolist() == [2, 4]  # hop 1: 1.00 is the best, depth 2 has it; hop 2: 0.90 < 1.00 - 0.05 <= 0.97
     assert H.depth_needed_per_hop(frame, tolerance=0.1).loc[0].tolist() == [2, 2]
 
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_every_profiles_hop_counts_fit_a_decoy_chain(profile):
+    """Every hop count a profile trains or tests on (main runs and depth grid) can be drawn with a
+    decoy chain at its length."""
+    sizes = by_profile(H.SIZES, profile)
+    most = max(*sizes["train_hops"], *sizes["test_hops"], *sizes["depth_grid"]["hops"])
+    assert most <= cpvr_decoys.max_hops(sizes["length"])
+    _, hops, _ = H.test_set(sizes["length"], sizes["test_hops"], 2)
+    assert sorted(set(hops.tolist())) == list(sizes["test_hops"])

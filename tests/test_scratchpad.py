@@ -5,6 +5,7 @@ from torch import nn
 
 from ponder.experiments import hyper_ut_scratchpad as S
 from ponder.models.seq2seq import CausalLM, RelativeBias, greedy_decode
+from ponder.profiles import PROFILES, by_profile
 from ponder.tasks import cpvr
 
 LENGTH = 10  # the worked example's: x = [3, 9, 4, 6, 0, 2, 8, 1, 5, 7], 0 -> 3 -> 6 -> 8, label 5
@@ -145,3 +146,13 @@ def test_smoke_run_reports_both_decodings_and_answer_only_has_one_rule():
     answer = frame[frame["target"] == S.LABELS["answer"]].pivot_table(index="hops", columns="decoding", values="accuracy")
     assert (answer.iloc[:, 0] == answer.iloc[:, 1]).all()
     assert S.chance("smoke")["hops"].tolist() == list(sizes["test_hops"])
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_every_profiles_test_set_is_plain_cpvr_with_its_hop_counts(profile):
+    """The scratch-pad tests on C-PVR without a decoy, at every hop count its profile names (hops up
+    to 8 at length 12, more than a decoy chain leaves room for)."""
+    sizes = by_profile(S.SIZES, profile)
+    x, hops, label = S.test_set(sizes["length"], sizes["test_hops"], 3)
+    assert sorted(set(hops.tolist())) == list(sizes["test_hops"])
+    assert all(cpvr.count_hops(row.tolist()) == (h, y) for row, h, y in zip(x, hops.tolist(), label.tolist()))

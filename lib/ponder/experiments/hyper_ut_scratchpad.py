@@ -32,13 +32,12 @@ from ..profiles import by_profile, run_sizes
 from ..runs import Run
 from ..tasks import cpvr
 from ..training import TrainConfig, default_device, train_run
-from .hyper_ut import test_set
 
 TARGETS = ("answer", "scratchpad")
 LABELS = {"answer": "answer only", "scratchpad": "scratch-pad"}
 DECODINGS = ("eos", "task")
 DECODING_LABELS = {"eos": "stop at EOS", "task": "stop by the task's rule"}
-CODE = ("ponder.tasks.cpvr", "ponder.models.transformer", "ponder.models.seq2seq", "ponder.experiments.hyper_ut", "ponder.experiments.hyper_ut_scratchpad")
+CODE = ("ponder.tasks.cpvr", "ponder.models.transformer", "ponder.models.seq2seq", "ponder.experiments.hyper_ut_scratchpad")
 
 # cpu: the Hyper-UT design (C-PVR of length 12, train on hops 1-3, test on 1-8), 3 seeds (the
 # fewest the ledger judges; quick: one), and the model and step count that let the notebook train its two
@@ -51,6 +50,14 @@ SIZES = {
     "paper": dict(length=16, train_hops=(1, 2, 3, 4), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), positions="relative", clip=2, dim=128, heads=4, depth=6, steps=30_000, batch_size=128, lr=1e-3, n_test=2_000),
 }
 SIZES["quick"] = dict(SIZES["cpu"], seeds=(0,))
+
+
+def test_set(length: int, hops: Sequence[int], n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``x, hops, label``: ``n`` C-PVR examples per hop count, fixed (seeds far from every training
+    step's). Without a decoy chain, unlike the Hyper-UT runs' (:func:`ponder.experiments.hyper_ut.test_examples`):
+    the scratch-pad writes out the one chain it follows, and trains on the plain task."""
+    parts = [cpvr.sample(n, length, h, seed=900_000_000 + 1000 * h) for h in hops]
+    return tuple(torch.cat(p) for p in zip(*parts))
 
 
 def walk(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
