@@ -55,6 +55,15 @@ def test_sample_is_deterministic_in_the_seed():
     assert not torch.equal(a[0], c[0])
 
 
+def test_fixed_test_set_is_one_draw_per_hop_count_the_same_on_every_call():
+    x, hops, label = cpvr.fixed_test_set(cpvr.sample, 12, [3, 1], 50)
+    assert hops.tolist() == [3] * 50 + [1] * 50
+    assert all(cpvr.count_hops(row) == (h, y) for row, h, y in zip(x, hops.tolist(), label.tolist()))
+    again = cpvr.fixed_test_set(cpvr.sample, 12, [1], 50)
+    assert torch.equal(again[0], x[50:])  # each hop count's examples depend on that count only
+    assert torch.equal(x[:50], cpvr.sample(50, 12, 3, seed=cpvr.TEST_SEED + 3000)[0])
+
+
 def test_hop_counts_are_drawn_uniformly_from_the_allowed_ones():
     _, hops, _ = cpvr.sample(30_000, 12, [1, 4, 9], seed=0)
     counts = torch.bincount(hops, minlength=10)[[1, 4, 9]].float()

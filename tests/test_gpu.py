@@ -28,7 +28,7 @@ from ponder.models.recurrent import RecurrentPonderer
 from ponder.models.vit import ViT
 from ponder.runs import Run
 from ponder.tasks import cpvr, images, parity, sraven
-from ponder.cuda_graphs import WARMUP, lr_on_device
+from ponder.cuda_graphs import WARMUP
 from ponder.training import TrainConfig, make_optimizer, train, train_run, update_function
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
@@ -161,7 +161,6 @@ def test_captured_step_replays_one_graph_and_refuses_another_shape():
     make, batches, loss = sraven_parts()
     model = make().cuda().train()
     optimizer = make_optimizer(model, TrainConfig(steps=1, batch_size=32), capturable=True)
-    lr_on_device(optimizer)
     update = update_function(model, loss, model, optimizer, 1.0, capture=True)
     on_gpu = lambda batch: tuple(t.cuda() for t in batch)  # noqa: E731
     losses = [update(on_gpu(batches(step))).item() for step in range(WARMUP + 3)]

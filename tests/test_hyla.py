@@ -7,6 +7,7 @@ import torch
 
 from ponder.experiments import hyla as H
 from ponder.experiments import hyla_latent as L
+from ponder.models.attention import PAPER_NAMES
 from ponder.tasks import fuzzy, sraven, text
 
 PINNED_CORPUS = "38bd167709f8998348da6aaa926b3af3cf2d6e8eb525ac3026d58a256ade1b90"  # sha256 of hyla-6's corpus
@@ -131,3 +132,25 @@ def test_fuzzy_regime_names_the_runs_at_the_trivial_level():
     assert H.fuzzy_regime({"hyla": 0.5, "softmax": 0.4}, {"hyla": 0.1, "softmax": 0.1}) is None
     why = H.fuzzy_regime({"hyla": 0.5, "softmax": 0.05}, {"hyla": 0.1, "softmax": 0.1})
     assert "softmax" in why and "hyla" not in why
+
+
+def test_table_a1_shows_per_seed_values_as_mean_and_standard_error():
+    from ponder.plots import hyla as P
+
+    paper = {kind: ("p", "q") for kind in PAPER_NAMES}
+    table = P.a1_frame({"hyla": {"fuzzy": [0.40, 0.50, 0.60], "sraven": 0.088}, "softmax": {"fuzzy": [0.3], "sraven": 0.08}}, paper).set_index("model")
+    assert table.loc[PAPER_NAMES["hyla"], "fuzzy, ours"] == "50.0 ± 5.8"  # s.e. = 0.1 / sqrt(3)
+    assert table.loc[PAPER_NAMES["hyla"], "sraven, ours"] == "8.8"
+    assert table.loc[PAPER_NAMES["softmax"], "fuzzy, ours"] == "30.0"
+    assert table.loc[PAPER_NAMES["linear"], "fuzzy, ours"] == "—"
+
+
+def test_table_a1_judges_fuzzy_logic_on_the_seeds_of_hyla_2():
+    """At cpu the main kinds' base fuzzy runs are hyla-2's 70 % runs on every seed, and the ablations
+    notebook lists them for its pool; the ablation kinds train on the first seed only."""
+    drop = {(c.kind, c.frac_test) for c in H.fuzzy_drop_setups("cpu")}
+    assert all((kind, H.fuzzy_setup("cpu", kind=kind).frac_test) in drop for kind in H.MAIN_KINDS)
+    assert all(H.fuzzy_setup("cpu", kind=kind).length == max(H.sweeps("cpu")["lengths"]) for kind in H.MAIN_KINDS)
+    fuzzy_jobs = lambda profile: [job for job in H.jobs(profile)["hyla_ablations"] if job.func is H.train_fuzzy_once]  # noqa: E731
+    assert len(fuzzy_jobs("cpu")) == len(H.candidates(H.fuzzy_setup("cpu"), "cpu", "fuzzy")) * (len(H.sweeps("cpu")["ablations"]) + 2 * len(H.MAIN_KINDS))
+    assert len(fuzzy_jobs("quick")) == len(H.candidates(H.fuzzy_setup("quick"), "quick", "fuzzy")) * len(H.sweeps("quick")["ablations"])

@@ -159,7 +159,10 @@ def update_function(net: torch.nn.Module, loss_fn, model: torch.nn.Module, optim
                     capture: bool = False) -> Callable[[Batch], torch.Tensor]:
     """One training update ``batch -> loss`` of ``net`` (``model``, or its DistributedDataParallel
     wrapper); with ``capture``, recorded as a CUDA graph after its warm-up (:class:`CapturedStep`:
-    the optimizer must be capturable, its learning rates tensors)."""
+    the optimizer must be capturable; its learning rates are moved to the device here, after any
+    restore of its state)."""
+    if capture:
+        lr_on_device(optimizer)
 
     def update(batch: Batch) -> torch.Tensor:
         loss = loss_fn(net, batch)
@@ -197,8 +200,6 @@ def train(
     start, history = 0, []
     if run is not None and (state := run.load_tensors("checkpoint")) is not None:
         start, history = _restore(state, model, optimizer)
-    if capture:
-        lr_on_device(optimizer)
     net = torch.nn.parallel.DistributedDataParallel(model) if size > 1 else model
     update = update_function(net, loss_fn, model, optimizer, cfg.grad_clip, capture)
     quiet = {"disable": True} if rank != 0 else {}  # elsewhere TQDM_DISABLE=1 silences it (CI)

@@ -35,7 +35,6 @@ from ..models.recurrent import RecurrentPonderer
 from ..models.vit import ViT
 from ..profiles import by_profile
 from ..tasks import cpvr, images, parity, sraven
-from ..cuda_graphs import lr_on_device
 from ..training import TrainConfig, default_device, make_optimizer, num_threads, update_function
 from . import synchronize, write_result
 
@@ -77,8 +76,6 @@ def time_steps(profile: str, name: str, steps: int = STEPS, warmup: int = WARMUP
     torch.manual_seed(0)
     model = make().to(device).train()
     optimizer = make_optimizer(model, TrainConfig(steps=1, batch_size=1), capturable=capture)
-    if capture:
-        lr_on_device(optimizer)
     update = update_function(model, loss_fn, model, optimizer, 1.0, capture)
     move = lambda step: tuple(t.to(device, non_blocking=True) for t in batches(step))  # noqa: E731
     for step in range(warmup):

@@ -53,11 +53,10 @@ SIZES["quick"] = dict(SIZES["cpu"], seeds=(0,))
 
 
 def test_set(length: int, hops: Sequence[int], n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``x, hops, label``: ``n`` C-PVR examples per hop count, fixed (seeds far from every training
-    step's). Without a decoy chain, unlike the Hyper-UT runs' (:func:`ponder.experiments.hyper_ut.test_examples`):
+    """``x, hops, label``: ``n`` C-PVR examples per hop count, fixed (:func:`ponder.tasks.cpvr.fixed_test_set`).
+    Without a decoy chain, unlike the Hyper-UT runs' (:func:`ponder.experiments.hyper_ut.test_examples`):
     the scratch-pad writes out the one chain it follows, and trains on the plain task."""
-    parts = [cpvr.sample(n, length, h, seed=900_000_000 + 1000 * h) for h in hops]
-    return tuple(torch.cat(p) for p in zip(*parts))
+    return cpvr.fixed_test_set(cpvr.sample, length, hops, n)
 
 
 def walk(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

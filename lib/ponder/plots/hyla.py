@@ -1,9 +1,12 @@
 """Figures of the HYLA notebooks (Schug et al., ICLR 2025): one function per panel kind."""
+from collections.abc import Sequence
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from ..claims import Estimate
 from ..models.attention import PAPER_NAMES
 from ..tasks import sraven
 from . import colors
@@ -46,10 +49,16 @@ def draw_table(ax: plt.Axes, frame: pd.DataFrame, title: str) -> None:
     ax.set_title(title)
 
 
+def percent(values: float | Sequence[float]) -> str:
+    """``100 x`` a value, or the mean ± s.e. of per-seed values, to one decimal."""
+    e = Estimate.of(np.atleast_1d(values))
+    return f"{100 * e.mean:.1f}" if e.n == 1 else f"{100 * e.mean:.1f} ± {100 * e.se:.1f}"
+
+
 def a1_frame(ours: dict[str, dict], paper: dict[str, tuple]) -> pd.DataFrame:
-    """Rows of Table A1: the paper's mean ± s.e. beside ours ("—" for a kind not trained at this
-    profile)."""
-    ours_of = lambda kind, task: f"{100 * ours[kind][task]:.1f}" if kind in ours else "—"  # noqa: E731
+    """Rows of Table A1: the paper's mean ± s.e. beside ours (a value, or per-seed values shown as
+    mean ± s.e.; "—" for a kind not trained at this profile)."""
+    ours_of = lambda kind, task: percent(ours[kind][task]) if kind in ours else "—"  # noqa: E731
     rows = []
     for kind, name in PAPER_NAMES.items():
         fuzzy_paper, sraven_paper = paper[kind]

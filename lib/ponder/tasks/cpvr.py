@@ -93,6 +93,17 @@ def sample(n: int, length: int, hops: int | Sequence[int], seed: int, end: str =
     return x, m, label
 
 
+TEST_SEED = 900_000_000  # the seeds of fixed test sets: far from every training step's
+
+
+def fixed_test_set(sample_fn, length: int, hops: Sequence[int], n: int) -> tuple[torch.Tensor, ...]:
+    """``n`` examples per hop count in ``hops``, the same on every call: ``sample_fn(n, length, h,
+    seed=TEST_SEED + 1000 * h)`` for each ``h`` (:func:`sample`, or a variant with its signature),
+    its outputs concatenated in the order of ``hops``."""
+    parts = [sample_fn(n, length, h, seed=TEST_SEED + 1000 * h) for h in hops]
+    return tuple(torch.cat(p) for p in zip(*parts))
+
+
 def pointer_chain(x) -> list[int]:
     """Positions visited from 0 to the label's position, e.g. ``[0, 3, 6, 8]`` for the example."""
     x = [int(v) for v in (x.tolist() if hasattr(x, "tolist") else x)]
