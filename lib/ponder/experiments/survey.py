@@ -333,8 +333,9 @@ def knob_mod_capacity(profile: str, capacity: float, seed: int = 0) -> pd.DataFr
 
 
 # what a parity run of the ponder-weight knob costs per training step on one CPU core at quick
-# sizes (measured on a busy 2-core machine: ACT 77 ms, PonderNet 39 ms), for the widget to say
-PARITY_SECONDS_PER_STEP = 0.06
+# sizes, for the widget to say (measured on a busy 2-core machine, 10,000 steps: PonderNet 200 s,
+# ACT 82-167 s)
+PARITY_SECONDS_PER_STEP = 0.02
 
 
 def knob_ponder_weight_seconds(profile: str) -> int:
