@@ -2,35 +2,44 @@
 # One time-boxed slice of GPU work, for a GPU machine lent a few minutes at a time, whose python3
 # already has a CUDA build of torch (no venv: the CPU pin of pyproject.toml does not apply):
 #
-#   tools/gpu-slice.sh OUT SECONDS [NOTEBOOK ...]
+#   tools/gpu-slice.sh OUT SECONDS STEP ...
 #
-# 1. the CUDA unit tests (tests/test_gpu.py, no notebooks; `make test-gpu` adds the smoke notebooks);
-# 2. `python -m ponder.bench train seeds` (steps/s per family, eager and captured, against the
-#    arithmetic limit; 3 seeds' gradients batched with vmap against one after the other);
-# 3. the NOTEBOOKs at the `gpu` profile, stopped when SECONDS have passed since the start.
-# Into OUT (at most 8 files): the logs, the benches' JSON and figures-gpu.tgz (figures/gpu/ and
-# the profile's ledger rows, results/gpu/claims/). Runs not finished are lost with the machine: give
-# each slice notebooks that finish in it. The notebooks' packages (papermill, nbval, datasets, ...)
-# come from wheels in .whl/ when there is one.
+# Each STEP, in the order given, while SECONDS (less the half minute the packing needs) last:
+#   tests      the CUDA unit tests (tests/test_gpu.py, about 40 s with pytest-xdist);
+#   test-gpu   `make test-gpu`: those and the smoke notebooks under nbval (about 2 min);
+#   bench      `python -m ponder.bench train seeds` (about 2 min);
+#   NAME[,NAME...]  notebooks at the `gpu` profile, the names joined by commas sharing one pool.
+# Into OUT (at most 8 files): logs.tgz (the logs and the benches' JSON), figures-gpu.tgz
+# (figures/gpu/ and the profile's ledger rows, results/gpu/claims/) and the gpu run cache in parts
+# of 15 MB, runs-gpu.tgz.part-aa, -ab, ... (at most 6). Unpacked into results/gpu/ here and carried
+# by the next slice (`carry: ["results/gpu"]`), it lets runs cut off in one slice resume in the next.
+# The notebooks' packages (papermill, nbval, datasets, ...) come from wheels in .whl/ when there is one.
 set -u
 out=$1 budget=$2
 shift 2
 begin=$(date +%s)
-left() { echo $((budget - $(date +%s) + begin)); }
+left() { echo $((budget - 30 - $(date +%s) + begin)); }
+logs=$(mktemp -d)
 mkdir -p "$out"
 if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
 fi
 export PYTHONPATH="$PWD/lib:/tmp/site" PYTHONUNBUFFERED=1 TQDM_DISABLE=1 HF_DATASETS_OFFLINE=1 HF_HUB_OFFLINE=1
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/device.log"
-workers=$(python3 -c "import xdist" 2>/dev/null && echo "-n 6")  # pytest-xdist where there is one
-timeout 300 python3 -m pytest -q $workers tests/test_gpu.py 2>&1 | tee "$out/test-gpu.log"
-timeout 300 python3 -m ponder.bench train seeds 2>&1 | tee "$out/bench.log"
-cp results/bench/train.json "$out/bench-train.json" 2>/dev/null
-cp results/bench/seeds.json "$out/bench-seeds.json" 2>/dev/null
-if [ $# -gt 0 ] && [ "$(left)" -gt 60 ]; then
-  echo "notebooks $*: $(left) s left"
-  timeout "$(left)" python3 -m ponder.notebooks run "$@" --profile gpu --jobs 4 2>&1 | tee "$out/figures.log"
-fi
+{ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; python3 -c "import torch; print('torch', torch.__version__)"; } | tee "$logs/device.log"
+xdist=$(python3 -c "import xdist" 2>/dev/null && echo "-n 8 --dist loadfile")  # one notebook per worker
+for step in "$@"; do
+  [ "$(left)" -gt 30 ] || { echo "no time left for $step"; break; }
+  echo "== $step: $(left) s left"
+  case $step in
+    tests) timeout "$(left)" python3 -m pytest -q $xdist tests/test_gpu.py 2>&1 | tee "$logs/tests.log" | tail -n 5 ;;
+    test-gpu) timeout "$(left)" make test-gpu PY=python3 INSTALL= PYTEST_ARGS="$xdist" 2>&1 | tee "$logs/test-gpu.log" | tail -n 5 ;;
+    bench) timeout "$(left)" python3 -m ponder.bench train seeds > "$logs/bench.log" 2>&1
+           cp results/bench/train.json results/bench/seeds.json "$logs/" 2>/dev/null ;;
+    *) timeout "$(left)" python3 -m ponder.notebooks run ${step//,/ } --profile gpu 2>&1 | tee -a "$logs/figures.log" ;;
+  esac
+done
+tar czf "$out/logs.tgz" -C "$logs" .
 tar czf "$out/figures-gpu.tgz" figures/gpu $( [ -d results/gpu/claims ] && echo results/gpu/claims )
+[ -d results/gpu ] && tar czf - results/gpu | split -b 15M -a 2 - "$out/runs-gpu.tgz.part-"
+ls -l "$out"
 echo "slice done after $(($(date +%s) - begin)) s"
