@@ -39,6 +39,20 @@ def test_grouped_and_masked_run_exactly_k_learners(k_min):
     torch.testing.assert_close(acm.learners.grouped(z[0, :5], one), acm.learners.prefix(z[0, :5], 1), atol=1e-6, rtol=1e-5)
 
 
+@pytest.mark.parametrize("case", ["all 0", "all 2", "all N", "mixed", "mixed, empty groups"])
+def test_grouped_equals_prefix_per_token(case):
+    """Every path of :meth:`Learners.grouped`: one k for every token (no reordering) and mixed k,
+    some groups empty; the output keeps the input's leading shape."""
+    torch.manual_seed(2)
+    learners = Learners(6, 5, n=4, hidden=3)
+    z = torch.randn(2, 11, 6)
+    k = {"all 0": torch.zeros(2, 11), "all 2": torch.full((2, 11), 2), "all N": torch.full((2, 11), 4),
+         "mixed": torch.randint(0, 5, (2, 11), generator=torch.Generator().manual_seed(0)),
+         "mixed, empty groups": torch.tensor([0, 3] * 11).view(2, 11)}[case].long()
+    expected = torch.stack([learners.prefix(z[b, t], int(k[b, t])) for b in range(2) for t in range(11)]).view(2, 11, 5)
+    torch.testing.assert_close(learners.grouped(z, k), expected, atol=1e-6, rtol=1e-5)
+
+
 def test_hard_gumbel_forward_is_one_hot_and_gradient_is_the_soft_one():
     logits = torch.randn(6, 5, requires_grad=True)
     weights = torch.randn(6, 5)

@@ -92,17 +92,23 @@ class Learners(nn.Module):
     def grouped(self, z: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
         """``h(z_t, k_t)`` per token: ``z [..., d_in]``, ``k [...]`` (long) -> ``[..., d_out]``.
 
-        Tokens sorted by ``k``; one :meth:`prefix` per group (``N`` products, not one per token).
+        One :meth:`prefix` per group of tokens with the same ``k`` (``N`` products, not one per
+        token). The group sizes are counted first (one wait for the device); where every token
+        runs the same ``k`` (the paper's Fig. 9) that is one :meth:`prefix` of ``z`` as it is.
+        Otherwise the tokens are sorted by ``k`` (stably, on 8-bit keys: a radix sort of one byte
+        on a GPU), gathered once, and each group's output is scattered back to its rows.
         """
         flat, ks = z.reshape(-1, self.d_in), k.reshape(-1)
-        order = torch.argsort(ks, stable=True)
         counts = torch.bincount(ks, minlength=self.n + 1).tolist()
+        if max(counts) == len(ks):
+            return self.prefix(z, counts.index(len(ks)))
+        order = torch.sort(ks.to(torch.uint8) if self.n < 256 else ks, stable=True).indices
+        ordered = flat.index_select(0, order)
         out = flat.new_zeros(len(flat), self.d_out)
-        start = 0
-        for group, count in enumerate(counts):
-            if group and count:
-                rows = order[start : start + count]
-                out.index_copy_(0, rows, self.prefix(flat.index_select(0, rows), group))
+        start = counts[0]  # k = 0: no learner, the zeros stay
+        for group, count in enumerate(counts[1:], start=1):
+            if count:
+                out.index_copy_(0, order[start : start + count], self.prefix(ordered[start : start + count], group))
             start += count
         return out.view(*z.shape[:-1], self.d_out)
 
