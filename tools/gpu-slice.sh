@@ -11,8 +11,9 @@
 #   NAME[,NAME...]  notebooks at the `gpu` profile, the names joined by commas sharing one pool.
 # Into OUT (at most 8 files): logs.tgz (the logs and the benches' JSON), figures-gpu.tgz
 # (figures/gpu/ and the profile's ledger rows, results/gpu/claims/) and the gpu run cache in parts
-# of 15 MB, runs-gpu.tgz.part-aa, -ab, ... (at most 6). Unpacked into results/gpu/ here and carried
-# by the next slice (`carry: ["results/gpu"]`), it lets runs cut off in one slice resume in the next.
+# of 15 MB, runs-gpu.tgz.part-aa, -ab, ... (at most 6). Unpacked here (`cat OUT/runs-gpu.tgz.part-* |
+# tar xzf -` in the repository's root) and carried by the next slice (`carry: [".whl", "results/gpu"]`),
+# it lets runs cut off in one slice resume in the next.
 # The notebooks' packages (papermill, nbval, datasets, ...) come from wheels in .whl/ when there is one.
 set -u
 out=$1 budget=$2
