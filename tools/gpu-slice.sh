@@ -5,9 +5,9 @@
 #   tools/gpu-slice.sh OUT SECONDS STEP ...
 #
 # Each STEP, in the order given, while SECONDS (less the half minute the packing needs) last:
-#   tests      the CUDA unit tests (tests/test_gpu.py, about 40 s with pytest-xdist);
-#   test-gpu   `make test-gpu`: those and the smoke notebooks under nbval (about 2 min);
-#   bench      `python -m ponder.bench train seeds` (about 2 min);
+#   tests      the CUDA unit tests alone (tests/test_gpu.py, with pytest-xdist where it is installed);
+#   test-gpu   `make test-gpu`: those and the smoke notebooks under nbval (107 s on the H200);
+#   bench      `python -m ponder.bench train seeds` (117 s on the H200);
 #   NAME[,NAME...]  notebooks at the `gpu` profile, the names joined by commas sharing one pool.
 # Into OUT (at most 8 files): logs.tgz (the logs and the benches' JSON), figures-gpu.tgz
 # (figures/gpu/ and the profile's ledger rows, results/gpu/claims/) and the gpu run cache in parts
