@@ -298,6 +298,30 @@ def test_acm_budget_check_covers_every_entry(monkeypatch):
             call()
 
 
+def test_acm_run_keys_hold_the_evaluation_size_and_the_base_weights(monkeypatch):
+    """The run keys hash what a profile's row puts into the configs, not the size tables
+    (:mod:`ponder.sizes`): every evaluated run names ``eval_images``, and the runs built on a base
+    model name its weights (two bases of equal accuracy are different starts)."""
+    from ponder.experiments import acm
+
+    configs = {}
+
+    def record(run, make, *args, **kwargs):  # stands in for training: the run's config, the same untrained model each time
+        configs[run.name] = run.config
+        torch.manual_seed(0)
+        return make(), {"accuracy": 0.5}
+
+    monkeypatch.setattr(acm, "train_run", record)
+    monkeypatch.setattr(acm.parallel, "train_one_thread", record)
+    monkeypatch.setitem(acm.SIZES, "smoke", dict(acm.SIZES["smoke"], eval_images=48))
+    base, _ = acm.base_model("smoke")
+    acm.acm_model("smoke", 0.5), acm.moefied("smoke"), acm.halting("smoke", 1.0), acm.early_exits("smoke")
+    evaluated = ("acm/base", "acm/phase3-n4", "acm/moe-router", "acm/avit", "acm/ztw")
+    assert {name: configs[name]["eval_images"] for name in evaluated} == dict.fromkeys(evaluated, 48)
+    built_on_base = ("acm/phase1-n4", "acm/moe-relu", "acm/avit", "acm/ztw")
+    assert {name: configs[name]["base"] for name in built_on_base} == dict.fromkeys(built_on_base, acm._state_key(base))
+
+
 def test_warm_start_bias_is_the_least_squares_solution_and_builds_are_bit_identical():
     torch.manual_seed(0)
     base = ViT(image=8, patch=4, dim=8, depth=1, heads=2).eval()

@@ -14,9 +14,10 @@
   under ``figures/gpu/``.
 * ``paper`` — the papers' sizes where known, else the largest faithful setting (several GPUs).
 
-Sizes are data: each experiment keeps a table ``{profile: sizes}`` and reads its row with
-:func:`by_profile`, so there is no ``if profile == ...`` scattered through the code. A table may
-leave out ``cpu`` where it is ``quick``'s row (:data:`EXTENDS`).
+Sizes are data: each experiment has a table ``{profile: sizes}`` in :mod:`ponder.sizes` and reads its
+row with :func:`by_profile`, so there is no ``if profile == ...`` scattered through the code. A table
+may leave out ``cpu`` where it is ``quick``'s row (:data:`EXTENDS`). The run keys do not hash those
+tables, only what a row puts into a run's config: re-sizing ``gpu`` leaves ``quick``'s runs cached.
 """
 from typing import Mapping, TypeVar
 

@@ -24,47 +24,11 @@ from ..models.audio import FrameTransformer
 from ..models.vit import ViT
 from ..profiles import by_profile
 from ..runs import Run
+from ..sizes.acm import SIZES, SPEECH_SIZES
 from ..tasks import images, speech
 from ..training import TrainConfig, default_device, train_run
 
 TASKS = ("digits", "speech")
-# Training sizes per profile (digits: the ViT; speech overrides a few entries in SPEECH_SIZES). Phase III and
-# every baseline get the same total, distill + gate + finetune steps. ``finetune_lr`` and ``loss_scale`` (a
-# factor on the paper's auxiliary weights 0.1 / 0.05 / 0.05) are per profile: the paper's lr 1e-4 and weights
-# assume ~97 ImageNet epochs; in a few hundred to a thousand steps they do not reach the budget (README, ACM).
-# The gpu row's lr and scale sit between quick's and the paper's and are not measured yet.
-# ``expert_units``: MoEfication's expert width (the official 24 units at ViT-B's scale). ``seeds``: the seeds of the
-# judged comparisons (acm-1, -3, -4, -5, -7, -8), each its own base model: three at cpu, which judges them (a seed
-# of acm_vit is 11 runs of about 1350 steps, ~15 CPU-minutes; of acm_speech 6, ~8; of acm-8 five 450-step runs, ~2);
-# one at quick, whose rows are therefore inconclusive by the rule.
-# ``base_lr``: the base model's peak learning rate. Measured at quick on the digits (seeds 0 / 1 / 2, 2000 steps):
-# lr 3e-3 leaves the ViT at chance for up to 1100 steps and ends at test accuracy 0.735 / 0.414 / 0.643; lr 1e-3
-# ends at 0.767 / 0.693 / 0.726, the spread between seeds that acm-3's comparisons inherit cut by about 4.
-# The speech base model keeps 3e-3 (99.5-100 %).
-SIZES = {
-    "smoke": dict(seeds=1, dim=16, depth=2, heads=2, batch=16, base_steps=20, distill_steps=4, gate_steps=4, finetune_steps=8, ablation_steps=4,
-                  base_lr=3e-3, eval_images=64, finetune_lr=2e-3, loss_scale=10.0, expert_units=16),
-    "cpu": dict(seeds=3, dim=32, depth=4, heads=4, batch=32, base_steps=2000, distill_steps=100, gate_steps=50, finetune_steps=1200, ablation_steps=300,
-                  base_lr=1e-3, eval_images=None, finetune_lr=2e-3, loss_scale=10.0, expert_units=16),
-    # gpu: a ViT-Ti-sized base (width 192, 12 blocks) and phase III long enough to converge
-    "gpu": dict(seeds=3, dim=192, depth=12, heads=3, batch=256, base_steps=4_000, distill_steps=400, gate_steps=200, finetune_steps=1_500, ablation_steps=500,
-                base_lr=3e-3, eval_images=None, finetune_lr=5e-4, loss_scale=3.0, expert_units=24),
-    "paper": dict(seeds=3, dim=192, depth=12, heads=3, batch=256, base_steps=20_000, distill_steps=400, gate_steps=200, finetune_steps=19_400, ablation_steps=1000,
-                  base_lr=3e-3, eval_images=None, finetune_lr=1e-4, loss_scale=1.0, expert_units=24),
-}
-# quick: cpu's models and steps on thinner grids, so that every notebook fits 35 minutes of a 2-core laptop
-# (a phase-III run costs about 1.5 CPU-minutes, an A-ViT run 1): three budgets on the digits (acm-1's 0.4
-# and acm-6's 0.6 among them; acm-10's robustness uses the largest), two on the speech (acm-7's 0.25), A-ViT at
-# 4 and 8 of 12 blocks, N = 2, 4, 8 learners, acm-10's robustness on 4 of the 16 renderings of each test digit
-# (1,436 images). cpu has every point, and three seeds.
-SIZES["quick"] = dict(SIZES["cpu"], seeds=1, budgets=(0.25, 0.4, 0.6), avit_targets=(4, 8), learner_counts=(2, 4, 8), robustness_copies=4)
-SPEECH_SIZES = {
-    "smoke": dict(base_steps=20),
-    "quick": dict(base_steps=800, base_lr=3e-3, budgets=(0.25, 0.6)),
-    "cpu": dict(base_steps=800, base_lr=3e-3),
-    "gpu": dict(base_steps=3_000),
-    "paper": dict(base_steps=20_000),
-}
 SCENE, TEST_COPIES = "textured", 16  # the digits stand-in: textured scenes, 16 renderings of each test digit (5,744 images)
 GATE_HIDDEN = 4
 CODE_TASK = {"digits": ["ponder.tasks.images", "ponder.models.vit"], "speech": ["ponder.tasks.speech", "ponder.models.audio"]}
@@ -173,7 +137,7 @@ def base_model(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Mo
         arch = dict(frames=speech.frames(), features=speech.MELS, classes=len(speech.WORDS), dim=s["dim"], depth=s["depth"], heads=s["heads"])
         make = lambda: FrameTransformer(**arch)  # noqa: E731
     cfg = TrainConfig(steps=s["base_steps"], batch_size=s["batch"], lr=s["base_lr"], weight_decay=0.05, seed=seed)
-    run = Run(f"{PREFIX[task]}/base", {"arch": arch, "train": cfg.as_dict()}, profile, code=code(task))
+    run = Run(f"{PREFIX[task]}/base", {"arch": arch, "train": cfg.as_dict(), "eval_images": s["eval_images"]}, profile, code=code(task))
     x, y = test_set(profile, task)
     return train_run(run, make, lambda m, b: F.cross_entropy(m(b[0]), b[1]), batches(cfg.batch_size, seed, task), cfg, evaluate=lambda m: evaluate(m, x, y))
 
@@ -192,14 +156,14 @@ def distilled(profile: str, seed: int = 0, n: int = 4, steps: int | None = None,
     (:func:`~ponder.models.acmize.acmize`); ``False``: at random, as the paper (measured effect in the README).
     """
     s = sizes(profile, task)
-    base, base_metrics = base_model(profile, seed, task)
+    base, _ = base_model(profile, seed, task)
     steps = s["distill_steps"] if steps is None else steps
     if steps == 0:  # "without phase I": random learners
         torch.manual_seed(seed)
         return trainable(acmize_lib.acmize(base, n, GATE_HIDDEN), "learners").to(default_device()), {}
     make = lambda: trainable(acmize_lib.acmize(base, n, GATE_HIDDEN, warm_start=warm_start), "learners")  # noqa: E731
     cfg = TrainConfig(steps=steps, batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
-    config = {"base": base_metrics["accuracy"], "n": n, "gate_hidden": GATE_HIDDEN, "train": cfg.as_dict()} | ({} if warm_start else {"warm_start": False})
+    config = {"base": _state_key(base), "n": n, "gate_hidden": GATE_HIDDEN, "train": cfg.as_dict()} | ({} if warm_start else {"warm_start": False})
     run = Run(f"{PREFIX[task]}/phase1-n{n}", config, profile, code=code(task, *CODE_ACM))
     return parallel.train_one_thread(run, make, lambda m, b: distill_loss(base, m, b[0]), batches(cfg.batch_size, seed, task), cfg)
 
@@ -239,7 +203,7 @@ def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: d
         start, _ = gates_pretrained(profile, seed, n, distill_steps=0 if pretraining == "no_phase1" else None, task=task, warm_start=warm_start)
     steps = s["finetune_steps"] if steps is None else steps
     cfg = TrainConfig(steps=steps + skipped, batch_size=s["batch"], lr=s["finetune_lr"], weight_decay=0.05, seed=seed)
-    config = {"start": _state_key(start), "budget": budget, "weights": weights, "pretraining": pretraining, "train": cfg.as_dict()}
+    config = {"start": _state_key(start), "budget": budget, "weights": weights, "pretraining": pretraining, "train": cfg.as_dict(), "eval_images": s["eval_images"]}
     config |= ({} if task_gradient else {"task_gradient": False}) | ({} if argmax_budget else {"argmax_budget": False})
     run = Run(f"{PREFIX[task]}/phase3-n{n}", config, profile, code=code(task, *CODE_ACM))
 
@@ -383,11 +347,11 @@ def moefied(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Modul
     Metrics hold ``curve``: accuracy and MACs for each top-k of :func:`moe_top_k`.
     """
     s = sizes(profile, task)
-    base, base_metrics = base_model(profile, seed, task)
+    base, _ = base_model(profile, seed, task)
     modules = code(task, "ponder.models.moe")
     cfg = TrainConfig(steps=s["finetune_steps"], batch_size=s["batch"], lr=5e-4, weight_decay=0.05, seed=seed)
     count = experts(profile)
-    run = Run(f"{PREFIX[task]}/moe-relu", {"base": base_metrics["accuracy"], "experts": count, "train": cfg.as_dict()}, profile, code=modules)
+    run = Run(f"{PREFIX[task]}/moe-relu", {"base": _state_key(base), "experts": count, "train": cfg.as_dict()}, profile, code=modules)
     relu, _ = parallel.train_one_thread(run, lambda: moe_lib.moefy(copy.deepcopy(base), count), lambda m, b: F.cross_entropy(m(b[0]), b[1]), batches(cfg.batch_size, seed, task), cfg)
 
     def make():
@@ -399,7 +363,7 @@ def moefied(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Modul
         return model
 
     cfg = TrainConfig(steps=s["distill_steps"] + s["gate_steps"], batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
-    run = Run(f"{PREFIX[task]}/moe-router", {"relu": _state_key(relu), "train": cfg.as_dict()}, profile, code=modules)
+    run = Run(f"{PREFIX[task]}/moe-router", {"relu": _state_key(relu), "train": cfg.as_dict(), "eval_images": s["eval_images"]}, profile, code=modules)
     x, y = test_set(profile, task)
     return parallel.train_one_thread(run, make, lambda m, b: moe_lib.router_loss(m, _mlp_inputs(m, b[0])), batches(cfg.batch_size, seed, task), cfg, evaluate=lambda m: {"curve": moe_curve(m, x, y, moe_top_k(profile))})
 
@@ -431,9 +395,9 @@ def moe_curve(model: nn.Module, x: torch.Tensor, y: torch.Tensor, top_k: tuple[i
 def halting(profile: str, target_depth: float, seed: int = 0) -> tuple[nn.Module, dict]:
     """A-ViT-style token halting fine-tuned from the base model towards ``target_depth`` blocks."""
     s = sizes(profile)
-    base, base_metrics = base_model(profile, seed)
+    base, _ = base_model(profile, seed)
     cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=5e-4, weight_decay=0.0, grad_clip=1.5, seed=seed)
-    run = Run("acm/avit", {"base": base_metrics["accuracy"], "target_depth": target_depth, "train": cfg.as_dict()}, profile, code=code("digits", "ponder.models.halting"))
+    run = Run("acm/avit", {"base": _state_key(base), "target_depth": target_depth, "train": cfg.as_dict(), "eval_images": s["eval_images"]}, profile, code=code("digits", "ponder.models.halting"))
     x, y = test_set(profile)
     return parallel.train_one_thread(run, lambda: HaltingViT(copy.deepcopy(base)), lambda m, b: halting_loss(m, b[0], b[1], target_depth), batches(cfg.batch_size, seed), cfg,
                      evaluate=lambda m: evaluate(m, x, y, macs=lambda mm, n: flops.halting_vit(mm)))
@@ -442,9 +406,9 @@ def halting(profile: str, target_depth: float, seed: int = 0) -> tuple[nn.Module
 def early_exits(profile: str, seed: int = 0) -> tuple[nn.Module, dict]:
     """ZTW-style cascaded exit heads on the frozen base model; metrics hold the threshold ``curve``."""
     s = sizes(profile)
-    base, base_metrics = base_model(profile, seed)
+    base, _ = base_model(profile, seed)
     cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
-    run = Run("acm/ztw", {"base": base_metrics["accuracy"], "train": cfg.as_dict()}, profile, code=code("digits", "ponder.models.early_exit"))
+    run = Run("acm/ztw", {"base": _state_key(base), "train": cfg.as_dict(), "eval_images": s["eval_images"]}, profile, code=code("digits", "ponder.models.early_exit"))
 
     def make():
         model = EarlyExitViT(copy.deepcopy(base))

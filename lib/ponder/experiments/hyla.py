@@ -1,23 +1,22 @@
 """Training runs of the HYLA notebooks (Schug et al., ICLR 2025): sraven, fuzzy logic, language modelling.
 
 Every function returns ``(model, metrics)`` from the run cache (:func:`ponder.training.train_run`),
-so the notebooks and ``python -m ponder.experiments hyla`` share the runs. The sizes of each
-profile are the tables below; ``paper`` holds the paper's sizes (Table A3, research notes §4.2).
+so the notebooks and ``python -m ponder.experiments hyla`` share the runs. The run descriptions and
+their sizes at each profile are in :mod:`ponder.sizes.hyla`.
 
-The official recipe is data in these tables: AdamW with ``warmup_steps`` of linear warmup (1000
-at the paper profile, absolute, not a fraction) and cosine decay to 0.1·lr, no gradient clipping
-(``grad_clip = inf``), LeCun-normal weights and zero biases, weight decay on every parameter of
-two or more dimensions (the official mask: per-head query/key/value biases and the relative
-position tables are decayed; LayerNorms and the other biases are not), the T5 relative position
-bias and latent-code dropout 0.1. :data:`TUNING` is the per-kind learning-rate × weight-decay grid;
-each kind keeps the point with the best *in-distribution* score (:func:`tuned`).
+The official recipe: AdamW with linear warmup and cosine decay to 0.1·lr, no gradient clipping,
+LeCun-normal weights and zero biases, weight decay on every parameter of two or more dimensions
+(the official mask: per-head query/key/value biases and the relative position tables are decayed;
+LayerNorms and the other biases are not), the T5 relative position bias and latent-code dropout
+0.1 (the run descriptions' defaults). :data:`~ponder.sizes.hyla.TUNING` is the per-kind
+learning-rate × weight-decay grid; each kind keeps the point with the best *in-distribution*
+score (:func:`tuned`).
 
 Held-out splits follow the run seed: seed ``s`` holds out the rule combinations (sraven) and term
 combinations (fuzzy logic) that a permutation drawn with seed ``s`` puts first, as the official
 code does, so runs with three seeds see three different splits.
 """
-import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from functools import partial
 
 import pandas as pd
@@ -25,15 +24,14 @@ import torch
 import torch.nn.functional as F
 
 from .. import parallel
-from ..models.attention import KINDS
 from ..models.attention_transformer import CausalLM, InContextTransformer
 from ..profiles import by_profile
 from ..runs import Run
+from ..sizes.hyla import FUZZY, MAIN_KINDS, SRAVEN, SWEEPS, TEXT, TUNING, Fuzzy, Sraven, Text
 from ..tasks import fuzzy, sraven, text
 from ..training import TrainConfig
 
 CODE = ["ponder.models.attention", "ponder.models.attention_transformer", "ponder.models.transformer", "ponder.experiments.hyla"]
-MAIN_KINDS = ("softmax", "linear", "hyla")
 
 
 def train_config(s, seed: int) -> TrainConfig:
@@ -45,15 +43,6 @@ def train_config(s, seed: int) -> TrainConfig:
     return TrainConfig(
         steps=s.steps, batch_size=s.batch_size, lr=s.lr, weight_decay=s.weight_decay, warmup=warmup, grad_clip=s.grad_clip, seed=seed, log_every=max(1, s.steps // 50)
     )
-
-
-# per profile, the learning rates × weight decays each kind tries (None: the run's own); Table A3
-TUNING = {
-    "smoke": None,
-    "quick": None,
-    "gpu": None,
-    "paper": {"sraven": dict(lr=(3e-4, 1e-3), weight_decay=(0.1, 0.3)), "fuzzy": dict(lr=(1e-3, 3e-3), weight_decay=(0.03, 0.1))},
-}
 
 
 def candidates(s, profile: str, task: str) -> list:
@@ -70,67 +59,7 @@ def tuned(train, s, profile: str, task: str, seed: int, score: str):
     return max((train(c, profile, seed) for c in candidates(s, profile, task)), key=lambda result: result[1][score])
 
 
-@dataclass(frozen=True)
-class Recipe:
-    """The model parts and optimisation shared by sraven and fuzzy-logic runs; the defaults are the
-    official ones (module docstring)."""
-
-    warmup_steps: int = 50
-    grad_clip: float = math.inf  # the official recipe does not clip
-    code_dropout: float = 0.1  # latent-code dropout in training
-    relative_position: bool = True
-    init: str = "lecun_normal"
-
-
 # -- sraven ---------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Sraven(Recipe):
-    """One sraven run: task, model and optimisation (``width`` multiplies dim, heads and MLP)."""
-
-    kind: str = "hyla"
-    k: int = 4
-    f: int = 8
-    holdout: float = 0.25
-    dim: int = 64
-    heads: int = 8
-    head_dim: int = 4
-    depth: int = 2
-    width: int = 1
-    steps: int = 1000
-    batch_size: int = 64
-    lr: float = 1e-3
-    weight_decay: float = 0.1
-    eval_n: int = 1024
-
-    @property
-    def instances(self) -> int:
-        return self.steps * self.batch_size
-
-
-# The official model parts and recipe learn too slowly for the quick budget. Fuzzy logic, HYLA,
-# width 32, batch 32, OOD R² after 1000 steps (one seed; ignoring the context gives 0.11): 0.56 with
-# SMALL_SCALE, 0.39 with the relative position bias, 0.19 with code dropout 0.1, 0.13 with the
-# LeCun-normal init; all official parts together: 0.05, still 0.11 after 2000 steps. So the quick
-# profile keeps absolute positions, PyTorch's init, clipping at 1 and no code dropout; gpu and paper
-# use the official ones (the dataclass defaults).
-SMALL_SCALE = dict(code_dropout=0.0, relative_position=False, init="torch", grad_clip=1.0)
-
-# quick: K = 4 stays at chance (all features right) at a CPU budget, so the quick sweeps use the
-# smaller-K variant K = 2 (36 rule combinations, 9 held out); K = 4 appears in the K sweep.
-SRAVEN = {
-    "smoke": Sraven(k=2, dim=16, heads=4, head_dim=4, depth=1, steps=6, batch_size=16, warmup_steps=0, eval_n=64),
-    "quick": Sraven(k=2, dim=32, heads=8, head_dim=4, depth=2, steps=800, batch_size=64, lr=3e-3, warmup_steps=40, eval_n=512, **SMALL_SCALE),
-    # gpu: the paper's K = 4 model (Table A3) at a 4x batch and 10.24M instances, the paper's smallest
-    # point (Fig. 4). At 1.5M every kind sat at chance (H100, figures/gpu/RUN.md); at 10.24M (H200,
-    # seed 0) softmax reached 49.6 % OOD, linear 43.3 %, HYLA 23.1 %. The captured step runs at
-    # 114 steps/s alone and ~150 summed over 3 processes, so a 20k-step run takes 2-3 minutes of the
-    # GPU and the sraven runs of the four HYLA notebooks (~385k steps) about 40 minutes, over several
-    # leases (tools/gpu-slice.sh carries the run cache from one to the next)
-    "gpu": Sraven(k=4, dim=128, heads=16, head_dim=4, depth=4, steps=20_000, batch_size=512, lr=1e-3, weight_decay=0.1, warmup_steps=150, eval_n=8192),
-    "paper": Sraven(k=4, dim=128, heads=16, head_dim=4, depth=4, steps=156_250, batch_size=128, lr=1e-3, weight_decay=0.1, warmup_steps=1000, eval_n=51_200),
-}
-
-
 # the paper ranks the kinds on sraven at K = 4 with at least 10M training instances (Fig. 4: 10, 20
 # and 40M; Table A1: 20M). Below, every kind sits on the plateau of the correspondence problem (at
 # K = 2 and 51k-410k instances all kinds reach 8-9 % while the same models on unpermuted instances
@@ -221,35 +150,6 @@ def train_sraven_once(s: Sraven, profile: str, seed: int = 0):
 
 
 # -- fuzzy logic ----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Fuzzy(Recipe):
-    """One fuzzy-logic run (official ``logic_4var_2term``: L = 4 variables, K = 2 terms)."""
-
-    kind: str = "hyla"
-    n_vars: int = 4
-    n_terms: int = 2
-    length: int = 32  # N, in-context examples including the query
-    frac_test: float = 0.7
-    dim: int = 32
-    heads: int = 8
-    head_dim: int = 2
-    depth: int = 2
-    steps: int = 1000
-    batch_size: int = 64
-    lr: float = 3e-3
-    weight_decay: float = 0.03
-    eval_n: int = 1024
-
-
-FUZZY = {
-    "smoke": Fuzzy(dim=16, heads=4, head_dim=2, depth=1, length=8, steps=6, batch_size=16, warmup_steps=0, eval_n=64),
-    # quick: 1000 steps of batch 32 (32k sequences): HYLA's OOD R² 0.17 / 0.56 / 0.68 after 500 / 1000 / 1500
-    "quick": Fuzzy(dim=32, heads=8, head_dim=2, depth=2, steps=1000, batch_size=32, warmup_steps=50, eval_n=512, **SMALL_SCALE),
-    "gpu": Fuzzy(dim=128, heads=8, head_dim=2, depth=2, steps=2_000, batch_size=128, lr=3e-3, weight_decay=0.03, warmup_steps=100, eval_n=4096),
-    "paper": Fuzzy(dim=128, heads=8, head_dim=2, depth=2, steps=50_000, batch_size=128, lr=3e-3, weight_decay=0.03, warmup_steps=100, eval_n=16_000),
-}
-
-
 def fuzzy_setup(profile: str, **changes) -> Fuzzy:
     return replace(by_profile(FUZZY, profile), **changes)
 
@@ -309,33 +209,6 @@ def train_fuzzy_once(s: Fuzzy, profile: str, seed: int = 0):
 
 
 # -- language modelling (stand-in for C4) ----------------------------------------------------
-@dataclass(frozen=True)
-class Text:
-    """One byte-level language model on torch's reference documentation (``ponder.tasks.text``)."""
-
-    kind: str = "hyla"
-    length: int = 64
-    dim: int = 64
-    heads: int = 8
-    depth: int = 2
-    steps: int = 400
-    batch_size: int = 32
-    lr: float = 3e-3
-    weight_decay: float = 0.1
-    warmup_steps: int = 15
-    grad_clip: float = 1.0
-    eval_every: int = 50
-    eval_n: int = 128
-
-
-TEXT = {
-    "smoke": Text(dim=16, heads=4, depth=1, length=16, steps=6, batch_size=8, warmup_steps=0, eval_every=3, eval_n=16),
-    "quick": Text(steps=300),
-    "gpu": Text(length=128, dim=256, heads=8, depth=4, steps=3000, batch_size=64, lr=1e-3, warmup_steps=150, eval_every=250, eval_n=256),
-    "paper": Text(length=128, dim=512, heads=8, depth=6, steps=20_000, batch_size=256, lr=1e-3, warmup_steps=1000, eval_every=500, eval_n=1024),
-}
-
-
 def text_setup(profile: str, **changes) -> Text:
     return replace(by_profile(TEXT, profile), **changes)
 
@@ -383,24 +256,6 @@ def train_text(s: Text, profile: str, seed: int = 0):
 
 
 # -- which runs each target needs -------------------------------------------------------------
-ALL_KINDS = tuple(KINDS)
-SWEEPS = {
-    # instances as fractions of the base run's steps; widths, depths, heads, K, held-out fractions;
-    # the attention kinds of Table A1 (quick: the three main ones, the ablations need the paper's budget)
-    # ``seeds`` (offsets from the notebook's seed): the comparisons the ledger judges against the seed
-    # noise, hyla-6's three language models and hyla-2's held-out drop and term decoding (about 3 and
-    # 4 CPU-minutes a seed at quick); the sweeps train on the first seed only
-    "smoke": dict(fractions=(1.0,), widths=(1,), depths=(1,), heads=(1, 4), ks=(2,), holdouts=(0.25,), lengths=(8,), frac_tests=(0.3, 0.7), ablations=ALL_KINDS, seeds=(0,)),
-    # cpu (quick: one seed): sraven's minutes go to the learning curve (4 data sizes, one model size) and fuzzy
-    # logic's to longer runs at the paper's N = 32 (the sraven rankings cannot show at this budget,
-    # while fuzzy-logic R² is still rising past the trivial level); K = 4 stays at chance here
-    "cpu": dict(fractions=(0.125, 0.25, 0.5, 1.0), widths=(1,), depths=(2,), heads=(1, 8), ks=(2,), holdouts=(0.25, 0.75), lengths=(32,), frac_tests=(0.3, 0.7), ablations=MAIN_KINDS, seeds=(0, 1, 2)),
-    "gpu": dict(fractions=(0.25, 0.5, 1.0), widths=(1,), depths=(4,), heads=(1, 16), ks=(2, 4), holdouts=(0.25, 0.75), lengths=(16, 32), frac_tests=(0.3, 0.7), ablations=ALL_KINDS, seeds=(0, 1, 2)),
-    "paper": dict(fractions=(0.5, 1.0, 2.0), widths=(1, 2, 4), depths=(4, 8, 16), heads=(1, 2, 4, 8, 16), ks=(2, 3, 4, 5), holdouts=(0.1, 0.25, 0.5, 0.75, 0.9), lengths=(16, 32, 64, 96), frac_tests=(0.3, 0.5, 0.7), ablations=ALL_KINDS, seeds=(0, 1, 2)),
-}
-SWEEPS["quick"] = dict(SWEEPS["cpu"], seeds=(0,))  # 35 minutes in all: hyla-2 and hyla-6 judged at cpu
-
-
 def sweeps(profile: str) -> dict:
     return by_profile(SWEEPS, profile)
 

@@ -30,6 +30,7 @@ from ..checks import check_choice
 from ..models.seq2seq import CausalLM, greedy_decode
 from ..profiles import by_profile, run_sizes
 from ..runs import Run
+from ..sizes.hyper_ut_scratchpad import SIZES
 from ..tasks import cpvr
 from ..training import TrainConfig, default_device, train_run
 
@@ -38,18 +39,6 @@ LABELS = {"answer": "answer only", "scratchpad": "scratch-pad"}
 DECODINGS = ("eos", "task")
 DECODING_LABELS = {"eos": "stop at EOS", "task": "stop by the task's rule"}
 CODE = ("ponder.tasks.cpvr", "ponder.models.transformer", "ponder.models.seq2seq", "ponder.experiments.hyper_ut_scratchpad")
-
-# cpu: the Hyper-UT design (C-PVR of length 12, train on hops 1-3, test on 1-8), 3 seeds (the
-# fewest the ledger judges; quick: one), and the model and step count that let the notebook train its two
-# targets x three seeds, cold, in about 3 minutes on one CPU core. ``clip``: distances 0 and 1
-# (the token itself and the one before) get their own bias, every longer one shares one.
-SIZES = {
-    "smoke": dict(length=8, train_hops=(1, 2), test_hops=(1, 2, 3), seeds=(0,), positions="relative", clip=2, dim=16, heads=2, depth=2, steps=30, batch_size=32, lr=3e-3, n_test=32),
-    "cpu": dict(length=12, train_hops=(1, 2, 3), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), positions="relative", clip=2, dim=32, heads=4, depth=3, steps=500, batch_size=128, lr=3e-3, n_test=200),
-    "gpu": dict(length=16, train_hops=(1, 2, 3, 4), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), positions="relative", clip=2, dim=128, heads=4, depth=6, steps=6_000, batch_size=128, lr=1e-3, n_test=1_000),
-    "paper": dict(length=16, train_hops=(1, 2, 3, 4), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), positions="relative", clip=2, dim=128, heads=4, depth=6, steps=30_000, batch_size=128, lr=1e-3, n_test=2_000),
-}
-SIZES["quick"] = dict(SIZES["cpu"], seeds=(0,))
 
 
 def test_set(length: int, hops: Sequence[int], n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

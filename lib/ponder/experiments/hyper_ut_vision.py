@@ -22,27 +22,15 @@ from .. import parallel
 from ..models.vit import ViT
 from ..profiles import by_profile, run_sizes
 from ..runs import Run
+from ..sizes.hyper_ut_vision import SIZES
 from ..tasks import images
 from ..training import TrainConfig, default_device, train_run
-from .hyper_ut import MODEL, build, code, parameter_count
+from .hyper_ut import build, code, parameter_count
 
 KINDS = ("transformer", "ut_act", "hyper_act")
 LABELS = {"transformer": "ViT", "ut_act": "U-ViT+ACT", "hyper_act": "HyperU-ViT"}
 CODE = ("ponder.models.vit", "ponder.tasks.images", "ponder.experiments.hyper_ut_vision")
 EVAL_BATCH = 1024
-
-# ``seeds``: offsets from the notebook's seed, each a model of every kind (the claims are judged on the
-# per-seed values). ``test_copies``: renderings of each of the 359 test digits (placement drawn per
-# copy): 16 give 5,744 test images, a binomial s.e. of about 0.6 points per model where one
-# rendering left about 2.3, as large as the 2-point margin that "matches" is judged against.
-SIZES = {
-    "smoke": dict(size=8, canvas=16, patch=4, steps=30, batch_size=32, lr=3e-3, seeds=(0,), test_copies=1, model=dict(MODEL, dim=16, heads=2, steps=3, pool_size=4, code_dim=8, rank=2)),
-    "cpu": dict(size=8, canvas=16, patch=4, steps=500, batch_size=128, lr=3e-3, seeds=(0, 1, 2), test_copies=16, model=dict(MODEL, steps=12)),
-    "gpu": dict(size=16, canvas=32, patch=4, steps=4_000, batch_size=256, lr=1e-3, seeds=(0, 1, 2), test_copies=16, model=dict(MODEL, dim=128, heads=4, steps=12, code_dim=32)),
-    "paper": dict(size=16, canvas=32, patch=4, steps=20_000, batch_size=256, lr=1e-3, seeds=(0, 1, 2), test_copies=16, model=dict(MODEL, dim=128, heads=4, steps=12, code_dim=32)),
-}
-
-SIZES["quick"] = dict(SIZES["cpu"], seeds=(0,))  # one seed (hut-8's rows inconclusive by the rule; cpu judges them on 3)
 
 
 class PatchEmbedding(nn.Module):

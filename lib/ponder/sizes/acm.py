@@ -1,0 +1,41 @@
+"""How big the ACM runs are at each profile (:mod:`ponder.experiments.acm`): the base models, the three
+phases and the baselines, and which points of the full grids (:data:`ponder.experiments.acm.GRIDS`) a
+profile trains."""
+
+# Training sizes per profile (digits: the ViT; speech overrides a few entries in SPEECH_SIZES). Phase III and
+# every baseline get the same total, distill + gate + finetune steps. ``finetune_lr`` and ``loss_scale`` (a
+# factor on the paper's auxiliary weights 0.1 / 0.05 / 0.05) are per profile: the paper's lr 1e-4 and weights
+# assume ~97 ImageNet epochs; in a few hundred to a thousand steps they do not reach the budget (README, ACM).
+# The gpu row's lr and scale sit between quick's and the paper's and are not measured yet.
+# ``expert_units``: MoEfication's expert width (the official 24 units at ViT-B's scale). ``seeds``: the seeds of the
+# judged comparisons (acm-1, -3, -4, -5, -7, -8), each its own base model: three at cpu, which judges them (a seed
+# of acm_vit is 11 runs of about 1350 steps, ~15 CPU-minutes; of acm_speech 6, ~8; of acm-8 five 450-step runs, ~2);
+# one at quick, whose rows are therefore inconclusive by the rule.
+# ``base_lr``: the base model's peak learning rate. Measured at quick on the digits (seeds 0 / 1 / 2, 2000 steps):
+# lr 3e-3 leaves the ViT at chance for up to 1100 steps and ends at test accuracy 0.735 / 0.414 / 0.643; lr 1e-3
+# ends at 0.767 / 0.693 / 0.726, the spread between seeds that acm-3's comparisons inherit cut by about 4.
+# The speech base model keeps 3e-3 (99.5-100 %).
+SIZES = {
+    "smoke": dict(seeds=1, dim=16, depth=2, heads=2, batch=16, base_steps=20, distill_steps=4, gate_steps=4, finetune_steps=8, ablation_steps=4,
+                  base_lr=3e-3, eval_images=64, finetune_lr=2e-3, loss_scale=10.0, expert_units=16),
+    "cpu": dict(seeds=3, dim=32, depth=4, heads=4, batch=32, base_steps=2000, distill_steps=100, gate_steps=50, finetune_steps=1200, ablation_steps=300,
+                  base_lr=1e-3, eval_images=None, finetune_lr=2e-3, loss_scale=10.0, expert_units=16),
+    # gpu: a ViT-Ti-sized base (width 192, 12 blocks) and phase III long enough to converge
+    "gpu": dict(seeds=3, dim=192, depth=12, heads=3, batch=256, base_steps=4_000, distill_steps=400, gate_steps=200, finetune_steps=1_500, ablation_steps=500,
+                base_lr=3e-3, eval_images=None, finetune_lr=5e-4, loss_scale=3.0, expert_units=24),
+    "paper": dict(seeds=3, dim=192, depth=12, heads=3, batch=256, base_steps=20_000, distill_steps=400, gate_steps=200, finetune_steps=19_400, ablation_steps=1000,
+                  base_lr=3e-3, eval_images=None, finetune_lr=1e-4, loss_scale=1.0, expert_units=24),
+}
+# quick: cpu's models and steps on thinner grids, so that every notebook fits 35 minutes of a 2-core laptop
+# (a phase-III run costs about 1.5 CPU-minutes, an A-ViT run 1): three budgets on the digits (acm-1's 0.4
+# and acm-6's 0.6 among them; acm-10's robustness uses the largest), two on the speech (acm-7's 0.25), A-ViT at
+# 4 and 8 of 12 blocks, N = 2, 4, 8 learners, acm-10's robustness on 4 of the 16 renderings of each test digit
+# (1,436 images). cpu has every point, and three seeds.
+SIZES["quick"] = dict(SIZES["cpu"], seeds=1, budgets=(0.25, 0.4, 0.6), avit_targets=(4, 8), learner_counts=(2, 4, 8), robustness_copies=4)
+SPEECH_SIZES = {
+    "smoke": dict(base_steps=20),
+    "quick": dict(base_steps=800, base_lr=3e-3, budgets=(0.25, 0.6)),
+    "cpu": dict(base_steps=800, base_lr=3e-3),
+    "gpu": dict(base_steps=3_000),
+    "paper": dict(base_steps=20_000),
+}

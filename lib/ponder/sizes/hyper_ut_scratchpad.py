@@ -1,0 +1,13 @@
+"""How big the sequence-to-sequence runs of hut-7 are at each profile (:mod:`ponder.experiments.hyper_ut_scratchpad`)."""
+
+# cpu: the Hyper-UT design (C-PVR of length 12, train on hops 1-3, test on 1-8), 3 seeds (the
+# fewest the ledger judges; quick: one), and the model and step count that let the notebook train its two
+# targets x three seeds, cold, in about 3 minutes on one CPU core. ``clip``: distances 0 and 1
+# (the token itself and the one before) get their own bias, every longer one shares one.
+SIZES = {
+    "smoke": dict(length=8, train_hops=(1, 2), test_hops=(1, 2, 3), seeds=(0,), positions="relative", clip=2, dim=16, heads=2, depth=2, steps=30, batch_size=32, lr=3e-3, n_test=32),
+    "cpu": dict(length=12, train_hops=(1, 2, 3), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), positions="relative", clip=2, dim=32, heads=4, depth=3, steps=500, batch_size=128, lr=3e-3, n_test=200),
+    "gpu": dict(length=16, train_hops=(1, 2, 3, 4), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), positions="relative", clip=2, dim=128, heads=4, depth=6, steps=6_000, batch_size=128, lr=1e-3, n_test=1_000),
+    "paper": dict(length=16, train_hops=(1, 2, 3, 4), test_hops=(1, 2, 3, 4, 5, 6, 7, 8), seeds=(0, 1, 2), positions="relative", clip=2, dim=128, heads=4, depth=6, steps=30_000, batch_size=128, lr=1e-3, n_test=2_000),
+}
+SIZES["quick"] = dict(SIZES["cpu"], seeds=(0,))
