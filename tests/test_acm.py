@@ -371,7 +371,7 @@ def test_profile_sizes_scale_the_baselines_and_the_loss_weights():
     assert acm.avit_depths("paper") == (4, 6, 8, 10) and acm.avit_depths("cpu") == (4 / 3, 2, 8 / 3, 10 / 3)
     assert acm.loss_weights("paper") == acm.PAPER_LOSS_WEIGHTS
     assert acm.loss_weights("quick") == {"budget": 1.0, "entropy": 0.5, "diversity": 0.5}
-    assert acm.seeds("gpu", 5) == (5, 6, 7) and acm.seeds("quick", 5) == (5,) and acm.seeds("smoke") == (0,)
+    assert acm.seeds("paper", 5) == (5, 6, 7) and acm.seeds("quick", 5) == (5,) and acm.seeds("smoke") == (0,)
     s = acm.sizes("quick")
     assert s["distill_steps"] + s["gate_steps"] + s["finetune_steps"] == 1350  # every baseline's total too
 
@@ -379,7 +379,7 @@ def test_profile_sizes_scale_the_baselines_and_the_loss_weights():
 def test_quick_thins_cpus_grids_and_keeps_what_its_figures_draw():
     from ponder.experiments import acm
 
-    assert acm.budgets("cpu") == acm.budgets("cpu", "speech") == acm.budgets("gpu") == (0.25, 0.4, 0.6, 0.75)
+    assert acm.budgets("cpu") == acm.budgets("cpu", "speech") == acm.budgets("paper") == (0.25, 0.4, 0.6, 0.75)
     assert {0.4, 0.6} <= set(acm.budgets("quick")) < set(acm.budgets("cpu"))  # acm-1 and acm-6 draw 0.4 and 0.6
     assert 0.25 in acm.budgets("quick", "speech")  # acm-7 draws 0.25
     assert set(acm.avit_depths("quick")) < set(acm.avit_depths("cpu")) and acm.avit_depths("quick") == (4 / 3, 8 / 3)

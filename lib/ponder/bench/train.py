@@ -29,18 +29,19 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from .. import parallel
-from ..experiments import acm, hyla, hyper_ut
+from ..experiments import acm, hyla, hyper_ut, hyper_ut_vision
 from ..experiments.survey_parity import parity_loss, parity_settings
+from ..models.attention_transformer import CausalLM
 from ..models.recurrent import RecurrentPonderer
 from ..models.vit import ViT
 from ..profiles import by_profile
-from ..tasks import cpvr, images, parity, sraven
+from ..tasks import cpvr, fuzzy, images, parity, sraven, text
 from ..training import TrainConfig, default_device, make_optimizer, num_threads, update_function
 from . import synchronize, write_result
 
 STEPS, WARMUP = 60, 10
 # the families whose step can be captured (sraven's runs train that way: ``train_run(..., capture=True)``)
-CAPTURED = ("sraven", "ViT")
+CAPTURED = ("sraven", "fuzzy", "ViT")
 
 
 def families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]:
@@ -51,15 +52,28 @@ def families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]:
     length, hops = cp["length"], list(cp["train_hops"])
     vit = acm.sizes(profile)
     pa = parity_settings(profile)
+    fz, lm = hyla.fuzzy_setup(profile), hyla.text_setup(profile)
+    fuzzy_train = fuzzy.split(fz.n_vars, fz.n_terms, fz.frac_test, seed=0)["train"]
+    corpus = text.splits()["train"]
+    vi = by_profile(hyper_ut_vision.SIZES, profile)
     cpvr_batches = lambda step: cpvr.sample(cp["batch_size"], length, hops, seed=step)  # noqa: E731
     return {
         f"sraven {s.kind} K={s.k} dim {s.dim} depth {s.depth} batch {s.batch_size}": (
             partial(hyla.sraven_model, s), lambda step: sraven.batch(s.batch_size, train, s.f, seed=step), hyla.sraven_loss),
+        f"fuzzy {fz.kind} N={fz.length} dim {fz.dim} depth {fz.depth} batch {fz.batch_size}": (
+            partial(hyla.fuzzy_model, fz), lambda step: fuzzy.batch(fz.batch_size, fuzzy_train, fz.n_vars, fz.length, seed=step), hyla.fuzzy_loss),
+        f"text {lm.kind} length {lm.length} dim {lm.dim} depth {lm.depth} batch {lm.batch_size}": (
+            lambda: CausalLM(text.VOCAB, lm.length, dim=lm.dim, heads=lm.heads, depth=lm.depth, kind=lm.kind),
+            lambda step: text.windows(corpus, lm.batch_size, lm.length, seed=step), lambda m, b: hyla.lm_loss(m, *b)),
         **{f"C-PVR {kind} L={length} dim {cp['model']['dim']} T={cp['model']['steps']} batch {cp['batch_size']}": (
             partial(hyper_ut.build, kind, length, cp["model"]), cpvr_batches, hyper_ut.loss_fn(cp["model"]["tau"])) for kind in ("ut_act", "hyper_act")},
         f"ViT dim {vit['dim']} depth {vit['depth']} batch {vit['batch']}": (
             lambda: ViT(image=32, patch=4, dim=vit["dim"], depth=vit["depth"], heads=vit["heads"]), lambda step: images.sample(vit["batch"], seed=step),
             lambda m, b: torch.nn.functional.cross_entropy(m(b[0]), b[1])),
+        f"digits U-ViT hyper_act canvas {vi['canvas']} dim {vi['model']['dim']} T={vi['model']['steps']} batch {vi['batch_size']}": (
+            lambda: hyper_ut.build("hyper_act", 0, vi["model"], embedding=hyper_ut_vision.PatchEmbedding(vi["canvas"], vi["patch"], vi["model"]["dim"]), classes=images.CLASSES),
+            lambda step: (lambda x, y: (x, y, y))(*images.sample(vi["batch_size"], seed=step, size=vi["size"], canvas=vi["canvas"])),
+            hyper_ut.loss_fn(vi["model"]["tau"])),  # (images, label, label): C-PVR's loss reads (x, _, label)
         f"parity ACT dim {pa['dim']} GRU {pa['hidden']} N={pa['max_steps']} batch {pa['batch_size']}": (
             lambda: RecurrentPonderer(pa["dim"], pa["hidden"], pa["max_steps"], "act", pa["halting_bias"]),
             lambda step: parity.sample(pa["batch_size"], pa["dim"], list(range(1, pa["train_max"] + 1)), seed=step), parity_loss("act", pa["tau"], 0, 0)),

@@ -20,9 +20,12 @@ SIZES = {
                   base_lr=3e-3, eval_images=64, finetune_lr=2e-3, loss_scale=10.0, expert_units=16),
     "cpu": dict(seeds=3, dim=32, depth=4, heads=4, batch=32, base_steps=2000, distill_steps=100, gate_steps=50, finetune_steps=1200, ablation_steps=300,
                   base_lr=1e-3, eval_images=None, finetune_lr=2e-3, loss_scale=10.0, expert_units=16),
-    # gpu: a ViT-Ti-sized base (width 192, 12 blocks) and phase III long enough to converge
-    "gpu": dict(seeds=3, dim=192, depth=12, heads=3, batch=256, base_steps=4_000, distill_steps=400, gate_steps=200, finetune_steps=1_500, ablation_steps=500,
-                base_lr=3e-3, eval_images=None, finetune_lr=5e-4, loss_scale=3.0, expert_units=24),
+    # gpu: a ViT-Ti-sized base (width 192, 12 blocks) and phase III long enough to converge, on quick's
+    # thinner grids (below): at 57 ViT steps/s summed over the processes sharing an H200, every 2,100-step
+    # phase-III or baseline run costs about 0.6 GPU-minutes, and cpu's full grids would add 9 runs. One
+    # seed, as at quick (3 would triple its ~10 GPU-minutes): its judged rows are inconclusive; cpu judges them
+    "gpu": dict(seeds=1, dim=192, depth=12, heads=3, batch=256, base_steps=4_000, distill_steps=400, gate_steps=200, finetune_steps=1_500, ablation_steps=500,
+                base_lr=3e-3, eval_images=None, finetune_lr=5e-4, loss_scale=3.0, expert_units=24, budgets=(0.25, 0.4, 0.6), avit_targets=(4, 8)),
     "paper": dict(seeds=3, dim=192, depth=12, heads=3, batch=256, base_steps=20_000, distill_steps=400, gate_steps=200, finetune_steps=19_400, ablation_steps=1000,
                   base_lr=3e-3, eval_images=None, finetune_lr=1e-4, loss_scale=1.0, expert_units=24),
 }
@@ -36,6 +39,6 @@ SPEECH_SIZES = {
     "smoke": dict(base_steps=20),
     "quick": dict(base_steps=800, base_lr=3e-3, budgets=(0.25, 0.6)),
     "cpu": dict(base_steps=800, base_lr=3e-3),
-    "gpu": dict(base_steps=3_000),
+    "gpu": dict(base_steps=3_000, budgets=(0.25, 0.6)),
     "paper": dict(base_steps=20_000),
 }
