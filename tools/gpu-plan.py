@@ -11,6 +11,7 @@ runs capture their step); a family the benchmark file lacks borrows another's ra
 import json
 import sys
 from collections import defaultdict
+from contextlib import contextmanager
 from pathlib import Path
 
 import ponder  # noqa: F401  (pins the numerics before torch)
@@ -62,12 +63,24 @@ def plan(profile: str) -> dict[str, dict[str, list[int]]]:
             torch.manual_seed(0)
             return make(), {}
 
-        for module in (acm, hyper_ut, hyper_ut_vision, hyper_ut_scratchpad, survey):
-            module.train_run = record
-        parallel.train_one_thread = record
-        for job in (acm.upstream(profile, notebook) if notebook.startswith("acm_") else []) + list(todo):
-            job()
+        with recording(record):
+            for job in (acm.upstream(profile, notebook) if notebook.startswith("acm_") else []) + list(todo):
+                job()
     return table
+
+
+@contextmanager
+def recording(record):
+    """Every trainer the experiments call replaced by ``record`` (restored on leaving)."""
+    trainers = [(m, "train_run") for m in (acm, hyper_ut, hyper_ut_vision, hyper_ut_scratchpad, survey)] + [(parallel, "train_one_thread")]
+    saved = [getattr(m, name) for m, name in trainers]
+    for m, name in trainers:
+        setattr(m, name, record)
+    try:
+        yield
+    finally:
+        for (m, name), original in zip(trainers, saved):
+            setattr(m, name, original)
 
 
 def main(profile: str = "gpu", bench: str = str(ROOT / "figures" / "gpu" / "bench-train.json")) -> None:

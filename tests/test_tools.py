@@ -1,0 +1,29 @@
+"""The tools beside the library: ``tools/gpu-plan.py`` counts what a profile trains without training it."""
+import importlib.util
+
+from ponder.experiments import notebook_jobs
+from ponder.paths import ROOT
+
+
+def load_tool(name: str):
+    spec = importlib.util.spec_from_file_location(name.replace("-", "_"), ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_gpu_plan_counts_every_notebooks_runs_and_trains_none(isolated_outputs):
+    tool = load_tool("gpu-plan")
+    table = tool.plan("smoke")
+    assert set(table) <= set(notebook_jobs("smoke")) and {"hyper_ut", "hyla_ablations", "acm_vit", "survey_parity", "hyper_ut_vision"} <= set(table)
+    assert all(runs > 0 and steps >= runs for rows in table.values() for runs, steps in rows.values())
+    assert table["acm_vit"]["acm/base"][0] == 1  # the base model once, though every ACM job builds on it
+    assert not list((isolated_outputs / "results").rglob("metrics.json"))  # nothing trained, nothing cached
+    assert tool.acm.train_run.__name__ == "train_run"  # the trainers are back
+
+
+def test_gpu_plan_reads_the_measured_rates():
+    tool = load_tool("gpu-plan")
+    rates = tool.rates(ROOT / "figures" / "gpu" / "bench-train.json")
+    assert {"sraven", "C-PVR", "ViT", "parity"} <= set(rates) and all(r > 0 for r in rates.values())
+    assert tool.family("hut/depth") == tool.family("survey/cpvr") == "C-PVR" and tool.family("acm/speech/base") == "ViT"
