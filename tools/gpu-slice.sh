@@ -7,13 +7,16 @@
 # Each STEP, in the order given, while SECONDS (less the half minute the packing needs) last:
 #   tests      the CUDA unit tests alone (tests/test_gpu.py, with pytest-xdist where it is installed);
 #   test-gpu   `make test-gpu`: those and the smoke notebooks under nbval (107 s on the H200);
-#   bench      `python -m ponder.bench train seeds` (117 s on the H200);
+#   bench      `python -m ponder.bench train seeds` (117 s on the H200 before it timed the fuzzy-logic,
+#              language-model and digits U-ViT families too: about 3 minutes now, unmeasured);
 #   NAME[,NAME...]  notebooks at the `gpu` profile, the names joined by commas sharing one pool.
 # Into OUT (at most 8 files): logs.tgz (the logs and the benches' JSON), figures-gpu.tgz
 # (figures/gpu/ and the profile's ledger rows, results/gpu/claims/) and the gpu run cache in parts
 # of 15 MB, runs-gpu.tgz.part-aa, -ab, ... (at most 6). Unpacked here (`cat OUT/runs-gpu.tgz.part-* |
 # tar xzf -` in the repository's root) and carried by the next slice (`carry: [".whl", "results/gpu"]`),
-# it lets runs cut off in one slice resume in the next.
+# it lets runs cut off in one slice resume in the next. The cache outgrows those 90 MB with a few
+# 12-block ViTs (22 MB of weights each, 66 MB while training): finish each ACM notebook in the lease
+# that starts it (calls on a machine still warm find results/gpu as the last one left it).
 # The notebooks' packages (papermill, nbval, datasets, ...) come from wheels in .whl/ when there is one.
 set -u
 out=$1 budget=$2
