@@ -1,10 +1,9 @@
 """How big the HYLA runs are at each profile (:mod:`ponder.experiments.hyla`): the run descriptions
 (:class:`Sraven`, :class:`Fuzzy`, :class:`Text`; every field enters the run's config) and their rows per profile.
 
-The official recipe is data here: AdamW with ``warmup_steps`` of linear warmup (1000 at the paper
-profile, absolute, not a fraction) and cosine decay to 0.1·lr, no gradient clipping (``grad_clip =
-inf``), LeCun-normal weights and zero biases, the T5 relative position bias and latent-code dropout
-0.1 (the dataclass defaults). ``paper`` holds the paper's sizes (Table A3, research notes §4.2).
+The dataclass defaults are the official recipe (:mod:`ponder.experiments.hyla` describes it);
+``warmup_steps`` counts steps, not a fraction of them. ``paper`` holds the paper's sizes (Table A3,
+research notes §4.2).
 """
 import math
 from dataclasses import dataclass
