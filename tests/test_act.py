@@ -116,6 +116,26 @@ def test_compact_gradients_equal_masked():
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
 
 
+@pytest.mark.parametrize("level", ["example", "token"])
+def test_loop_without_host_reads_equals_the_loop_that_stops(level):
+    """``host_sync=False`` (what a CUDA graph's capture gets): every step runs, the steps after the
+    last halt add exact zeros, so outputs and gradients are bit for bit those of the loop that stops."""
+    step, unit = setup()
+    x = torch.randn(32, 4, 8)
+    results = []
+    for host_sync in (True, False):
+        calls = []
+        out = act(lambda s, n, index: calls.append(n) or step(s, n, index), x, 12, unit, level=level, host_sync=host_sync)
+        loss = out.state.square().mean() + 0.01 * out.ponder_cost.mean()
+        results.append((out, len(calls), torch.autograd.grad(loss, [*step.parameters(), *unit.parameters()])))
+    (stopping, stopped_after, stopping_grads), (every, ran, every_grads) = results
+    assert stopped_after == int(stopping.example_steps.max()) < 12 and ran == 12  # the one loop stopped early, the other ran on
+    for name in ("state", "ponder_cost", "steps", "weights"):
+        assert torch.equal(getattr(every, name), getattr(stopping, name)), name
+    for a, b in zip(every_grads, stopping_grads):
+        assert torch.equal(a, b)
+
+
 @pytest.mark.parametrize("kind", hyper_ut.ACT_KINDS)
 def test_compacted_training_step_equals_masked(kind):
     """A C-PVR model's training loss and every parameter's gradient are the same, to float

@@ -1,6 +1,7 @@
 """CUDA tests (``make test-gpu``): every model family's forward and backward on the GPU against the
 CPU, the adaptive loops' compacted execution, the grouped ACM layer, training with the step
-captured as a CUDA graph against eager training, and training runs (eager and captured) that are
+captured as a CUDA graph against eager training (C-PVR's ACT runs too, recaptured when their hold
+ends), and training runs (eager and captured) that are
 interrupted and resumed on the GPU. Skipped without CUDA; ``make test`` stays on the CPU.
 
 The CPU-vs-GPU comparisons run in float32 with TF32 off, so the two differ only by the order of
@@ -144,9 +145,33 @@ def sraven_parts():
     return partial(hyla.sraven_model, s), lambda step: sraven.batch(32, combos, s.f, seed=step), hyla.sraven_loss
 
 
-def test_captured_training_equals_eager_on_cuda():
-    make, batches, loss = sraven_parts()
-    cfg = TrainConfig(steps=30, batch_size=32, lr=3e-3, log_every=5, seed=0)
+def cpvr_parts(kind: str):
+    """``(make_model, batches, loss_fn)`` of a smoke C-PVR run of ``kind`` with 6 steps whose
+    examples start halting at steps spread over 1..6 (so that eagerly ACT compacts)."""
+    model_cfg = dict(SMOKE, steps=6)
+    batches = lambda step: cpvr.sample(32, LENGTH, [1, 2, 3], seed=step)  # noqa: E731
+
+    def make():
+        model = hyper_ut.build(kind, LENGTH, model_cfg)
+        with torch.no_grad():
+            spread_halting(model, batches(0)[0])
+        return model
+
+    return make, batches, hyper_ut.loss_fn(model_cfg["tau"])
+
+
+CAPTURED = {
+    "sraven": (sraven_parts(), {}),
+    # the C-PVR ACT runs hold the halting unit for the first part of training: one capture before
+    # the hold ends, one after; eagerly ACT stops early and compacts, captured it runs every step masked
+    **{f"C-PVR {kind}, held": (cpvr_parts(kind), {"hold": "depth.halting", "hold_for": 0.4}) for kind in ("ut_act", "hyper_act")},
+}
+
+
+@pytest.mark.parametrize("case", sorted(CAPTURED))
+def test_captured_training_equals_eager_on_cuda(case):
+    (make, batches, loss), hold = CAPTURED[case]
+    cfg = TrainConfig(steps=30, batch_size=32, lr=3e-3, log_every=5, seed=0, **hold)
     trained = []
     for capture in (False, True):
         torch.manual_seed(0)
@@ -190,6 +215,7 @@ def test_captured_run_with_dropout_checkpoints_on_cuda(tmp_path, monkeypatch):
 RESUMED = {
     "eager (UT+ACT)": (partial(hyper_ut.build, "ut_act", LENGTH, SMOKE), lambda step: cpvr.sample(32, LENGTH, [1, 2], seed=step), hyper_ut.loss_fn(0.01), False),
     "captured (sraven)": (*sraven_parts(), True),
+    "captured (UT+ACT)": (*cpvr_parts("ut_act"), True),
 }
 
 

@@ -41,13 +41,14 @@ def test_act_kinds_run_compacted(kind):
     assert H.build(kind, LENGTH, SMALL).depth.compact
 
 
-def test_act_kinds_hold_the_halting_unit_for_part_of_training(monkeypatch):
+def test_act_kinds_hold_the_halting_unit_for_part_of_training_and_every_kind_captures(monkeypatch):
     seen = {}
-    monkeypatch.setattr(H, "train_run", lambda run, make, loss, batches, cfg, evaluate: seen.setdefault(run.name, cfg))
+    monkeypatch.setattr(H, "train_run", lambda run, make, loss, batches, cfg, evaluate, capture: seen.setdefault(run.name, (cfg, capture)))
     H.train_cpvr("ut_act", "smoke", 0)
     H.train_cpvr("ut", "smoke", 0)
-    assert (seen["hut/cpvr/ut_act"].hold, seen["hut/cpvr/ut_act"].hold_for) == ("depth.halting", H.MODEL["act_hold"])
-    assert seen["hut/cpvr/ut"].hold == ""
+    (act_cfg, act_capture), (ut_cfg, ut_capture) = seen["hut/cpvr/ut_act"], seen["hut/cpvr/ut"]
+    assert (act_cfg.hold, act_cfg.hold_for) == ("depth.halting", H.MODEL["act_hold"]) and ut_cfg.hold == ""
+    assert act_capture and ut_capture
     assert any(name.startswith("depth.halting") for name, _ in H.build("ut_act", LENGTH, SMALL).named_parameters())
 
 

@@ -25,9 +25,9 @@ FAMILY = {
     "hyla/sraven": ("sraven", True),
     "hyla/fuzzy": ("fuzzy", True),
     "hyla/text": ("text", False),
-    "hut/vision": ("digits U-ViT", False),
+    "hut/vision": ("digits U-ViT", True),
     "hut/scratchpad": ("C-PVR", False),  # a 6-layer sequence-to-sequence model: no family of its own
-    "hut": ("C-PVR", False),
+    "hut": ("C-PVR", True),
     "survey/cpvr": ("C-PVR", False),
     "survey/parity": ("parity", False),
     "acm": ("ViT", False),  # the speech model too: no family of its own
@@ -35,18 +35,21 @@ FAMILY = {
 BORROWED = {"fuzzy": "sraven", "text": "sraven", "digits U-ViT": "ViT"}  # until a benchmark measures them
 
 
-def rates(bench: Path) -> dict[str, float]:
-    """``{family prefix: steps/s}``, the slowest of the families that share a prefix."""
+def rates(bench: Path) -> dict[tuple[str, bool], float]:
+    """``{(family prefix, captured): steps/s}``, the slowest of the families that share a prefix;
+    captured runs at the captured rate where the benchmark has one (else the eager one)."""
     found = defaultdict(list)
     for row in json.loads(bench.read_text())["families"]:
-        for prefix, captured in set(FAMILY.values()):
-            if row["family"].startswith(prefix):
-                found[prefix].append(row.get("captured_shared_steps_per_s") if captured and "captured_shared_steps_per_s" in row else row["shared_steps_per_s"])
-    return {prefix: min(values) for prefix, values in found.items()}
+        for prefix in {prefix for prefix, _ in FAMILY.values()}:
+            for captured in (False, True):
+                if row["family"].startswith(prefix):
+                    found[prefix, captured].append(row.get("captured_shared_steps_per_s") if captured and "captured_shared_steps_per_s" in row else row["shared_steps_per_s"])
+    return {key: min(values) for key, values in found.items()}
 
 
-def family(run_name: str) -> str:
-    return FAMILY[max((p for p in FAMILY if run_name.startswith(p)), key=len)][0]
+def family(run_name: str) -> tuple[str, bool]:
+    """``(benchmark family prefix, whether the run captures its step)`` of a run."""
+    return FAMILY[max((p for p in FAMILY if run_name.startswith(p)), key=len)]
 
 
 def plan(profile: str) -> dict[str, dict[str, list[int]]]:
@@ -90,12 +93,12 @@ def main(profile: str = "gpu", bench: str = str(ROOT / "figures" / "gpu" / "benc
     for notebook, rows in plan(profile).items():
         minutes = 0.0
         for name, (runs, steps) in sorted(rows.items()):
-            fam = family(name)
-            if fam not in measured:
+            fam, captured = family(name)
+            if (fam, captured) not in measured:
                 borrowed.add(fam)
-            rate = measured.get(fam) or measured[BORROWED[fam]]
+            rate = measured.get((fam, captured)) or measured[BORROWED[fam], captured]
             minutes += steps / rate / 60
-            print(f"  {name:24s} {runs:3d} runs {steps:9,d} steps at {rate:5.0f}/s {steps / rate / 60:5.1f} min{'' if fam in measured else f' ({fam}: rate of {BORROWED[fam]})'}")
+            print(f"  {name:24s} {runs:3d} runs {steps:9,d} steps at {rate:5.0f}/s {steps / rate / 60:5.1f} min{'' if (fam, captured) in measured else f' ({fam}: rate of {BORROWED[fam]})'}")
         total += minutes
         print(f"{notebook:26s} {minutes:5.1f} GPU-min")
     print(f"total {total:.1f} GPU-min" + (f"; not measured, borrowed: {', '.join(sorted(borrowed))}" if borrowed else ""))

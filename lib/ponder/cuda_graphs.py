@@ -14,16 +14,21 @@ What a replay reads must therefore stay where the capture found it:
 * the gradients are allocated inside the capture and rewritten by every replay.
 
 Which steps may be captured: those whose shapes never change and that never wait for the host
-(no ``.item()``, no shapes that depend on the data, as ACT's compacted loop or the grouped ACM
-layer have). The experiments say which runs qualify (``train_run(..., capture=True)``) and name
-this module in those runs' code version; everywhere else, and on the CPU, the same step runs
-eagerly.
+(no ``.item()``, no shapes that depend on the data, as the grouped ACM layer has). ACT's loop
+waits for the host only to stop early or to compact, and under a capture it does neither
+(:func:`ponder.models.act.act`). The experiments say which runs qualify (``train_run(...,
+capture=True)``) and name this module in those runs' code version; everywhere else, and on the
+CPU, the same step runs eagerly.
+
+Phases: a run that holds some parameters for a while (``TrainConfig.hold``) changes which
+gradients its step computes when the hold ends. The step reports its phase (which parameters
+train), and a new phase is warmed up and captured afresh; the old graph is dropped.
 
 Warm-up: PyTorch asks for a few eager iterations on a side stream before a capture (lazily
 created workspaces, the optimizer's state). Here they are the run's first :data:`WARMUP` real
 steps, not thrown away. A capture computes nothing, so the captured step is then replayed once.
 """
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 
 import torch
 
@@ -55,17 +60,21 @@ class CapturedStep:
 
     ``update`` must be one whole training step on CUDA tensors with shapes that never change; the
     loss it returns is the static tensor that every replay overwrites (read it, e.g. ``.item()``,
-    before the next call).
+    before the next call). ``phase()`` names what the step computes (e.g. which parameters
+    train); when it changes, the step is warmed up and captured again.
     """
 
-    def __init__(self, update: Callable[[Batch], torch.Tensor], warmup: int = WARMUP):
-        self.update, self.warmup = update, warmup
+    def __init__(self, update: Callable[[Batch], torch.Tensor], phase: Callable[[], Hashable] = lambda: None, warmup: int = WARMUP):
+        self.update, self.phase, self.warmup = update, phase, warmup
+        self.current = phase()
         self.eager_calls = 0
         self.graph: torch.cuda.CUDAGraph | None = None
         self.static: Batch = ()
         self.loss: torch.Tensor | None = None
 
     def __call__(self, batch: Batch) -> torch.Tensor:
+        if (phase := self.phase()) != self.current:
+            self.current, self.eager_calls, self.graph, self.static, self.loss = phase, 0, None, (), None
         if self.graph is not None:
             return self.replay(batch)
         if self.eager_calls < self.warmup:

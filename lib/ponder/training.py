@@ -160,7 +160,8 @@ def update_function(net: torch.nn.Module, loss_fn, model: torch.nn.Module, optim
     """One training update ``batch -> loss`` of ``net`` (``model``, or its DistributedDataParallel
     wrapper); with ``capture``, recorded as a CUDA graph after its warm-up (:class:`CapturedStep`:
     the optimizer must be capturable; its learning rates are moved to the device here, after any
-    restore of its state)."""
+    restore of its state), and again whenever the set of parameters that train changes
+    (:func:`hold_parameters`)."""
     if capture:
         lr_on_device(optimizer)
 
@@ -169,7 +170,7 @@ def update_function(net: torch.nn.Module, loss_fn, model: torch.nn.Module, optim
         optimizer_step(loss, model, optimizer, grad_clip)
         return loss
 
-    return CapturedStep(update) if capture else update
+    return CapturedStep(update, phase=lambda: tuple(p.requires_grad for p in model.parameters())) if capture else update
 
 
 def train(
@@ -191,8 +192,6 @@ def train(
     """
     rank, size = world()
     device = default_device()
-    if capture and cfg.hold:
-        raise ValueError(f"a captured step cannot hold parameters (hold={cfg.hold!r}): train it with capture=False")
     capture = capture and device.type == "cuda" and size == 1
     model.to(device)
     optimizer = make_optimizer(model, cfg, capturable=capture)

@@ -40,8 +40,8 @@ from ..training import TrainConfig, default_device, make_optimizer, num_threads,
 from . import synchronize, write_result
 
 STEPS, WARMUP = 60, 10
-# the families whose step can be captured (sraven's runs train that way: ``train_run(..., capture=True)``)
-CAPTURED = ("sraven", "fuzzy", "ViT")
+# the families whose step can be captured (sraven's and C-PVR's runs train that way: ``train_run(..., capture=True)``)
+CAPTURED = ("sraven", "fuzzy", "ViT", "C-PVR", "digits U-ViT")
 
 
 def families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]:

@@ -64,6 +64,10 @@ CORE_CODE = {
     "hyper": ("ponder.models.hyper", "ponder.models.hyper_block"),
 }
 
+# The runs that train with their step captured as a CUDA graph on a GPU (``train_run(..., capture=True)``:
+# every kind, ACT's loop running all its steps masked under the capture) name its module as well.
+CAPTURED_CODE = ("ponder.cuda_graphs",)
+
 
 def code(kind: str) -> tuple[str, ...]:
     """The modules whose source the runs of ``kind`` depend on."""
@@ -153,7 +157,8 @@ def train_cpvr(kind: str, profile: str, seed: int, model: dict | None = None, tr
     """Train (or load from the cache) one C-PVR model; ``(model, metrics)``.
 
     Everything not given comes from ``SIZES[profile]``; ``metrics`` holds the loss history,
-    ``accuracy`` and ``steps`` per test hop count, and ``params``.
+    ``accuracy`` and ``steps`` per test hop count, and ``params``. On a GPU the step is captured as
+    a CUDA graph (:mod:`ponder.cuda_graphs`; once more when ACT's halting unit stops being held).
     """
     sizes = by_profile(SIZES, profile)
     model_cfg = dict(sizes["model"], **(model or {}))
@@ -163,7 +168,7 @@ def train_cpvr(kind: str, profile: str, seed: int, model: dict | None = None, tr
     hold = {"hold": "depth.halting", "hold_for": model_cfg["act_hold"]} if kind in ACT_KINDS and model_cfg["act_hold"] else {}
     cfg = train_config(sizes, seed, steps=steps or sizes["steps"], **hold)
     config = {"kind": kind, "model": model_cfg, "length": length, "train_hops": train_hops, "test_hops": test_hops, "n_test": sizes["n_test"], "train": cfg.as_dict()}
-    run = Run(f"{name}/{kind}", config, profile, code=code(kind))
+    run = Run(f"{name}/{kind}", config, profile, code=code(kind) + CAPTURED_CODE)
 
     def batches(step):
         return sample(cfg.batch_size, length, list(train_hops), seed=cfg.seed * 1_000_003 + step)
@@ -171,7 +176,7 @@ def train_cpvr(kind: str, profile: str, seed: int, model: dict | None = None, tr
     def evaluate(net):
         return {**per_hop(net, length, test_hops, sizes["n_test"]), "params": parameter_count(net)}
 
-    return train_run(run, lambda: build(kind, length, model_cfg), loss_fn(model_cfg["tau"]), batches, cfg, evaluate)
+    return train_run(run, lambda: build(kind, length, model_cfg), loss_fn(model_cfg["tau"]), batches, cfg, evaluate, capture=True)
 
 
 def frame(metrics: dict, **columns) -> pd.DataFrame:

@@ -38,6 +38,12 @@ active examples need: the same outputs, less time when examples halt at differen
 ``step_fn(state, n, index)`` gets the state ``[b, ...]`` of the active examples, the step
 number ``n`` (0-based) and their batch indices ``index`` ``[b]`` (to gather per-example
 parameters such as hypernetwork codes), and returns their next state.
+
+**No reads from the host.** Ending the loop once every example has halted, and compaction, both
+read a count back from the device. A CUDA graph records no such read, so while one is being
+captured (or with ``host_sync=False``) the loop runs all ``max_steps`` steps on the whole batch:
+an example that has halted gets ``w^n = 0`` at every later step, so the output, ``N``, ``R`` and
+every gradient are those of the loop that stops, at the cost of the steps nobody needed.
 """
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -100,6 +106,11 @@ def pooled(state: torch.Tensor) -> torch.Tensor:
     return state.flatten(1, -2).mean(dim=1) if state.dim() > 2 else state
 
 
+def capturing(state: torch.Tensor) -> bool:
+    """Whether ``state`` is on a CUDA stream that is recording a graph (which allows no reads back)."""
+    return state.is_cuda and torch.cuda.is_current_stream_capturing()
+
+
 def act(
     step_fn: StepFn,
     state: torch.Tensor,
@@ -108,11 +119,13 @@ def act(
     eps: float = 0.01,
     level: str = "example",
     compact: bool = False,
+    host_sync: bool = True,
 ) -> ACTOutput:
     """Run ``step_fn`` on ``state`` (``[B, ..., D]``) for up to ``max_steps`` steps with ACT halting.
 
     See the module docstring for the equations, the levels and what ``compact`` does; the loop
-    ends early once every example has halted, in both modes. The loop's own bookkeeping (the sum
+    ends early once every example has halted, in both modes, unless ``host_sync`` is off or a CUDA
+    graph is being captured (:func:`capturing`): then it runs every step, masked, without compaction. The loop's own bookkeeping (the sum
     of ``p^n``, which decisions still run) covers the examples the state holds; what it returns
     covers the batch, and ``R`` is read off the halting weights at the end (``R = w^N``).
     """
@@ -124,6 +137,7 @@ def act(
     if level == "token" and state.dim() != 3:
         raise ValueError(f"level='token' needs a [B, T, D] state, got shape {tuple(state.shape)}")
     batch, device = state.shape[0], state.device
+    host_sync = host_sync and not capturing(state)
     decision_shape = (batch,) if level == "example" else tuple(state.shape[:2])
 
     def halting(s: torch.Tensor) -> torch.Tensor:
@@ -144,6 +158,8 @@ def act(
         weights.append(state.new_zeros(decision_shape).index_copy(0, index, w))
         steps.index_add_(0, index, running.long())
         cumulative, running = cumulative + w, running & ~halts
+        if not host_sync:
+            continue
         active = running if level == "example" else running.any(dim=1)
         left = int(active.sum())
         if left == 0:
