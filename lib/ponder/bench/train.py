@@ -150,6 +150,17 @@ def shared(profile: str, name: str, processes: int, capture: bool = False) -> fl
     return sum(1 / r["step_s"] for r in results)
 
 
+def captured_rates(profile: str, name: str, processes: int) -> dict:
+    """The ``captured_*`` steps per second of family ``name`` (CUDA): alone, alone with batches
+    4 times as large, and summed over ``processes`` side by side."""
+    with num_threads(1):
+        row = {"captured_steps_per_s": 1 / time_steps(profile, name, capture=True)["step_s"],
+               "captured_steps_per_s_batch_x4": 1 / time_steps(profile, name, capture=True, batch_scale=4)["step_s"]}
+    if processes > 1:
+        row["captured_shared_steps_per_s"] = shared(profile, name, processes, capture=True)
+    return row
+
+
 def main() -> dict:
     cuda = torch.cuda.is_available()
     profile = "gpu" if cuda else "quick"
@@ -164,11 +175,10 @@ def main() -> dict:
         if processes > 1:
             row |= {"processes": processes, "shared_steps_per_s": shared(profile, name, processes)}
         if cuda and name.startswith(CAPTURED):
-            with num_threads(1):
-                row["captured_steps_per_s"] = 1 / time_steps(profile, name, capture=True)["step_s"]
-                row["captured_steps_per_s_batch_x4"] = 1 / time_steps(profile, name, capture=True, batch_scale=4)["step_s"]
-            if processes > 1:
-                row["captured_shared_steps_per_s"] = shared(profile, name, processes, capture=True)
+            try:
+                row |= captured_rates(profile, name, processes)
+            except RuntimeError as error:  # a step that fails to capture: the row keeps its eager rates and says why
+                row["captured_error"] = str(error)
         rows.append(row)
         print({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
     result = {"device": torch.cuda.get_device_name() if cuda else "cpu", "profile": profile, "matmul_flops_per_s": rate, "families": rows}
