@@ -15,6 +15,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from ponder.bench import seeds
 from ponder.bench.act import spread_halting
 from ponder.experiments import hyla, hyper_ut, hyper_ut_scratchpad, survey
 from ponder.experiments.survey_parity import parity_loss
@@ -181,6 +182,20 @@ def test_captured_training_equals_eager_on_cuda(case):
     assert [h["loss"] for h in captured_history] == pytest.approx([h["loss"] for h in eager_history], rel=1e-4, abs=1e-5)
     for (name, a), b in zip(eager.state_dict().items(), captured.state_dict().values()):
         assert torch.allclose(a, b, atol=1e-5, rtol=1e-4), name
+
+
+@pytest.mark.parametrize("kind", seeds.KINDS)
+def test_captured_batched_seed_gradients_equal_eager_on_cuda(kind):
+    """``python -m ponder.bench seeds`` times the vmap-ed gradients of 3 seeds replayed from a CUDA
+    graph: the replay computes the eager gradients."""
+    models, x, y = seeds.setup(kind, "smoke")
+    batched = seeds.batched_gradients(models)
+    eager = {name: g.clone() for name, g in batched(x, y).items()}
+    replay = seeds.replayed(lambda: batched(x, y))
+    for _ in range(WARMUP + 2):
+        captured = replay()
+    for name, g in eager.items():
+        assert torch.allclose(captured[name], g, atol=1e-6, rtol=1e-5), name
 
 
 def test_captured_step_replays_one_graph_and_refuses_another_shape():

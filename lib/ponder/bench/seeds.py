@@ -14,6 +14,10 @@ overhead is the kernel launches; ACT's per-example halting is data-dependent con
 Both compute the gradients only (no optimizer step), on the same 3 batches; the result is the
 per-round ratio ``batched / separate`` (below 1: batching pays) with mean and standard error over
 interleaved rounds. ``tests/test_bench_seeds.py`` checks that the two compute the same gradients.
+
+On a GPU each is also timed with the call recorded as a CUDA graph and replayed (``captured_*``):
+eagerly, the host's time per operation may hide what batching saves on the device, and the runs
+that capture their step (:mod:`ponder.cuda_graphs`) pay only the device's time.
 """
 import copy
 
@@ -22,6 +26,7 @@ import torch.nn.functional as F
 from torch.func import functional_call, grad, stack_module_state, vmap
 
 from ..claims import Estimate
+from ..cuda_graphs import CapturedStep
 from ..experiments import hyper_ut
 from ..profiles import by_profile
 from ..tasks import cpvr
@@ -67,17 +72,31 @@ def batched_gradients(models: list[torch.nn.Module]):
     return lambda x, y: gradients(params, buffers, x, y)
 
 
+def replayed(call):
+    """``call`` (no arguments) recorded as a CUDA graph after its warm-up, then replayed."""
+    step = CapturedStep(lambda batch: call())
+    return lambda: step(())
+
+
 def measure(profile: str = "quick", repeats: int = 10) -> dict:
     """Per kind: seconds of the separate and the batched gradients of 3 seeds (median over rounds)
-    and the per-round ratio batched / separate (mean ± s.e.), on one thread."""
+    and the per-round ratio batched / separate (mean ± s.e.), on one thread; on CUDA the same
+    again with both captured (keys prefixed ``captured_``)."""
     result = {}
     with num_threads(1):
         for kind in KINDS:
             models, x, y = setup(kind, profile)
             batched = batched_gradients(models)
-            rounds = time_rounds({"separate": lambda: separate_gradients(models, x, y), "batched": lambda: batched(x, y)}, repeats=repeats)
-            ratio = Estimate.of([b / s for b, s in zip(rounds["batched"], rounds["separate"])])
-            result[kind] = {"separate_s": median(rounds["separate"]), "batched_s": median(rounds["batched"]), "batched_over_separate": ratio.mean, "se": ratio.se}
+            calls = {"separate": lambda: separate_gradients(models, x, y), "batched": lambda: batched(x, y)}
+            prefixes = ("", "captured_") if x.is_cuda else ("",)
+            if x.is_cuda:
+                calls |= {f"captured_{name}": replayed(call) for name, call in list(calls.items())}
+            rounds = time_rounds(calls, repeats=repeats)
+            result[kind] = {}
+            for prefix in prefixes:
+                separate, together = rounds[f"{prefix}separate"], rounds[f"{prefix}batched"]
+                ratio = Estimate.of([b / s for b, s in zip(together, separate)])
+                result[kind] |= {f"{prefix}separate_s": median(separate), f"{prefix}batched_s": median(together), f"{prefix}batched_over_separate": ratio.mean, f"{prefix}se": ratio.se}
     return result
 
 
