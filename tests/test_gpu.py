@@ -1,13 +1,14 @@
 """CUDA tests (``make test-gpu``): every model family's forward and backward on the GPU against the
 CPU, the adaptive loops' compacted execution, the grouped ACM layer, training with the step
 captured as a CUDA graph against eager training (C-PVR's ACT runs too, recaptured when their hold
-ends), and training runs (eager and captured) that are
+ends), C-PVR seeds trained together in one vmap-ed step against each alone, and training runs (eager and captured) that are
 interrupted and resumed on the GPU. Skipped without CUDA; ``make test`` stays on the CPU.
 
 The CPU-vs-GPU comparisons run in float32 with TF32 off, so the two differ only by the order of
 float32 sums: losses agree to 1e-4 and gradients to 1e-3 of their norm.
 """
 import copy
+import dataclasses
 import math
 from functools import partial
 
@@ -15,6 +16,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from ponder import ensemble
 from ponder.bench import seeds
 from ponder.bench.act import spread_halting
 from ponder.experiments import hyla, hyper_ut, hyper_ut_scratchpad, survey
@@ -173,15 +175,56 @@ CAPTURED = {
 def test_captured_training_equals_eager_on_cuda(case):
     (make, batches, loss), hold = CAPTURED[case]
     cfg = TrainConfig(steps=30, batch_size=32, lr=3e-3, log_every=5, seed=0, **hold)
+    torch.manual_seed(0)
+    initial = make()  # one model for both
     trained = []
     for capture in (False, True):
-        torch.manual_seed(0)
-        model = make()
+        model = copy.deepcopy(initial)
         trained.append((model, train(model, loss, batches, cfg, capture=capture)))
     (eager, eager_history), (captured, captured_history) = trained
     assert [h["loss"] for h in captured_history] == pytest.approx([h["loss"] for h in eager_history], rel=1e-4, abs=1e-5)
     for (name, a), b in zip(eager.state_dict().items(), captured.state_dict().values()):
         assert torch.allclose(a, b, atol=1e-5, rtol=1e-4), name
+
+
+def seed_group(make, batches, cfg: TrainConfig):
+    """``(models, members)``: 3 seeds of ``make``'s model, seed ``s`` on the batches ``batches(1000 s + step)``."""
+    models = []
+    for s in range(3):
+        torch.manual_seed(s)
+        models.append(make())
+    return models, [ensemble.Member(None, dataclasses.replace(cfg, seed=s), lambda step, s=s: batches(1000 * s + step)) for s in range(3)]
+
+
+TOGETHER_CFG = TrainConfig(steps=30, batch_size=32, lr=3e-3, log_every=5, hold="depth.halting", hold_for=0.4)
+
+
+def losses(history: list[dict]) -> list[float]:
+    return [h["loss"] for h in history]
+
+
+@pytest.mark.parametrize("kind", ["ut_act", "hyper_act"])
+def test_seeds_trained_together_follow_each_alone_on_cuda(kind):
+    """The gpu profile's C-PVR seeds train in one vmap-ed step (:mod:`ponder.ensemble`): on the GPU
+    each seed's losses are those of its run alone, across the end of the hold. (The models start
+    deep, every example at the last step, so that no example sits on a halting threshold that float32
+    rounding could tip: the CPU test does the same.)"""
+    make, batches, loss = partial(hyper_ut.build, kind, LENGTH, dict(SMOKE, steps=6)), cpvr_parts(kind)[1], hyper_ut.loss_fn(SMOKE["tau"])
+    models, members = seed_group(make, batches, TOGETHER_CFG)
+    alone = [train(copy.deepcopy(model), loss, m.batches, m.cfg) for model, m in zip(models, members)]
+    for a, t in zip(alone, ensemble.train_together(models, loss, members)):
+        assert losses(t) == pytest.approx(losses(a), rel=1e-4, abs=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["ut_act", "hyper_act"])
+def test_seeds_trained_together_captured_equal_eager_on_cuda(kind):
+    """The stacked step captured as a CUDA graph (once held, once after the hold; examples halting
+    at steps spread over 1..6) computes what it computes eagerly."""
+    make, batches, loss = cpvr_parts(kind)
+    models, members = seed_group(make, batches, TOGETHER_CFG)  # one set for both
+    histories = [ensemble.train_together(copy.deepcopy(models), loss, members, capture=capture) for capture in (False, True)]
+    for eager, captured in zip(*histories):
+        assert losses(captured) == pytest.approx(losses(eager), rel=1e-4, abs=1e-5)
 
 
 @pytest.mark.parametrize("kind", seeds.KINDS)

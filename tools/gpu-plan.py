@@ -6,7 +6,8 @@ Every job of every notebook is called with training replaced by a recorder (the 
 config, an untrained model back), so the plan is the runs ``make figures`` would train, each
 counted once, in the notebook that first needs it. Minutes use the steps per second summed over
 the processes sharing one GPU that ``python -m ponder.bench train`` measured (captured where the
-runs capture their step); a family the benchmark file lacks borrows another's rate, and says so.
+runs capture their step, of seeds trained together where they train so: :data:`MODES`); a family
+the benchmark file lacks borrows another's rate, and says so.
 """
 import json
 import sys
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import ponder  # noqa: F401  (pins the numerics before torch)
 import torch
-from ponder import parallel
+from ponder import ensemble, parallel
 from ponder.experiments import acm, hyper_ut, hyper_ut_scratchpad, hyper_ut_vision, notebook_jobs, survey
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,16 +34,21 @@ FAMILY = {
     "acm": ("ViT", False),  # the speech model too: no family of its own
 }
 BORROWED = {"fuzzy": "sraven", "text": "sraven", "digits U-ViT": "ViT"}  # until a benchmark measures them
+# how a run trains: "eager", "captured" (its step a CUDA graph) or "together" (captured, its seeds in one step: ponder.ensemble)
+MODES = ("eager", "captured", "together")
 
 
-def rates(bench: Path) -> dict[tuple[str, bool], float]:
-    """``{(family prefix, captured): steps/s}``, the slowest of the families that share a prefix;
-    captured runs at the captured rate where the benchmark has one (else the eager one)."""
+def rates(bench: Path) -> dict[tuple[str, str], float]:
+    """``{(family prefix, mode): run-steps/s}``, the slowest of the families that share a prefix; a
+    mode the benchmark did not measure falls back to the one before it in :data:`MODES`."""
     found = defaultdict(list)
     for row in json.loads(bench.read_text())["families"]:
+        eager = row["shared_steps_per_s"]
+        captured = row.get("captured_shared_steps_per_s", eager)
         for prefix in {prefix for prefix, _ in FAMILY.values() if row["family"].startswith(prefix)}:
-            found[prefix, False].append(row["shared_steps_per_s"])
-            found[prefix, True].append(row.get("captured_shared_steps_per_s", row["shared_steps_per_s"]))
+            found[prefix, "eager"].append(eager)
+            found[prefix, "captured"].append(captured)
+            found[prefix, "together"].append(row.get("captured_together_shared_steps_per_s", captured))
     return {key: min(values) for key, values in found.items()}
 
 
@@ -51,9 +57,16 @@ def family(run_name: str) -> tuple[str, bool]:
     return FAMILY[max((p for p in FAMILY if run_name.startswith(p)), key=len)]
 
 
-def plan(profile: str) -> dict[str, dict[str, list[int]]]:
-    """``{notebook: {run group: [runs, steps]}}`` of what ``profile`` trains."""
-    seen, table = set(), defaultdict(lambda: defaultdict(lambda: [0, 0]))
+def mode(run) -> str:
+    """How ``run`` trains (:data:`MODES`)."""
+    if run.config.get("seeds_together"):
+        return "together"
+    return "captured" if family(run.name)[1] else "eager"
+
+
+def plan(profile: str) -> dict[str, dict[str, list]]:
+    """``{notebook: {run group: [runs, steps, mode]}}`` of what ``profile`` trains."""
+    seen, table = set(), defaultdict(lambda: defaultdict(lambda: [0, 0, ""]))
     for notebook, todo in notebook_jobs(profile).items():
 
         def record(run, make, *args, **kwargs):
@@ -62,26 +75,32 @@ def plan(profile: str) -> dict[str, dict[str, list[int]]]:
                 row = table[notebook][run.name if run.name.startswith("acm") else run.name.rsplit("/", 1)[0]]
                 row[0] += 1
                 row[1] += run.config["train"]["steps"]
+                row[2] = mode(run)
             torch.manual_seed(0)
             return make(), {}
 
-        with recording(record):
+        def record_group(members, make, *args, **kwargs):
+            return [record(m.run, make) for m in members]
+
+        with recording(record, record_group):
             for job in (acm.upstream(profile, notebook) if notebook.startswith("acm_") else []) + list(todo):
                 job()
     return table
 
 
 @contextmanager
-def recording(record):
-    """Every trainer the experiments call replaced by ``record`` (restored on leaving)."""
-    trainers = [(m, "train_run") for m in (acm, hyper_ut, hyper_ut_vision, hyper_ut_scratchpad, survey)] + [(parallel, "train_one_thread")]
-    saved = [getattr(m, name) for m, name in trainers]
-    for m, name in trainers:
-        setattr(m, name, record)
+def recording(record, record_group):
+    """Every trainer the experiments call replaced by ``record`` (``record_group`` for the groups of
+    seeds trained together), restored on leaving."""
+    trainers = [(m, "train_run", record) for m in (acm, hyper_ut, hyper_ut_vision, hyper_ut_scratchpad, survey)]
+    trainers += [(parallel, "train_one_thread", record), (ensemble, "train_runs", record_group)]
+    saved = [getattr(m, name) for m, name, _ in trainers]
+    for m, name, replacement in trainers:
+        setattr(m, name, replacement)
     try:
         yield
     finally:
-        for (m, name), original in zip(trainers, saved):
+        for (m, name, _), original in zip(trainers, saved):
             setattr(m, name, original)
 
 
@@ -91,13 +110,13 @@ def main(profile: str = "gpu", bench: str = str(ROOT / "figures" / "gpu" / "benc
     total, borrowed = 0.0, set()
     for notebook, rows in plan(profile).items():
         minutes = 0.0
-        for name, (runs, steps) in sorted(rows.items()):
-            fam, captured = family(name)
-            if (fam, captured) not in measured:
+        for name, (runs, steps, how) in sorted(rows.items()):
+            fam = family(name)[0]
+            if (fam, how) not in measured:
                 borrowed.add(fam)
-            rate = measured.get((fam, captured)) or measured[BORROWED[fam], captured]
+            rate = measured.get((fam, how)) or measured[BORROWED[fam], how]
             minutes += steps / rate / 60
-            print(f"  {name:24s} {runs:3d} runs {steps:9,d} steps at {rate:5.0f}/s {steps / rate / 60:5.1f} min{'' if (fam, captured) in measured else f' ({fam}: rate of {BORROWED[fam]})'}")
+            print(f"  {name:24s} {runs:3d} runs {steps:9,d} steps {how:8s} at {rate:5.0f}/s {steps / rate / 60:5.1f} min{'' if (fam, how) in measured else f' ({fam}: rate of {BORROWED[fam]})'}")
         total += minutes
         print(f"{notebook:26s} {minutes:5.1f} GPU-min")
     print(f"total {total:.1f} GPU-min" + (f"; not measured, borrowed: {', '.join(sorted(borrowed))}" if borrowed else ""))

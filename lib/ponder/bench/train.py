@@ -12,6 +12,10 @@ times real training steps (data generation, forward, backward, clipping, AdamW) 
   a CUDA graph (:mod:`ponder.cuda_graphs`), for the families whose step has fixed shapes and no
   host synchronisation (:data:`CAPTURED`; on a GPU only), and ``captured_steps_per_s_batch_x4``
   alone with batches 4 times as large (what a profile trading steps for batch would get);
+* ``together_steps_per_s`` (and on a GPU ``captured_together_steps_per_s``, alone, and
+  ``captured_together_shared_steps_per_s``, ``P`` processes summed): run-steps per second of
+  :data:`SEEDS` runs trained together in one step (:mod:`ponder.ensemble`), for the families whose
+  seeds a profile trains that way (:data:`TOGETHER`);
 * ``data_s``: seconds per step spent generating the batch on the CPU;
 * ``limit_steps_per_s``: the step's floating-point operations (forward and backward, counted by
   :class:`torch.utils.flop_counter.FlopCounterMode`) at the rate of a large float32 (TF32 on a
@@ -36,12 +40,15 @@ from ..models.recurrent import RecurrentPonderer
 from ..models.vit import ViT
 from ..profiles import by_profile
 from ..tasks import cpvr, fuzzy, images, parity, sraven, text
+from ..ensemble import Stacked
 from ..training import TrainConfig, default_device, make_optimizer, num_threads, update_function
 from . import synchronize, write_result
 
 STEPS, WARMUP = 60, 10
 # the families whose step can be captured (sraven's and C-PVR's runs train that way: ``train_run(..., capture=True)``)
 CAPTURED = ("sraven", "fuzzy", "ViT", "C-PVR", "digits U-ViT")
+# the families whose seeds the gpu profile trains together (``hyper_ut.SIZES["gpu"]["seeds_together"]``), and how many
+TOGETHER, SEEDS = ("C-PVR",), 3
 
 
 def families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]:
@@ -80,17 +87,33 @@ def families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]:
     }
 
 
-def time_steps(profile: str, name: str, steps: int = STEPS, warmup: int = WARMUP, barrier=None, capture: bool = False, batch_scale: int = 1) -> dict:
+def step_function(make: Callable, loss_fn: Callable, capture: bool, seeds: int = 1) -> Callable:
+    """A real training update ``batch -> loss`` of a fresh model from ``make`` (AdamW, clipping at
+    1); with ``seeds > 1``, of that many models stacked (:class:`ponder.ensemble.Stacked`), whose
+    batches are stacked too."""
+    device = default_device()
+    cfg = TrainConfig(steps=1, batch_size=1)
+    models = []
+    for seed in range(seeds):
+        torch.manual_seed(seed)
+        models.append(make().to(device).train())
+    if seeds > 1:
+        return Stacked(models, cfg, capturable=capture).update_function(loss_fn, capture)
+    optimizer = make_optimizer(models[0], cfg, capturable=capture)
+    return update_function(models[0], loss_fn, models[0], optimizer, cfg.grad_clip, capture)
+
+
+def time_steps(profile: str, name: str, steps: int = STEPS, warmup: int = WARMUP, barrier=None, capture: bool = False, batch_scale: int = 1, seeds: int = 1) -> dict:
     """Seconds per training step of family ``name`` (after ``warmup`` steps), and of its data alone.
     ``barrier`` lines up processes that run side by side; ``capture`` (CUDA) replays the step as a
-    CUDA graph, captured during the warm-up; ``batch_scale`` joins that many batches into one."""
+    CUDA graph, captured during the warm-up; ``batch_scale`` joins that many batches into one;
+    ``seeds`` trains that many runs together in one step (:mod:`ponder.ensemble`: a step is then
+    one step of each)."""
     make, one_batch, loss_fn = families(profile)[name]
-    batches = lambda step: tuple(torch.cat(parts) for parts in zip(*(one_batch(step * batch_scale + j) for j in range(batch_scale))))  # noqa: E731
+    joined = lambda step: tuple(torch.cat(parts) for parts in zip(*(one_batch(step * batch_scale + j) for j in range(batch_scale))))  # noqa: E731
+    batches = joined if seeds == 1 else lambda step: tuple(torch.stack(parts) for parts in zip(*(joined(step * seeds + s) for s in range(seeds))))  # noqa: E731
     device = default_device()
-    torch.manual_seed(0)
-    model = make().to(device).train()
-    optimizer = make_optimizer(model, TrainConfig(steps=1, batch_size=1), capturable=capture)
-    update = update_function(model, loss_fn, model, optimizer, 1.0, capture)
+    update = step_function(make, loss_fn, capture, seeds)
     move = lambda step: tuple(t.to(device, non_blocking=True) for t in batches(step))  # noqa: E731
     for step in range(warmup):
         update(move(step))
@@ -136,18 +159,19 @@ def matmul_rate(size: int = 4096, repeats: int = 20) -> float:
     return 2 * size**3 * repeats / (time.perf_counter() - begin)
 
 
-def _worker(profile: str, name: str, barrier, capture: bool) -> dict:
+def _worker(profile: str, name: str, barrier, capture: bool, seeds: int) -> dict:
     with num_threads(1):
-        return time_steps(profile, name, barrier=barrier, capture=capture)
+        return time_steps(profile, name, barrier=barrier, capture=capture, seeds=seeds)
 
 
-def shared(profile: str, name: str, processes: int, capture: bool = False) -> float:
-    """Steps per second of ``processes`` copies of the run training side by side, summed."""
+def shared(profile: str, name: str, processes: int, capture: bool = False, seeds: int = 1) -> float:
+    """Steps per second of ``processes`` copies of the run training side by side, summed (run-steps:
+    a step of ``seeds`` runs together counts ``seeds``)."""
     context = get_context("spawn")
     with context.Manager() as manager, ProcessPoolExecutor(processes, mp_context=context) as pool:
         barrier = manager.Barrier(processes)
-        results = list(pool.map(_worker, *zip(*[(profile, name, barrier, capture)] * processes)))
-    return sum(1 / r["step_s"] for r in results)
+        results = list(pool.map(_worker, *zip(*[(profile, name, barrier, capture, seeds)] * processes)))
+    return sum(seeds / r["step_s"] for r in results)
 
 
 def captured_rates(profile: str, name: str, processes: int) -> dict:
@@ -158,6 +182,18 @@ def captured_rates(profile: str, name: str, processes: int) -> dict:
                "captured_steps_per_s_batch_x4": 1 / time_steps(profile, name, capture=True, batch_scale=4)["step_s"]}
     if processes > 1:
         row["captured_shared_steps_per_s"] = shared(profile, name, processes, capture=True)
+    return row
+
+
+def together_rates(profile: str, name: str, processes: int, cuda: bool) -> dict:
+    """The ``together_*`` run-steps per second of family ``name``, :data:`SEEDS` runs in one step
+    (:mod:`ponder.ensemble`): eager alone; on CUDA also captured, alone and summed over ``processes``."""
+    with num_threads(1):
+        row = {"together_steps_per_s": SEEDS / time_steps(profile, name, seeds=SEEDS)["step_s"]}
+        if cuda:
+            row["captured_together_steps_per_s"] = SEEDS / time_steps(profile, name, capture=True, seeds=SEEDS)["step_s"]
+    if cuda and processes > 1:
+        row["captured_together_shared_steps_per_s"] = shared(profile, name, processes, capture=True, seeds=SEEDS)
     return row
 
 
@@ -179,6 +215,11 @@ def main() -> dict:
                 row |= captured_rates(profile, name, processes)
             except RuntimeError as error:  # a step that fails to capture: the row keeps its eager rates and says why
                 row["captured_error"] = str(error)
+        if name.startswith(TOGETHER):
+            try:
+                row |= together_rates(profile, name, processes, cuda)
+            except RuntimeError as error:
+                row["together_error"] = str(error)
         rows.append(row)
         print({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
     result = {"device": torch.cuda.get_device_name() if cuda else "cpu", "profile": profile, "matmul_flops_per_s": rate, "families": rows}

@@ -28,7 +28,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from .. import parallel
+from .. import ensemble, parallel
 from ..checks import check_choice
 from ..models.classifier import ACTDepth, Classifier, FixedDepth, LayerStack, SequenceEmbedding
 from ..models.film import FiLMCore
@@ -67,6 +67,8 @@ CORE_CODE = {
 # The runs that train with their step captured as a CUDA graph on a GPU (``train_run(..., capture=True)``:
 # every kind, ACT's loop running all its steps masked under the capture) name its module as well.
 CAPTURED_CODE = ("ponder.cuda_graphs",)
+# ... and the runs whose seeds train together in one vmap-ed step (``seeds_together``), its module too.
+TOGETHER_CODE = ("ponder.ensemble",)
 
 
 def code(kind: str) -> tuple[str, ...]:
@@ -153,13 +155,9 @@ def train_config(sizes: dict, seed: int, **overrides) -> TrainConfig:
     return TrainConfig(**{"steps": sizes["steps"], "batch_size": sizes["batch_size"], "lr": sizes["lr"], "warmup": sizes["warmup"], "seed": seed, **overrides})
 
 
-def train_cpvr(kind: str, profile: str, seed: int, model: dict | None = None, train_hops: Sequence[int] | None = None, test_hops: Sequence[int] | None = None, steps: int | None = None, name: str = "hut/cpvr"):
-    """Train (or load from the cache) one C-PVR model; ``(model, metrics)``.
-
-    Everything not given comes from ``SIZES[profile]``; ``metrics`` holds the loss history,
-    ``accuracy`` and ``steps`` per test hop count, and ``params``. On a GPU the step is captured as
-    a CUDA graph (:mod:`ponder.cuda_graphs`; once more when ACT's halting unit stops being held).
-    """
+def cpvr_parts(kind: str, profile: str, seed: int, model: dict | None = None, train_hops: Sequence[int] | None = None, test_hops: Sequence[int] | None = None, steps: int | None = None, name: str = "hut/cpvr"):
+    """``(member, make_model, loss_fn, evaluate)`` of one C-PVR run (see :func:`train_cpvr`): its
+    :class:`~ponder.ensemble.Member` (run, optimisation, data) and what a group of its seeds shares."""
     sizes = by_profile(SIZES, profile)
     model_cfg = dict(sizes["model"], **(model or {}))
     train_hops = tuple(train_hops or sizes["train_hops"])
@@ -167,8 +165,9 @@ def train_cpvr(kind: str, profile: str, seed: int, model: dict | None = None, tr
     length = sizes["length"]
     hold = {"hold": "depth.halting", "hold_for": model_cfg["act_hold"]} if kind in ACT_KINDS and model_cfg["act_hold"] else {}
     cfg = train_config(sizes, seed, steps=steps or sizes["steps"], **hold)
-    config = {"kind": kind, "model": model_cfg, "length": length, "train_hops": train_hops, "test_hops": test_hops, "n_test": sizes["n_test"], "train": cfg.as_dict()}
-    run = Run(f"{name}/{kind}", config, profile, code=code(kind) + CAPTURED_CODE)
+    together = {"seeds_together": True} if sizes.get("seeds_together") else {}
+    config = {"kind": kind, "model": model_cfg, "length": length, "train_hops": train_hops, "test_hops": test_hops, "n_test": sizes["n_test"], "train": cfg.as_dict(), **together}
+    run = Run(f"{name}/{kind}", config, profile, code=code(kind) + CAPTURED_CODE + (TOGETHER_CODE if together else ()))
 
     def batches(step):
         return sample(cfg.batch_size, length, list(train_hops), seed=cfg.seed * 1_000_003 + step)
@@ -176,7 +175,41 @@ def train_cpvr(kind: str, profile: str, seed: int, model: dict | None = None, tr
     def evaluate(net):
         return {**per_hop(net, length, test_hops, sizes["n_test"]), "params": parameter_count(net)}
 
-    return train_run(run, lambda: build(kind, length, model_cfg), loss_fn(model_cfg["tau"]), batches, cfg, evaluate, capture=True)
+    return ensemble.Member(run, cfg, batches), lambda: build(kind, length, model_cfg), loss_fn(model_cfg["tau"]), evaluate
+
+
+def train_cpvr(kind: str, profile: str, seed: int, model: dict | None = None, train_hops: Sequence[int] | None = None, test_hops: Sequence[int] | None = None, steps: int | None = None, name: str = "hut/cpvr",
+               together: Sequence[int] = ()):
+    """Train (or load from the cache) one C-PVR model; ``(model, metrics)``.
+
+    Everything not given comes from ``SIZES[profile]``; ``metrics`` holds the loss history,
+    ``accuracy`` and ``steps`` per test hop count, and ``params``. On a GPU the step is captured as
+    a CUDA graph (:mod:`ponder.cuda_graphs`; once more when ACT's halting unit stops being held).
+    Where the profile trains seeds together (``seeds_together``: gpu), the run is one of the group
+    of seeds ``together`` (default: ``seed`` alone), all trained in one vmap-ed step
+    (:mod:`ponder.ensemble`), each its own run; elsewhere ``together`` changes nothing.
+    """
+    setup = partial(cpvr_parts, kind, profile, model=model, train_hops=train_hops, test_hops=test_hops, steps=steps, name=name)
+    member, make_model, loss, evaluate = setup(seed)
+    if not by_profile(SIZES, profile).get("seeds_together"):
+        return train_run(member.run, make_model, loss, member.batches, member.cfg, evaluate, capture=True)
+    group = tuple(together) or (seed,)
+    if seed not in group:
+        raise ValueError(f"seed {seed} is not one of the seeds it trains together with: {group}")
+    members = [member if s == seed else setup(s)[0] for s in group]
+    return ensemble.train_runs(members, make_model, loss, evaluate, capture=True)[group.index(seed)]
+
+
+def seed_groups(profile: str, seeds: Sequence[int]) -> dict:
+    """``train_cpvr``'s ``together`` for a run of one of ``seeds``: the group where the profile trains
+    seeds together, else nothing."""
+    return {"together": tuple(seeds)} if by_profile(SIZES, profile).get("seeds_together") else {}
+
+
+def leading(runs: dict[tuple, parallel.Job]) -> list[parallel.Job]:
+    """The jobs to prefetch of ``runs``: all of them, but of a group of seeds trained together only
+    its first seed's job (which trains the group; the others would wait for it)."""
+    return [job for job in runs.values() if job.keywords.get("together", job.args[2:3])[0] == job.args[2]]
 
 
 def frame(metrics: dict, **columns) -> pd.DataFrame:
@@ -195,7 +228,8 @@ def seeds_of(profile: str, name: str) -> tuple[int, ...]:
 
 def generalization_runs(profile: str, seed: int = 0, kinds: Sequence[str] = KINDS) -> dict[tuple[str, int], parallel.Job]:
     """hut-3/4/5's runs: ``{(kind, seed): job}`` for every kind and its seeds (:func:`seeds_of`)."""
-    return {(kind, seed + s): partial(train_cpvr, kind, profile, seed + s) for kind in kinds for s in seeds_of(profile, kind)}
+    return {(kind, seed + s): partial(train_cpvr, kind, profile, seed + s, **seed_groups(profile, [seed + o for o in seeds_of(profile, kind)]))
+            for kind in kinds for s in seeds_of(profile, kind)}
 
 
 def generalization(profile: str, seed: int = 0, kinds: Sequence[str] = KINDS) -> pd.DataFrame:
@@ -211,7 +245,8 @@ def depth_runs(profile: str, seed: int = 0) -> dict[tuple[int, int], parallel.Jo
     """hut-2's runs: ``{(depth, seed): job}``, a Transformer of each depth trained on every hop count of the grid."""
     sizes = by_profile(SIZES, profile)
     grid, hops = sizes["depth_grid"], sizes["depth_grid"]["hops"]
-    return {(depth, seed + s): partial(train_cpvr, "transformer", profile, seed + s, model={"steps": depth}, train_hops=hops, test_hops=hops, steps=grid["steps"], name="hut/depth")
+    group = seed_groups(profile, [seed + s for s in sizes["seeds"]])
+    return {(depth, seed + s): partial(train_cpvr, "transformer", profile, seed + s, model={"steps": depth}, train_hops=hops, test_hops=hops, steps=grid["steps"], name="hut/depth", **group)
             for depth in grid["depths"] for s in sizes["seeds"]}
 
 
@@ -226,7 +261,8 @@ def pool_runs(profile: str, seed: int = 0) -> dict[tuple[str, int, int], paralle
     sizes = by_profile(SIZES, profile)
     m = sizes["model"]
     grid = {(g, m["pool_size"], seed + s) for g in GENERATORS for s in seeds_of(profile, g)} | {(m["generator"], n, seed) for n in sizes["pool_sizes"]}
-    return {(g, n, s): partial(train_cpvr, "hyper_act", profile, s, model={"generator": g, "pool_size": n}) for g, n, s in sorted(grid)}
+    return {(g, n, s): partial(train_cpvr, "hyper_act", profile, s, model={"generator": g, "pool_size": n}, **seed_groups(profile, sorted(t for h, m, t in grid if (h, m) == (g, n))))
+            for g, n, s in sorted(grid)}
 
 
 def pool_sizes(profile: str, seed: int = 0) -> pd.DataFrame:
@@ -241,9 +277,9 @@ def pool_sizes(profile: str, seed: int = 0) -> pd.DataFrame:
 def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     """The runs each Hyper-UT notebook trains, as jobs for :func:`ponder.parallel.prefetch`."""
     return {
-        "hyper_ut": list(generalization_runs(profile, seed).values()),
-        "hyper_ut_depth": list(depth_runs(profile, seed).values()),
-        "hyper_ut_modules": list(pool_runs(profile, seed).values()),
+        "hyper_ut": leading(generalization_runs(profile, seed)),
+        "hyper_ut_depth": leading(depth_runs(profile, seed)),
+        "hyper_ut_modules": leading(pool_runs(profile, seed)),
     }
 
 

@@ -40,8 +40,9 @@ number ``n`` (0-based) and their batch indices ``index`` ``[b]`` (to gather per-
 parameters such as hypernetwork codes), and returns their next state.
 
 **No reads from the host.** Ending the loop once every example has halted, and compaction, both
-read a count back from the device. A CUDA graph records no such read, so while one is being
-captured (or with ``host_sync=False``) the loop runs all ``max_steps`` steps on the whole batch:
+read a count back from the device. A CUDA graph records no such read and ``vmap`` allows none, so
+while one is being captured, inside a :mod:`torch.func` transform, or with ``host_sync=False``, the
+loop runs all ``max_steps`` steps on the whole batch:
 an example that has halted gets ``w^n = 0`` at every later step, so the output, ``N``, ``R`` and
 every gradient are those of the loop that stops, at the cost of the steps nobody needed.
 """
@@ -111,6 +112,12 @@ def capturing(state: torch.Tensor) -> bool:
     return state.is_cuda and torch.cuda.is_current_stream_capturing()
 
 
+def transformed(state: torch.Tensor) -> bool:
+    """Whether ``state`` is inside a :mod:`torch.func` transform (``vmap``, ``grad``): ``vmap``
+    allows no reads back either (:mod:`ponder.ensemble` trains seeds in one ``vmap``-ed step)."""
+    return torch._C._functorch.is_functorch_wrapped_tensor(state)
+
+
 def act(
     step_fn: StepFn,
     state: torch.Tensor,
@@ -124,8 +131,9 @@ def act(
     """Run ``step_fn`` on ``state`` (``[B, ..., D]``) for up to ``max_steps`` steps with ACT halting.
 
     See the module docstring for the equations, the levels and what ``compact`` does; the loop
-    ends early once every example has halted, in both modes, unless ``host_sync`` is off or a CUDA
-    graph is being captured (:func:`capturing`): then it runs every step, masked, without compaction. The loop's own bookkeeping (the sum
+    ends early once every example has halted, in both modes, unless ``host_sync`` is off, a CUDA
+    graph is being captured (:func:`capturing`) or ``state`` is inside a ``torch.func`` transform
+    (:func:`transformed`): then it runs every step, masked, without compaction. The loop's own bookkeeping (the sum
     of ``p^n``, which decisions still run) covers the examples the state holds; what it returns
     covers the batch, and ``R`` is read off the halting weights at the end (``R = w^N``).
     """
@@ -137,7 +145,7 @@ def act(
     if level == "token" and state.dim() != 3:
         raise ValueError(f"level='token' needs a [B, T, D] state, got shape {tuple(state.shape)}")
     batch, device = state.shape[0], state.device
-    host_sync = host_sync and not capturing(state)
+    host_sync = host_sync and not capturing(state) and not transformed(state)
     decision_shape = (batch,) if level == "example" else tuple(state.shape[:2])
 
     def halting(s: torch.Tensor) -> torch.Tensor:
@@ -156,7 +164,7 @@ def act(
         w = torch.where(halts, 1 - cumulative, torch.where(running, p, 0.0))
         output = output.index_add(0, index, state * w.reshape(w.shape + (1,) * (state.dim() - w.dim())))
         weights.append(state.new_zeros(decision_shape).index_copy(0, index, w))
-        steps.index_add_(0, index, running.long())
+        steps = steps.index_add(0, index, running.long())
         cumulative, running = cumulative + w, running & ~halts
         if not host_sync:
             continue

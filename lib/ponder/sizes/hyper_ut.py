@@ -71,8 +71,10 @@ SIZES = {
     # 1.00 / 0.98 / 0.94 / 0.88 / 0.82 / 0.82, both still learning; at 6,000 depth 4 is at 1.00 on every hop count,
     # so the grid puts depth 3 where cpu's row left depth 6 to gpu: between depth 2 (at cpu it drops at 2-3
     # hops) and 4 is where the depth a hop count needs can show
+    # ``seeds_together``: a kind's 3 seeds train in one vmap-ed step, its kernels shared (ponder.ensemble;
+    # on a GPU these steps are bound by kernel launches, not arithmetic: python -m ponder.bench train)
     "gpu": dict(
-        length=16, train_hops=(1, 2, 3, 4), test_hops=(1, 2, 3, 4, 5, 6, 7), seeds=(0, 1, 2), single_seed=(), steps=6_000, batch_size=128, lr=2e-3, warmup=0.2, n_test=1_000,
+        length=16, train_hops=(1, 2, 3, 4), test_hops=(1, 2, 3, 4, 5, 6, 7), seeds=(0, 1, 2), single_seed=(), steps=6_000, batch_size=128, lr=2e-3, warmup=0.2, n_test=1_000, seeds_together=True,
         model=dict(MODEL, dim=64, heads=4, steps=8, code_dim=32),
         depth_grid=dict(depths=(1, 2, 3, 4, 8), hops=(1, 2, 3, 4, 5, 6), steps=6_000), pool_sizes=(1, 4, 16, 64),
     ),
