@@ -5,8 +5,9 @@ weights (``stack_module_state``) and take all their gradients in one ``vmap``-ed
 operation runs once on 3 times the data instead of 3 times: a gain where a step is bound by the
 overhead per operation rather than by the arithmetic. This benchmark measures it, on one thread,
 for the fixed-depth kinds at ``quick``'s sizes on the CPU and at ``gpu``'s on a GPU (where the
-overhead is the kernel launches; ACT's per-example halting is data-dependent control flow, which
-``vmap`` does not batch)::
+overhead is the kernel launches; the ACT kinds, whose loop runs all its steps masked inside ``vmap``
+where alone it stops early, are timed as whole training steps by ``python -m ponder.bench train``'s
+``together_*`` rates, :mod:`ponder.ensemble`)::
 
     separate:  for each of the 3 models: loss(model_s, batch_s).backward()
     batched:   vmap(grad(loss))(stacked weights, stacked batches)
