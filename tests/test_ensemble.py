@@ -147,12 +147,3 @@ def test_cpvr_seeds_trained_together_are_each_their_own_run(tmp_path, monkeypatc
         hyper_ut.train_cpvr("ut_act", "smoke", 5, together=SEEDS)
     monkeypatch.setitem(hyper_ut.SIZES, "smoke", smoke)
     assert "seeds_together" not in hyper_ut.cpvr_parts("ut_act", "smoke", 0)[0].run.config
-
-
-def test_bench_times_a_step_of_seeds_trained_together():
-    """``python -m ponder.bench train`` times the C-PVR families' stacked step (``together_*``)."""
-    from ponder.bench import train as bench_train
-
-    for name in [n for n in bench_train.families("smoke") if n.startswith(bench_train.TOGETHER)]:
-        row = bench_train.together_rates("smoke", name, processes=1, cuda=False)
-        assert row.keys() == {"together_steps_per_s"} and row["together_steps_per_s"] > 0

@@ -17,6 +17,9 @@ times real training steps (data generation, forward, backward, clipping, AdamW) 
   :data:`SEEDS` runs trained together in one step (:mod:`ponder.ensemble`), for the families whose
   seeds a profile trains that way (:data:`TOGETHER`);
 * ``data_s``: seconds per step spent generating the batch on the CPU;
+* the same for the families of :data:`BF16` with their forward in bfloat16 autocast (rows
+  ``"bf16 ..."``; their limit stays the float32/TF32 one), to decide whether the gpu profile's
+  sraven and ViT runs should train that way;
 * ``limit_steps_per_s``: the step's floating-point operations (forward and backward, counted by
   :class:`torch.utils.flop_counter.FlopCounterMode`) at the rate of a large float32 (TF32 on a
   GPU) matrix product measured in the same run: what no implementation could beat.
@@ -46,13 +49,34 @@ from . import synchronize, write_result
 
 STEPS, WARMUP = 60, 10
 # the families whose step can be captured (sraven's and C-PVR's runs train that way: ``train_run(..., capture=True)``)
-CAPTURED = ("sraven", "fuzzy", "ViT", "C-PVR", "digits U-ViT")
+CAPTURED = ("sraven", "fuzzy", "ViT", "C-PVR", "digits U-ViT", "bf16")
+# the families timed again in bfloat16 autocast (``"bf16 ..."``): the two largest blocks of the gpu
+# plan that are not bound by launches alone; a measurement for deciding, no run trains that way yet
+BF16 = ("sraven", "ViT")
 # the families whose seeds the gpu profile trains together (``hyper_ut.SIZES["gpu"]["seeds_together"]``), and how many
 TOGETHER, SEEDS = ("C-PVR",), 3
 
 
-def families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]:
-    """``{name: (make_model, batches(step), loss_fn)}`` for one run of each family of ``profile``."""
+def in_bf16(loss_fn: Callable) -> Callable:
+    """``loss_fn`` with the model's forward under bfloat16 autocast (on the batch's device); the
+    backward pass follows the forward's precision, the weights and AdamW stay float32."""
+
+    def loss(model, batch):
+        with torch.autocast(batch[0].device.type, dtype=torch.bfloat16):
+            return loss_fn(model, batch)
+
+    return loss
+
+
+def families(profile: str, bf16: bool = True) -> dict[str, tuple[Callable, Callable, Callable]]:
+    """``{name: (make_model, batches(step), loss_fn)}`` for one run of each family of ``profile``,
+    with ``bf16`` also the families of :data:`BF16` in bfloat16 autocast (named ``"bf16 ..."``)."""
+    base = run_families(profile)
+    return base | {f"bf16 {name}": (make, batches, in_bf16(loss)) for name, (make, batches, loss) in base.items() if bf16 and name.startswith(BF16)}
+
+
+def run_families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]:
+    """:func:`families` as the runs train them (no bfloat16 variants)."""
     s = hyla.sraven_setup(profile)
     train, _ = sraven.split(s.k, s.holdout)
     cp = by_profile(hyper_ut.SIZES, profile)
@@ -197,29 +221,40 @@ def together_rates(profile: str, name: str, processes: int, cuda: bool) -> dict:
     return row
 
 
+def family_row(profile: str, name: str, rate: float, cuda: bool) -> dict:
+    """Every rate of family ``name`` this device can measure (see the module docstring)."""
+    with num_threads(1):
+        alone = time_steps(profile, name)
+    flops = flops_per_step(profile, name)
+    row = {"family": name, "steps_per_s": 1 / alone["step_s"], "data_s": alone["data_s"], "flops_per_step": flops, "limit_steps_per_s": rate / flops}
+    processes = parallel.worker_count()
+    if processes > 1:
+        row |= {"processes": processes, "shared_steps_per_s": shared(profile, name, processes)}
+    if cuda and name.startswith(CAPTURED):
+        try:
+            row |= captured_rates(profile, name, processes)
+        except RuntimeError as error:  # a step that fails to capture: the row keeps its eager rates and says why
+            row["captured_error"] = str(error)
+    if name.startswith(TOGETHER):
+        try:
+            row |= together_rates(profile, name, processes, cuda)
+        except RuntimeError as error:
+            row["together_error"] = str(error)
+    return row
+
+
 def main() -> dict:
     cuda = torch.cuda.is_available()
     profile = "gpu" if cuda else "quick"
     rate = matmul_rate()
     rows = []
     for name in families(profile):
-        with num_threads(1):
-            alone = time_steps(profile, name)
-        flops = flops_per_step(profile, name)
-        row = {"family": name, "steps_per_s": 1 / alone["step_s"], "data_s": alone["data_s"], "flops_per_step": flops, "limit_steps_per_s": rate / flops}
-        processes = parallel.worker_count()
-        if processes > 1:
-            row |= {"processes": processes, "shared_steps_per_s": shared(profile, name, processes)}
-        if cuda and name.startswith(CAPTURED):
-            try:
-                row |= captured_rates(profile, name, processes)
-            except RuntimeError as error:  # a step that fails to capture: the row keeps its eager rates and says why
-                row["captured_error"] = str(error)
-        if name.startswith(TOGETHER):
-            try:
-                row |= together_rates(profile, name, processes, cuda)
-            except RuntimeError as error:
-                row["together_error"] = str(error)
+        try:
+            row = family_row(profile, name, rate, cuda)
+        except RuntimeError as error:  # a bf16 variant that fails keeps the other families' rows
+            if not name.startswith("bf16"):
+                raise
+            row = {"family": name, "error": str(error)}
         rows.append(row)
         print({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
     result = {"device": torch.cuda.get_device_name() if cuda else "cpu", "profile": profile, "matmul_flops_per_s": rate, "families": rows}

@@ -1,0 +1,31 @@
+"""The training benchmark (``python -m ponder.bench train``) on the CPU: its rows for seeds trained
+together and for bfloat16 autocast run a real step (on a GPU it times them; figures/gpu/RUN.md)."""
+import math
+
+import torch
+
+from ponder.bench import train as bench
+
+
+def test_seeds_trained_together_are_timed_in_run_steps():
+    for name in [n for n in bench.families("smoke") if n.startswith(bench.TOGETHER)]:
+        row = bench.together_rates("smoke", name, processes=1, cuda=False)
+        assert row.keys() == {"together_steps_per_s"} and row["together_steps_per_s"] > 0
+
+
+def test_bf16_variants_train_a_step_in_bfloat16_and_the_runs_families_have_none():
+    variants = {n for n in bench.families("smoke") if n.startswith("bf16")}
+    assert variants == {f"bf16 {n}" for n in bench.run_families("smoke") if n.startswith(bench.BF16)} and len(variants) == len(bench.BF16)
+    assert not any(n.startswith("bf16") for n in bench.families("smoke", bf16=False))
+    for name in variants:
+        make, batches, loss_fn = bench.families("smoke")[name]
+        torch.manual_seed(0)
+        model = make()
+        seen = []
+        handles = [m.register_forward_hook(lambda m, i, o: seen.append(o.dtype)) for m in model.modules() if isinstance(m, torch.nn.Linear)]
+        loss = loss_fn(model, batches(0))
+        for h in handles:
+            h.remove()
+        loss.backward()
+        assert seen and set(seen) == {torch.bfloat16} and math.isfinite(loss.item()), name
+        assert all(p.dtype == torch.float32 for p in model.parameters())
