@@ -1,7 +1,9 @@
 """The training benchmark (``python -m ponder.bench train``) on the CPU: its rows for seeds trained
 together and for bfloat16 autocast run a real step (on a GPU it times them; figures/gpu/RUN.md)."""
+import json
 import math
 
+import pytest
 import torch
 
 from ponder.bench import train as bench
@@ -29,3 +31,24 @@ def test_bf16_variants_train_a_step_in_bfloat16_and_the_runs_families_have_none(
         loss.backward()
         assert seen and set(seen) == {torch.bfloat16} and math.isfinite(loss.item()), name
         assert all(p.dtype == torch.float32 for p in model.parameters())
+
+
+def test_the_json_grows_row_by_row_and_a_failing_bf16_variant_keeps_the_others(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench, "RESULT", tmp_path / "train.json")
+    monkeypatch.setattr(bench, "write_result", lambda name, result: bench.write_json(tmp_path / f"{name}.json", result))
+    monkeypatch.setattr(bench, "matmul_rate", lambda: 1.0)
+    monkeypatch.setattr(bench, "families", lambda profile: dict.fromkeys(["a", "bf16 a", "b", "c"]))
+
+    def row(profile, name, rate, cuda):
+        if name in ("bf16 a", "c"):
+            raise RuntimeError(f"{name} failed")
+        return {"family": name, "steps_per_s": 1.0}
+
+    monkeypatch.setattr(bench, "family_row", row)
+    with pytest.raises(RuntimeError, match="c failed"):  # a family the runs train may not fail quietly
+        bench.main()
+    written = json.loads((tmp_path / "train.json").read_text())
+    assert [r["family"] for r in written["families"]] == ["a", "bf16 a", "b"] and not written["complete"]
+    assert written["families"][1] == {"family": "bf16 a", "error": "bf16 a failed"}
+    monkeypatch.setattr(bench, "families", lambda profile: dict.fromkeys(["a", "bf16 a"]))
+    assert bench.main()["complete"] and json.loads((tmp_path / "train.json").read_text())["complete"]

@@ -8,8 +8,9 @@
 #   tests      the CUDA unit tests alone (tests/test_gpu.py, with pytest-xdist where it is installed);
 #   test-gpu   `make test-gpu`: those and the smoke notebooks under nbval (107 s on the H200);
 #   bench      `python -m ponder.bench train seeds` (117 s on the H200 before it timed the fuzzy-logic,
-#              language-model and digits U-ViT families and the C-PVR ones captured: 3-4 minutes now,
-#              unmeasured);
+#              language-model and digits U-ViT families, the C-PVR ones captured and with their seeds
+#              together, and sraven and the ViT in bfloat16: about 5 minutes now, unmeasured; its JSON
+#              is written row by row, so what a cut-off run measured comes back);
 #   NAME[,NAME...]  notebooks at the `gpu` profile, the names joined by commas sharing one pool.
 # Into OUT (at most 8 files): logs.tgz (the logs and the benches' JSON), figures-gpu.tgz
 # (figures/gpu/ and the profile's ledger rows, results/gpu/claims/) and the gpu run cache in parts

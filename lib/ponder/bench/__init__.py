@@ -16,6 +16,8 @@ import torch
 from ..paths import ROOT
 from ..runs import write_json
 
+RESULTS = ROOT / "results" / "bench"  # where each benchmark writes <name>.json
+
 # name -> "module:function", imported only when run
 REGISTRY: dict[str, str] = {"acm": "ponder.bench.acm:main", "act": "ponder.bench.act:main", "gate": "ponder.bench.gate:main", "numerics": "ponder.bench.numerics:main", "seeds": "ponder.bench.seeds:main", "train": "ponder.bench.train:main"}
 
@@ -62,7 +64,7 @@ def time_it(fn: Callable[[], object], repeats: int = 20, warmup: int = 3) -> flo
 
 def write_result(name: str, result: dict) -> Path:
     """Write ``results/bench/<name>.json`` and print it."""
-    path = ROOT / "results" / "bench" / f"{name}.json"
+    path = RESULTS / f"{name}.json"
     write_json(path, result)
     print(json.dumps(result, indent=2, default=float))
     return path

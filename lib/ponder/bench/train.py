@@ -45,9 +45,11 @@ from ..profiles import by_profile
 from ..tasks import cpvr, fuzzy, images, parity, sraven, text
 from ..ensemble import Stacked
 from ..training import TrainConfig, default_device, make_optimizer, num_threads, update_function
-from . import synchronize, write_result
+from ..runs import write_json
+from . import RESULTS, synchronize, write_result
 
 STEPS, WARMUP = 60, 10
+RESULT = RESULTS / "train.json"
 # the families whose step can be captured (sraven's and C-PVR's runs train that way: ``train_run(..., capture=True)``)
 CAPTURED = ("sraven", "fuzzy", "ViT", "C-PVR", "digits U-ViT", "bf16")
 # the families timed again in bfloat16 autocast (``"bf16 ..."``): the two largest blocks of the gpu
@@ -247,7 +249,7 @@ def main() -> dict:
     cuda = torch.cuda.is_available()
     profile = "gpu" if cuda else "quick"
     rate = matmul_rate()
-    rows = []
+    result = {"device": torch.cuda.get_device_name() if cuda else "cpu", "profile": profile, "matmul_flops_per_s": rate, "families": [], "complete": False}
     for name in families(profile):
         try:
             row = family_row(profile, name, rate, cuda)
@@ -255,8 +257,9 @@ def main() -> dict:
             if not name.startswith("bf16"):
                 raise
             row = {"family": name, "error": str(error)}
-        rows.append(row)
+        result["families"].append(row)
         print({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
-    result = {"device": torch.cuda.get_device_name() if cuda else "cpu", "profile": profile, "matmul_flops_per_s": rate, "families": rows}
+        write_json(RESULT, result)  # row by row: a run cut off by its time limit keeps the rows it measured
+    result["complete"] = True
     write_result("train", result)
     return result
