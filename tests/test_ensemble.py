@@ -93,23 +93,26 @@ def group_runs(tag: str) -> list[Run]:
     return [Run(f"ens/{tag}/{s}", {"seed": s}, "smoke") for s in SEEDS]
 
 
-def test_interrupted_group_resumes_to_the_same_bits_and_a_member_can_resume_alone(tmp_path, monkeypatch):
+@pytest.mark.parametrize("stop, hold_for", [(25, 0.3), (13, 0.5)])
+def test_interrupted_group_resumes_to_the_same_bits_and_a_member_can_resume_alone(tmp_path, monkeypatch, stop, hold_for):
+    """Interrupted at ``stop``: after the hold of ACT's halting unit, or during it (the checkpoint at
+    step 10 then lists the held parameters as a run alone does)."""
     monkeypatch.setenv("PONDER_RESULTS", str(tmp_path))
-    cfg = TrainConfig(steps=30, batch_size=16, lr=3e-3, checkpoint_every=10, log_every=5, **HOLD)
+    cfg = TrainConfig(steps=30, batch_size=16, lr=3e-3, checkpoint_every=10, log_every=5, hold="depth.halting", hold_for=hold_for)
     loss = hyper_ut.loss_fn(SMOKE["tau"])
     whole = ensemble.train_runs(members(cfg, group_runs("whole")), make("hyper_act"), loss)
 
     interrupted = members(cfg, group_runs("resumed"))
 
     def failing(step, inner=interrupted[1].batches):
-        if step == 25:
+        if step == stop:
             raise KeyboardInterrupt
         return inner(step)
 
     with pytest.raises(KeyboardInterrupt):
         ensemble.train_runs([interrupted[0], ensemble.Member(interrupted[1].run, interrupted[1].cfg, failing), interrupted[2]], make("hyper_act"), loss)
     assert not any(m.run.done for m in interrupted)
-    # member 0 alone, from the group's checkpoint at step 20: training.train_run reads its format
+    # member 0 alone, from the group's last checkpoint: training.train_run reads its format
     alone, alone_metrics = train_run(interrupted[0].run, make("hyper_act"), loss, interrupted[0].batches, interrupted[0].cfg)
     assert [h["step"] for h in alone_metrics["history"]] == list(range(5, 31, 5))
     resumed = ensemble.train_runs(interrupted, make("hyper_act"), loss)  # members 1 and 2 together; 0 from the cache

@@ -81,7 +81,9 @@ class Stacked:
     """``S`` models of one architecture as stacked weights, with the optimizer that trains them.
 
     ``models`` are the members' modules: they start the weights and take them back
-    (:meth:`unstack`); ``models[0]`` also stands for all in :func:`~ponder.training.hold_parameters`.
+    (:meth:`unstack`); the skeleton (the architecture without weights) says which parameters
+    :func:`~ponder.training.hold_parameters` holds, so that the members' own parameters keep
+    training and their optimizers (:meth:`member_optimizers`) list every one, as a run's alone does.
     """
 
     def __init__(self, models: Sequence[torch.nn.Module], cfg: TrainConfig, capturable: bool = False):
@@ -92,8 +94,8 @@ class Stacked:
 
     def hold(self, step: int) -> None:
         """The parameters :func:`~ponder.training.hold_parameters` holds at ``step`` get no gradient."""
-        hold_parameters(self.models[0], step, self.cfg)
-        for name, p in self.models[0].named_parameters():
+        hold_parameters(self.skeleton, step, self.cfg)
+        for name, p in self.skeleton.named_parameters():
             self.params[name].requires_grad_(p.requires_grad)
 
     def gradient_function(self, loss_fn: Callable[[Callable, Batch], torch.Tensor]) -> Callable[[Batch], tuple[dict[str, torch.Tensor], torch.Tensor]]:
