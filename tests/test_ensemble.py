@@ -148,5 +148,8 @@ def test_cpvr_seeds_trained_together_are_each_their_own_run(tmp_path, monkeypatc
     assert len({m.run.key for m in members}) == len(SEEDS)
     with pytest.raises(ValueError, match="not one of the seeds"):
         hyper_ut.train_cpvr("ut_act", "smoke", 5, together=SEEDS)
+    frame = hyper_ut.generalization("smoke", kinds=("ut_act", "transformer"))  # what hut-3/4/5 read: the cached group, one group more
+    assert sorted({(k, s) for k, s in zip(frame["kind"], frame["seed"])}) == [(k, s) for k in ("transformer", "ut_act") for s in SEEDS]
+    assert frame.loc[frame["kind"] == "ut_act", "accuracy"].tolist() == [a for m in members for a in m.run.metrics()["accuracy"].values()]
     monkeypatch.setitem(hyper_ut.SIZES, "smoke", smoke)
     assert "seeds_together" not in hyper_ut.cpvr_parts("ut_act", "smoke", 0)[0].run.config
