@@ -20,18 +20,16 @@ On a GPU each is also timed with the call recorded as a CUDA graph and replayed 
 eagerly, the host's time per operation may hide what batching saves on the device, and the runs
 that capture their step (:mod:`ponder.cuda_graphs`) pay only the device's time.
 """
-import copy
-
 import torch
 import torch.nn.functional as F
-from torch.func import functional_call, grad, stack_module_state, vmap
 
 from ..claims import Estimate
 from ..cuda_graphs import CapturedStep
+from ..ensemble import Stacked
 from ..experiments import hyper_ut
 from ..profiles import by_profile
 from ..tasks import cpvr
-from ..training import default_device, num_threads
+from ..training import TrainConfig, default_device, num_threads
 from . import median, time_rounds, write_result
 
 KINDS = ("transformer", "ut", "hyper")  # fixed depth: no data-dependent halting
@@ -62,15 +60,10 @@ def separate_gradients(models: list[torch.nn.Module], x: torch.Tensor, y: torch.
 
 
 def batched_gradients(models: list[torch.nn.Module]):
-    """A function ``(x, y) -> {name: [seeds, ...] gradient}``: one ``vmap``-ed call over the stacked weights."""
-    params, buffers = stack_module_state(models)
-    skeleton = copy.deepcopy(models[0]).to("meta")
-
-    def loss(p, b, xs, ys):
-        return F.cross_entropy(functional_call(skeleton, (p, b), (xs,)).logits, ys)
-
-    gradients = vmap(grad(loss))
-    return lambda x, y: gradients(params, buffers, x, y)
+    """A function ``(x, y) -> {name: [seeds, ...] gradient}``: one ``vmap``-ed call over the stacked
+    weights (:meth:`ponder.ensemble.Stacked.gradient_function`, what the runs trained together use)."""
+    gradients = Stacked(models, TrainConfig(steps=1, batch_size=1)).gradient_function(lambda net, batch: F.cross_entropy(net(batch[0]).logits, batch[1]))
+    return lambda x, y: gradients((x, y))[0]
 
 
 def replayed(call):
@@ -89,9 +82,9 @@ def measure(profile: str = "quick", repeats: int = 10) -> dict:
             models, x, y = setup(kind, profile)
             batched = batched_gradients(models)
             calls = {"separate": lambda: separate_gradients(models, x, y), "batched": lambda: batched(x, y)}
-            prefixes = ("", "captured_") if x.is_cuda else ("",)
             if x.is_cuda:
                 calls |= {f"captured_{name}": replayed(call) for name, call in list(calls.items())}
+            prefixes = [name.removesuffix("separate") for name in calls if name.endswith("separate")]
             rounds = time_rounds(calls, repeats=repeats)
             result[kind] = {}
             for prefix in prefixes:
