@@ -26,4 +26,4 @@ def test_ratios_per_round_with_mean_and_standard_error():
 
 def test_a_worker_times_every_family_in_a_fresh_process():
     seconds = bench.time_case("unpinned", profile="smoke", steps=1)
-    assert set(seconds) == set(families("smoke", bf16=False)) and all(s > 0 for s in seconds.values())
+    assert set(seconds) == set(families("smoke", variants=False)) and all(s > 0 for s in seconds.values())

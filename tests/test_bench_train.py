@@ -15,11 +15,16 @@ def test_seeds_trained_together_are_timed_in_run_steps():
         assert row.keys() == {"together_steps_per_s"} and row["together_steps_per_s"] > 0
 
 
-def test_bf16_variants_train_a_step_in_bfloat16_and_the_runs_families_have_none():
+def test_the_variants_are_named_after_their_families_and_counted_as_them():
+    prefixes, _ = bench.VARIANTS["bf16"]
     variants = {n for n in bench.families("smoke") if n.startswith("bf16")}
-    assert variants == {f"bf16 {n}" for n in bench.run_families("smoke") if n.startswith(bench.BF16)} and len(variants) == len(bench.BF16)
-    assert not any(n.startswith("bf16") for n in bench.families("smoke", bf16=False))
-    for name in variants:
+    assert variants == {f"bf16 {n}" for n in bench.run_families("smoke") if n.startswith(prefixes)} and len(variants) == len(prefixes)
+    assert bench.families("smoke", variants=False).keys() == bench.run_families("smoke").keys()
+    assert {bench.base_family(n) for n in bench.families("smoke")} == set(bench.run_families("smoke"))
+
+
+def test_bf16_variants_train_a_step_in_bfloat16():
+    for name in [n for n in bench.families("smoke") if n.startswith("bf16")]:
         make, batches, loss_fn = bench.families("smoke")[name]
         torch.manual_seed(0)
         model = make()
@@ -33,14 +38,26 @@ def test_bf16_variants_train_a_step_in_bfloat16_and_the_runs_families_have_none(
         assert all(p.dtype == torch.float32 for p in model.parameters())
 
 
+def test_the_compiled_variant_is_the_families_loss_compiled():
+    name = next(n for n in bench.families("smoke") if n.startswith("compiled"))
+    make, batches, loss_fn = bench.families("smoke")[name]
+    _, _, eager_loss = bench.run_families("smoke")[bench.base_family(name)]
+    losses = []
+    for loss in (eager_loss, loss_fn):
+        torch.manual_seed(0)
+        model = make().train()  # latent-code dropout on: the compiled loss draws eager's masks
+        losses.append(loss(model, batches(0)))
+    assert torch.allclose(*losses, rtol=1e-5), losses
+
+
 def test_the_json_grows_row_by_row_and_a_failing_bf16_variant_keeps_the_others(tmp_path, monkeypatch):
     monkeypatch.setattr(bench, "RESULT", tmp_path / "train.json")
     monkeypatch.setattr(bench, "write_result", lambda name, result: bench.write_json(tmp_path / f"{name}.json", result))
     monkeypatch.setattr(bench, "matmul_rate", lambda: 1.0)
-    monkeypatch.setattr(bench, "families", lambda profile: dict.fromkeys(["a", "bf16 a", "b", "c"]))
+    monkeypatch.setattr(bench, "families", lambda profile: dict.fromkeys(["a", "compiled a", "b", "c"]))
 
     def row(profile, name, rate, cuda):
-        if name in ("bf16 a", "c"):
+        if name in ("compiled a", "c"):
             raise RuntimeError(f"{name} failed")
         return {"family": name, "steps_per_s": 1.0}
 
@@ -48,7 +65,7 @@ def test_the_json_grows_row_by_row_and_a_failing_bf16_variant_keeps_the_others(t
     with pytest.raises(RuntimeError, match="c failed"):  # a family the runs train may not fail quietly
         bench.main()
     written = json.loads((tmp_path / "train.json").read_text())
-    assert [r["family"] for r in written["families"]] == ["a", "bf16 a", "b"] and not written["complete"]
-    assert written["families"][1] == {"family": "bf16 a", "error": "bf16 a failed"}
-    monkeypatch.setattr(bench, "families", lambda profile: dict.fromkeys(["a", "bf16 a"]))
+    assert [r["family"] for r in written["families"]] == ["a", "compiled a", "b"] and not written["complete"]
+    assert written["families"][1] == {"family": "compiled a", "error": "compiled a failed"}
+    monkeypatch.setattr(bench, "families", lambda profile: dict.fromkeys(["a", "compiled a"]))
     assert bench.main()["complete"] and json.loads((tmp_path / "train.json").read_text())["complete"]

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from ponder import ensemble
 from ponder.bench import seeds
 from ponder.bench.act import spread_halting
+from ponder.compilation import compiled
 from ponder.experiments import hyla, hyper_ut, hyper_ut_scratchpad, survey
 from ponder.experiments.survey_parity import parity_loss
 from ponder.models import acmize as acmize_lib
@@ -184,6 +185,24 @@ def test_captured_training_equals_eager_on_cuda(case):
     (eager, eager_history), (captured, captured_history) = trained
     assert [h["loss"] for h in captured_history] == pytest.approx([h["loss"] for h in eager_history], rel=1e-4, abs=1e-5)
     for (name, a), b in zip(eager.state_dict().items(), captured.state_dict().values()):
+        assert torch.allclose(a, b, atol=1e-5, rtol=1e-4), name
+
+
+def test_compiled_training_equals_eager_on_cuda():
+    """How a gpu sraven run with ``compiled=True`` trains: the loss compiled (:mod:`ponder.compilation`),
+    the step captured, the code dropout drawn as eager PyTorch draws it; against the eager loss, captured."""
+    s = hyla.sraven_setup("smoke", code_dropout=0.1)
+    combos, _ = sraven.split(s.k, s.holdout)
+    cfg = TrainConfig(steps=30, batch_size=32, lr=3e-3, log_every=5, seed=0)
+    torch.manual_seed(0)
+    initial = hyla.sraven_model(s)
+    trained = []
+    for loss in (hyla.sraven_loss, compiled(hyla.sraven_loss)):
+        model = copy.deepcopy(initial)
+        trained.append((model, train(model, loss, lambda step: sraven.batch(32, combos, s.f, seed=step), cfg, capture=True)))
+    (eager, eager_history), (fused, fused_history) = trained
+    assert losses(fused_history) == pytest.approx(losses(eager_history), rel=1e-4, abs=1e-5)
+    for (name, a), b in zip(eager.state_dict().items(), fused.state_dict().values()):
         assert torch.allclose(a, b, atol=1e-5, rtol=1e-4), name
 
 

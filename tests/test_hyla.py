@@ -1,5 +1,6 @@
 """HYLA experiments: tiny runs end to end, the latent-code read-out, the text corpus, the plans."""
 import hashlib
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -33,6 +34,16 @@ def test_sraven_run_and_latent_codes():
     again, metrics2 = H.train_sraven(s, "smoke")
     assert metrics2["ood_acc"] == metrics["ood_acc"]
     torch.testing.assert_close(dict(again.state_dict()), dict(model.state_dict()))
+
+
+def test_a_compiled_run_trains_as_the_eager_one_and_is_cached_apart():
+    eager = H.sraven_setup("smoke", kind="hyla", steps=4, eval_n=16)  # latent-code dropout 0.1: compiled, it draws eager's masks
+    runs = {c: H.train_sraven_once(replace(eager, compiled=c), "smoke") for c in (False, True)}
+    losses = {c: [h["loss"] for h in metrics["history"]] for c, (_, metrics) in runs.items()}
+    assert len(losses[True]) == len(losses[False]) > 1
+    np.testing.assert_allclose(losses[True], losses[False], rtol=1e-4)
+    torch.testing.assert_close(dict(runs[True][0].state_dict()), dict(runs[False][0].state_dict()), rtol=1e-4, atol=1e-5)
+    assert H.compiled_code(replace(eager, compiled=True)) == ["ponder.compilation"] and H.compiled_code(eager) == []
 
 
 def test_fuzzy_run_and_term_codes():

@@ -41,3 +41,18 @@ def test_gpu_plan_reads_the_measured_rates():
     assert rates["sraven", "captured"] == rows["sraven"]["captured_shared_steps_per_s"] != rates["sraven", "eager"]
     assert ("captured_shared_steps_per_s" in rows["C-PVR"]) or rates["C-PVR", "captured"] == rates["C-PVR", "eager"]
     assert ("captured_together_shared_steps_per_s" in rows["C-PVR"]) or rates["C-PVR", "together"] == rates["C-PVR", "captured"]
+    compiled = rows.get("compiled")  # a "compiled sraven ..." row where the bench measured one
+    assert rates["sraven", "compiled"] == (compiled["captured_shared_steps_per_s"] if compiled else rates["sraven", "captured"])
+
+
+def test_gpu_plan_times_compiled_runs_at_the_compiled_rows_rate(tmp_path):
+    tool = load_tool("gpu-plan")
+    row = lambda family, shared, captured: {"family": family, "shared_steps_per_s": shared, "captured_shared_steps_per_s": captured}  # noqa: E731
+    bench = tmp_path / "train.json"
+    bench.write_text(json.dumps({"families": [row("sraven a", 10.0, 20.0), row("compiled sraven a", 5.0, 50.0), row("bf16 sraven a", 1.0, 1.0),
+                                               row("ViT b", 3.0, 4.0), {"family": "compiled ViT b", "error": "no compiler"}]}))
+    rates = tool.rates(bench)
+    assert rates["sraven", "captured"] == 20.0 and rates["sraven", "compiled"] == 50.0 and rates["sraven", "eager"] == 10.0
+    assert rates["ViT", "compiled"] == rates["ViT", "captured"] == 4.0
+    run = lambda **config: type("Run", (), {"name": "hyla/sraven/hyla", "config": config})  # noqa: E731
+    assert tool.mode(run(compiled=True)) == "compiled" and tool.mode(run(compiled=False)) == "captured"

@@ -34,22 +34,33 @@ FAMILY = {
     "acm": ("ViT", False),  # the speech model too: no family of its own
 }
 BORROWED = {"fuzzy": "sraven", "text": "sraven", "digits U-ViT": "ViT"}  # until a benchmark measures them
-# how a run trains: "eager", "captured" (its step a CUDA graph) or "together" (captured, its seeds in one step: ponder.ensemble)
-MODES = ("eager", "captured", "together")
+# how a run trains: "eager", "captured" (its step a CUDA graph), "together" (captured, its seeds in one
+# step: ponder.ensemble) or "compiled" (captured, its loss compiled: ponder.compilation)
+MODES = ("eager", "captured", "together", "compiled")
 
 
 def rates(bench: Path) -> dict[tuple[str, str], float]:
     """``{(family prefix, mode): run-steps/s}``, the slowest of the families that share a prefix; a
-    mode the benchmark did not measure falls back to the one before it in :data:`MODES`."""
+    mode the benchmark did not measure falls back to the captured rate (captured to the eager one).
+    The compiled rates are those of the benchmark's ``"compiled ..."`` rows; its other variants
+    (``"bf16 ..."``) are no run's."""
     found = defaultdict(list)
-    for row in json.loads(bench.read_text())["families"]:
+    rows = [row for row in json.loads(bench.read_text())["families"] if "error" not in row]
+    for row in rows:
+        compiled = row["family"].startswith("compiled ")
+        if row["family"].startswith("bf16 "):
+            continue
         eager = row["shared_steps_per_s"]
         captured = row.get("captured_shared_steps_per_s", eager)
-        for prefix in {prefix for prefix, _ in FAMILY.values() if row["family"].startswith(prefix)}:
+        for prefix in {prefix for prefix, _ in FAMILY.values() if row["family"].removeprefix("compiled ").startswith(prefix)}:
+            if compiled:
+                found[prefix, "compiled"].append(captured)
+                continue
             found[prefix, "eager"].append(eager)
             found[prefix, "captured"].append(captured)
             found[prefix, "together"].append(row.get("captured_together_shared_steps_per_s", captured))
-    return {key: min(values) for key, values in found.items()}
+    measured = {key: min(values) for key, values in found.items()}
+    return measured | {(prefix, "compiled"): rate for (prefix, how), rate in measured.items() if how == "captured" and (prefix, "compiled") not in measured}
 
 
 def family(run_name: str) -> tuple[str, bool]:
@@ -61,6 +72,8 @@ def mode(run) -> str:
     """How ``run`` trains (:data:`MODES`)."""
     if run.config.get("seeds_together"):
         return "together"
+    if run.config.get("compiled"):
+        return "compiled"
     return "captured" if family(run.name)[1] else "eager"
 
 

@@ -66,16 +66,24 @@ def measure(repeats: int = 30, images: int | None = None, fractions=FRACTIONS, t
     return result | {"label": label or str(result["threads"])}
 
 
-def _measure(repeats: int, images: int | None, fractions, mix: str) -> dict:
+def layer_parts(images: int | None = None) -> tuple[torch.Tensor, MLP, Learners, Gate]:
+    """The device's row of :data:`LAYERS` (``images`` overrides its image count), seeded: tokens
+    ``z [images · tokens, width]``, the dense MLP, the ACM's learners and its gate."""
     device = default_device()
     layer = LAYERS[device.type]
     width, hidden, dtype = layer["width"], layer["hidden"], layer["dtype"]
     torch.manual_seed(0)
-    generator = torch.Generator().manual_seed(0)
     z = torch.randn((images or layer["images"]) * layer["tokens"], width, device=device, dtype=dtype)
     mlp = MLP(width, hidden).to(device, dtype).eval()
     learners = Learners(width, width, N, hidden // N).to(device, dtype).eval()
     gate = Gate(width, N + 1, GATE_HIDDEN).to(device, dtype).eval()
+    return z, mlp, learners, gate
+
+
+def _measure(repeats: int, images: int | None, fractions, mix: str) -> dict:
+    z, mlp, learners, gate = layer_parts(images)
+    device, dtype, width, hidden = z.device, z.dtype, z.shape[1], mlp.fc1.out_features
+    generator = torch.Generator().manual_seed(0)
     result = {"device": torch.cuda.get_device_name() if device.type == "cuda" else "cpu", "dtype": str(dtype).removeprefix("torch."), "mix": mix,
               "threads": torch.get_num_threads(), "width": width, "hidden": hidden, "learners": N, "tokens": len(z), "repeats": repeats,
               "gate_macs_fraction": gate.macs / (2 * width * hidden), "cases": []}

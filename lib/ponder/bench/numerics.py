@@ -67,7 +67,7 @@ def _worker(profile: str, steps: int) -> None:
     from .train import families, time_steps
 
     with num_threads(1):
-        print(json.dumps({name: time_steps(profile, name, steps=steps)["step_s"] for name in families(profile, bf16=False)}))
+        print(json.dumps({name: time_steps(profile, name, steps=steps)["step_s"] for name in families(profile, variants=False)}))
 
 
 if __name__ == "__main__":

@@ -17,9 +17,10 @@ times real training steps (data generation, forward, backward, clipping, AdamW) 
   :data:`SEEDS` runs trained together in one step (:mod:`ponder.ensemble`), for the families whose
   seeds a profile trains that way (:data:`TOGETHER`);
 * ``data_s``: seconds per step spent generating the batch on the CPU;
-* the same for the families of :data:`BF16` with their forward in bfloat16 autocast (rows
-  ``"bf16 ..."``; their limit stays the float32/TF32 one), to decide whether the gpu profile's
-  sraven and ViT runs should train that way;
+* the same for the variants of :data:`VARIANTS`, to decide whether the gpu profile's runs should
+  train that way: the forward in bfloat16 autocast (rows ``"bf16 ..."``; their limit stays the
+  float32/TF32 one), and the loss compiled by ``torch.compile`` (rows ``"compiled ..."``,
+  :mod:`ponder.compilation`; what ``compiled=True`` does to a HYLA run);
 * ``limit_steps_per_s``: the step's floating-point operations (forward and backward, counted by
   :class:`torch.utils.flop_counter.FlopCounterMode`) at the rate of a large float32 (TF32 on a
   GPU) matrix product measured in the same run: what no implementation could beat.
@@ -43,6 +44,7 @@ from ..models.recurrent import RecurrentPonderer
 from ..models.vit import ViT
 from ..profiles import by_profile
 from ..tasks import cpvr, fuzzy, images, parity, sraven, text
+from ..compilation import compiled
 from ..ensemble import Stacked
 from ..training import TrainConfig, default_device, make_optimizer, num_threads, update_function
 from ..runs import write_json
@@ -51,10 +53,7 @@ from . import RESULTS, synchronize, write_result
 STEPS, WARMUP = 60, 10
 RESULT = RESULTS / "train.json"
 # the families whose step can be captured (sraven's and C-PVR's runs train that way: ``train_run(..., capture=True)``)
-CAPTURED = ("sraven", "fuzzy", "ViT", "C-PVR", "digits U-ViT", "bf16")
-# the families timed again in bfloat16 autocast (``"bf16 ..."``): the two largest blocks of the gpu
-# plan that are not bound by launches alone; a measurement for deciding, no run trains that way yet
-BF16 = ("sraven", "ViT")
+CAPTURED = ("sraven", "fuzzy", "ViT", "C-PVR", "digits U-ViT", "bf16", "compiled")
 # the families whose seeds the gpu profile trains together (``hyper_ut.SIZES["gpu"]["seeds_together"]``), and how many
 TOGETHER, SEEDS = ("C-PVR",), 3
 
@@ -70,11 +69,18 @@ def in_bf16(loss_fn: Callable) -> Callable:
     return loss
 
 
-def families(profile: str, bf16: bool = True) -> dict[str, tuple[Callable, Callable, Callable]]:
+# variant -> (the families timed that way, what it does to their loss): the largest blocks of the gpu plan
+# that are not bound by launches alone (sraven and the ViT). bf16 is a measurement for deciding, no run
+# trains that way; compiled is what a HYLA run with ``compiled=True`` trains with
+VARIANTS: dict[str, tuple[tuple[str, ...], Callable]] = {"bf16": (("sraven", "ViT"), in_bf16), "compiled": (("sraven",), compiled)}
+
+
+def families(profile: str, variants: bool = True) -> dict[str, tuple[Callable, Callable, Callable]]:
     """``{name: (make_model, batches(step), loss_fn)}`` for one run of each family of ``profile``,
-    with ``bf16`` also the families of :data:`BF16` in bfloat16 autocast (named ``"bf16 ..."``)."""
+    with ``variants`` also those of :data:`VARIANTS` (named ``"bf16 ..."``, ``"compiled ..."``)."""
     base = run_families(profile)
-    return base | {f"bf16 {name}": (make, batches, in_bf16(loss)) for name, (make, batches, loss) in base.items() if bf16 and name.startswith(BF16)}
+    return base | {f"{variant} {name}": (make, batches, wrap(loss)) for variant, (prefixes, wrap) in VARIANTS.items() if variants
+                   for name, (make, batches, loss) in base.items() if name.startswith(prefixes)}
 
 
 def run_families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]:
@@ -157,9 +163,16 @@ def time_steps(profile: str, name: str, steps: int = STEPS, warmup: int = WARMUP
     return {"step_s": seconds, "data_s": (time.perf_counter() - begin) / steps}
 
 
+def base_family(name: str) -> str:
+    """The family that a variant's row times (``"bf16 sraven ..."`` -> ``"sraven ..."``)."""
+    variant, _, rest = name.partition(" ")
+    return rest if variant in VARIANTS else name
+
+
 def flops_per_step(profile: str, name: str) -> float:
-    """Floating-point operations of one forward and backward pass (2 per multiply-add)."""
-    make, batches, loss_fn = families(profile)[name]
+    """Floating-point operations of one forward and backward pass (2 per multiply-add), counted on
+    the family's eager float32 step (a variant's operations are the same)."""
+    make, batches, loss_fn = run_families(profile)[base_family(name)]
     device = default_device()
     torch.manual_seed(0)
     model = make().to(device).train()
@@ -202,10 +215,11 @@ def shared(profile: str, name: str, processes: int, capture: bool = False, seeds
 
 def captured_rates(profile: str, name: str, processes: int) -> dict:
     """The ``captured_*`` steps per second of family ``name`` (CUDA): alone, alone with batches
-    4 times as large, and summed over ``processes`` side by side."""
+    4 times as large (not for a variant), and summed over ``processes`` side by side."""
     with num_threads(1):
-        row = {"captured_steps_per_s": 1 / time_steps(profile, name, capture=True)["step_s"],
-               "captured_steps_per_s_batch_x4": 1 / time_steps(profile, name, capture=True, batch_scale=4)["step_s"]}
+        row = {"captured_steps_per_s": 1 / time_steps(profile, name, capture=True)["step_s"]}
+        if name == base_family(name):  # a variant is not timed at other batch sizes
+            row["captured_steps_per_s_batch_x4"] = 1 / time_steps(profile, name, capture=True, batch_scale=4)["step_s"]
     if processes > 1:
         row["captured_shared_steps_per_s"] = shared(profile, name, processes, capture=True)
     return row
@@ -253,8 +267,8 @@ def main() -> dict:
     for name in families(profile):
         try:
             row = family_row(profile, name, rate, cuda)
-        except RuntimeError as error:  # a bf16 variant that fails keeps the other families' rows
-            if not name.startswith("bf16"):
+        except Exception as error:  # a variant that fails keeps the other families' rows
+            if not name.startswith(tuple(VARIANTS)):
                 raise
             row = {"family": name, "error": str(error)}
         result["families"].append(row)

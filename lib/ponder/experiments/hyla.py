@@ -24,6 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from .. import parallel
+from ..compilation import compiled
 from ..models.attention_transformer import CausalLM, InContextTransformer
 from ..profiles import by_profile
 from ..runs import Run
@@ -78,6 +79,16 @@ def sraven_regime(s: Sraven) -> str | None:
 def sraven_setup(profile: str, **changes) -> Sraven:
     """The profile's sraven run with ``changes`` (kind, k, depth, width, steps, ...)."""
     return replace(by_profile(SRAVEN, profile), **changes)
+
+
+def training_loss(s, loss_fn):
+    """The loss a run ``s`` trains with: ``loss_fn``, compiled where ``s.compiled`` (:mod:`ponder.compilation`)."""
+    return compiled(loss_fn) if s.compiled else loss_fn
+
+
+def compiled_code(s) -> list[str]:
+    """The modules a run ``s`` depends on beyond the model's: :mod:`ponder.compilation` where it compiles."""
+    return ["ponder.compilation"] if s.compiled else []
 
 
 def in_context_model(s, in_dim: int, out_dim: int, length: int, width: int = 1) -> InContextTransformer:
@@ -144,9 +155,9 @@ def train_sraven_once(s: Sraven, profile: str, seed: int = 0):
     """Train (or load) one sraven model at the learning rate and weight decay of ``s``."""
     train_combos, _ = sraven.split(s.k, s.holdout, seed)
     cfg = train_config(s, seed)
-    run = Run(f"hyla/sraven/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=CODE + ["ponder.tasks.sraven", "ponder.cuda_graphs"])
+    run = Run(f"hyla/sraven/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=CODE + ["ponder.tasks.sraven", "ponder.cuda_graphs"] + compiled_code(s))
     batches = lambda step: sraven.batch(s.batch_size, train_combos, s.f, seed=seed * 1_000_003 + step)
-    return parallel.train_one_thread(run, lambda: sraven_model(s), sraven_loss, batches, cfg, evaluate=lambda m: sraven_scores(m, s, seed), capture=True)
+    return parallel.train_one_thread(run, lambda: sraven_model(s), training_loss(s, sraven_loss), batches, cfg, evaluate=lambda m: sraven_scores(m, s, seed), capture=True)
 
 
 # -- fuzzy logic ----------------------------------------------------------------------------
@@ -203,9 +214,9 @@ def train_fuzzy_once(s: Fuzzy, profile: str, seed: int = 0):
     """Train (or load) one fuzzy-logic model at the learning rate and weight decay of ``s``."""
     combos = fuzzy.split(s.n_vars, s.n_terms, s.frac_test, seed=seed)["train"]
     cfg = train_config(s, seed)
-    run = Run(f"hyla/fuzzy/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=CODE + ["ponder.tasks.fuzzy", "ponder.cuda_graphs"])
+    run = Run(f"hyla/fuzzy/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=CODE + ["ponder.tasks.fuzzy", "ponder.cuda_graphs"] + compiled_code(s))
     batches = lambda step: fuzzy.batch(s.batch_size, combos, s.n_vars, s.length, seed=seed * 1_000_003 + step)
-    return parallel.train_one_thread(run, lambda: fuzzy_model(s), fuzzy_loss, batches, cfg, evaluate=lambda m: fuzzy_scores(m, s, seed), capture=True)
+    return parallel.train_one_thread(run, lambda: fuzzy_model(s), training_loss(s, fuzzy_loss), batches, cfg, evaluate=lambda m: fuzzy_scores(m, s, seed), capture=True)
 
 
 # -- language modelling (stand-in for C4) ----------------------------------------------------

@@ -32,6 +32,7 @@ class Recipe:
     code_dropout: float = 0.1  # latent-code dropout in training
     relative_position: bool = True
     init: str = "lecun_normal"
+    compiled: bool = False  # train with the loss compiled (ponder.compilation): the same function, fused kernels
 
 
 # -- sraven ---------------------------------------------------------------------------------
