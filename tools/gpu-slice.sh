@@ -12,6 +12,8 @@
 #              their seeds together, sraven and the ViT in bfloat16 and sraven compiled, and before
 #              `kernels` profiled one step of each: about 6 minutes now, unmeasured; the train JSON
 #              is written row by row, so what a cut-off run measured comes back);
+#   acm-fused  `tools/acm-fused.py`: the ACM layer as two Triton kernels, checked against the masked
+#              layer, then timed against dense and grouped (unmeasured: about a minute with autotuning);
 #   NAME[,NAME...]  notebooks at the `gpu` profile, the names joined by commas sharing one pool.
 # Into OUT (at most 8 files): logs.tgz (the logs and the benches' JSON), figures-gpu.tgz
 # (figures/gpu/ and the profile's ledger rows, results/gpu/claims/) and the gpu run cache in parts
@@ -42,6 +44,7 @@ for step in "$@"; do
     test-gpu) timeout "$(left)" make test-gpu PY=python3 INSTALL= PYTEST_ARGS="$xdist" 2>&1 | tee "$logs/test-gpu.log" | tail -n 5 ;;
     bench) timeout "$(left)" python3 -m ponder.bench kernels train seeds > "$logs/bench.log" 2>&1
            cp results/bench/train.json results/bench/seeds.json results/bench/kernels.json "$logs/" 2>/dev/null ;;
+    acm-fused) timeout "$(left)" python3 tools/acm-fused.py "$logs/acm-fused.json" 2>&1 | tee "$logs/acm-fused.log" | tail -n 14 ;;
     *) timeout "$(left)" python3 -m ponder.notebooks run ${step//,/ } --profile gpu 2>&1 | tee -a "$logs/figures.log" ;;
   esac
 done
