@@ -1,11 +1,12 @@
 """One sraven run of the `gpu` profile's model with another step count, its scores and loss curve
 as one JSON line: the probe that sized that profile (figures/gpu/RUN.md).
 
-    PONDER_RESULTS=/tmp/probe PYTHONPATH=lib python3 tools/sraven-probe.py KIND STEPS [BATCH]
+    PONDER_RESULTS=/tmp/probe PYTHONPATH=lib python3 tools/sraven-probe.py KIND STEPS [BATCH [WARMUP]]
 
 KIND is an attention kind of ``ponder.experiments.hyla.KINDS`` (softmax, linear, hyla, ...); BATCH
-defaults to the profile's (512; the paper's is 128). The run is cached like any other, so a probe
-cut off by a lease's end resumes in the next.
+defaults to the profile's (512; the paper's is 128), WARMUP (steps of linear warmup) to the
+profile's (150; the paper's grid has 1,000 and 3,000 at batch 128). The run is cached like any
+other, so a probe cut off by a lease's end resumes in the next.
 """
 import ponder  # noqa: F401  (before torch: pinned numerics)
 import json
@@ -15,7 +16,7 @@ import time
 from ponder.experiments import hyla
 
 kind, steps = sys.argv[1], int(sys.argv[2])
-changes = {"batch_size": int(sys.argv[3])} if len(sys.argv) > 3 else {}
+changes = dict(zip(("batch_size", "warmup_steps"), map(int, sys.argv[3:5])))
 setup = hyla.sraven_setup("gpu", kind=kind, steps=steps, **changes)
 begin = time.perf_counter()
 _, metrics = hyla.train_sraven_once(setup, "gpu", 0)
