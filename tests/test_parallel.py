@@ -1,6 +1,7 @@
 """ponder.parallel: uncached jobs train in worker processes, and the results are the runs' own."""
 import math
 from functools import partial
+from multiprocessing import get_context
 
 import pytest
 import torch
@@ -63,11 +64,11 @@ def test_worker_count(monkeypatch):
     assert parallel.worker_count() == 1  # torchrun: the processes already share the runs
 
 
-def local_rank() -> str | None:
+def local_rank(barrier=None) -> str | None:
     import os
-    import time
 
-    time.sleep(0.2)  # every worker takes a call
+    if barrier is not None:  # the calls wait for each other: each of the workers takes one
+        barrier.wait(timeout=300)
     return os.environ.get("LOCAL_RANK")
 
 
@@ -75,8 +76,10 @@ def test_workers_take_the_gpus_in_turn(monkeypatch):
     """With several GPUs each worker trains on one of them, the workers spread evenly over them."""
     monkeypatch.setattr(parallel, "gpu_count", lambda: 2)
     ranks = []
-    parallel.schedule([local_rank] * 4, [set()] * 4, 4, lambda i, result, error, seconds: ranks.append((result, error)))
-    assert sorted(rank for rank, _ in ranks) == ["0", "0", "1", "1"]
+    with get_context("spawn").Manager() as manager:  # a worker that starts first cannot take two calls
+        calls = [partial(local_rank, manager.Barrier(4))] * 4
+        parallel.schedule(calls, [set()] * 4, 4, lambda i, result, error, seconds: ranks.append((result, error)))
+    assert sorted(rank for rank, _ in ranks) == ["0", "0", "1", "1"], ranks
     monkeypatch.setattr(parallel, "gpu_count", lambda: 0)
     monkeypatch.delenv("LOCAL_RANK", raising=False)
     ranks.clear()
