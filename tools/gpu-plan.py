@@ -18,6 +18,7 @@ from pathlib import Path
 import ponder  # noqa: F401  (pins the numerics before torch)
 import torch
 from ponder import ensemble, parallel
+from ponder.bench.train import base_family
 from ponder.experiments import acm, hyper_ut, hyper_ut_scratchpad, hyper_ut_vision, notebook_jobs, survey
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,15 +46,15 @@ def rates(bench: Path) -> dict[tuple[str, str], float]:
     The compiled rates are those of the benchmark's ``"compiled ..."`` rows; its other variants
     (``"bf16 ..."``) are no run's."""
     found = defaultdict(list)
-    rows = [row for row in json.loads(bench.read_text())["families"] if "error" not in row]
-    for row in rows:
-        compiled = row["family"].startswith("compiled ")
-        if row["family"].startswith("bf16 "):
+    for row in json.loads(bench.read_text())["families"]:
+        family = base_family(row["family"])
+        variant = row["family"].removesuffix(family).strip()  # "" for the family's own row
+        if "error" in row or variant not in ("", "compiled"):
             continue
         eager = row["shared_steps_per_s"]
         captured = row.get("captured_shared_steps_per_s", eager)
-        for prefix in {prefix for prefix, _ in FAMILY.values() if row["family"].removeprefix("compiled ").startswith(prefix)}:
-            if compiled:
+        for prefix in {prefix for prefix, _ in FAMILY.values() if family.startswith(prefix)}:
+            if variant:
                 found[prefix, "compiled"].append(captured)
                 continue
             found[prefix, "eager"].append(eager)

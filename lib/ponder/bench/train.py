@@ -52,8 +52,9 @@ from . import RESULTS, synchronize, write_result
 
 STEPS, WARMUP = 60, 10
 RESULT = RESULTS / "train.json"
-# the families whose step can be captured (sraven's and C-PVR's runs train that way: ``train_run(..., capture=True)``)
-CAPTURED = ("sraven", "fuzzy", "ViT", "C-PVR", "digits U-ViT", "bf16", "compiled")
+# the families whose step can be captured (sraven's and C-PVR's runs train that way: ``train_run(..., capture=True)``),
+# their variants with them
+CAPTURED = ("sraven", "fuzzy", "ViT", "C-PVR", "digits U-ViT")
 # the families whose seeds the gpu profile trains together (``hyper_ut.SIZES["gpu"]["seeds_together"]``), and how many
 TOGETHER, SEEDS = ("C-PVR",), 3
 
@@ -246,7 +247,7 @@ def family_row(profile: str, name: str, rate: float, cuda: bool) -> dict:
     processes = parallel.worker_count()
     if processes > 1:
         row |= {"processes": processes, "shared_steps_per_s": shared(profile, name, processes)}
-    if cuda and name.startswith(CAPTURED):
+    if cuda and base_family(name).startswith(CAPTURED):
         try:
             row |= captured_rates(profile, name, processes)
         except RuntimeError as error:  # a step that fails to capture: the row keeps its eager rates and says why
