@@ -89,3 +89,28 @@ def test_the_fused_acm_kernels_compute_the_masked_layer():
     done = subprocess.run([sys.executable, "-c", FUSED_CHECK], cwd=ROOT, env=os.environ | {"TRITON_INTERPRET": "1"}, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert float(done.stdout.split()[-1]) < 1e-5  # the largest relative error over the cases, every row written
+
+
+def test_gpu_plan_applies_the_rules_of_run_md_to_the_rates():
+    tool = load_tool("gpu-plan")
+    rows = [{"family": "C-PVR a", "shared_steps_per_s": 100.0, "captured_shared_steps_per_s": 90.0, "captured_together_shared_steps_per_s": 250.0},
+            {"family": "C-PVR b", "shared_steps_per_s": 100.0, "captured_error": "no graph", "together_error": "no graph"},
+            {"family": "digits U-ViT c", "shared_steps_per_s": 10.0, "captured_shared_steps_per_s": 11.0},
+            {"family": "sraven d", "shared_steps_per_s": 50.0, "captured_shared_steps_per_s": 100.0},
+            {"family": "compiled sraven d", "shared_steps_per_s": 40.0, "captured_shared_steps_per_s": 109.0},
+            {"family": "bf16 sraven d", "shared_steps_per_s": 60.0, "captured_shared_steps_per_s": 150.0},
+            {"family": "C-PVR e", "shared_steps_per_s": 100.0}]
+    lines = tool.decisions(rows)
+    assert lines == [
+        "C-PVR a, captured: 90 against eager 100 (0.90x): capture=False in hyper_ut.train_cpvr",
+        "C-PVR a, together: 250 against eager 100 (2.50x): keep",
+        "C-PVR b, captured: failed (no graph): capture=False in hyper_ut.train_cpvr",
+        "C-PVR b, together: failed (no graph): seeds_together=False in the gpu row of lib/ponder/sizes/hyper_ut.py",
+        "digits U-ViT c, captured: 11 against eager 10 (1.10x): keep",
+        "compiled sraven d: 109 against 100 captured (1.09x): no change (below 1.1x)",
+        "bf16 sraven d: 150 against 100 captured (1.50x): reported only",
+        "C-PVR e, captured: not measured: no change until the benchmark measures it",
+        "C-PVR e, together: not measured: no change until the benchmark measures it",
+    ]
+    rows[4]["captured_shared_steps_per_s"] = 110.0
+    assert tool.decisions(rows)[5].endswith("(1.10x): compiled=True in the gpu row of lib/ponder/sizes/hyla.py")

@@ -38,6 +38,7 @@ BORROWED = {"fuzzy": "sraven", "text": "sraven", "digits U-ViT": "ViT"}  # until
 # how a run trains: "eager", "captured" (its step a CUDA graph), "together" (captured, its seeds in one
 # step: ponder.ensemble) or "compiled" (captured, its loss compiled: ponder.compilation)
 MODES = ("eager", "captured", "together", "compiled")
+COMPILED_GAIN = 1.1  # the sraven runs train compiled where the compiled row is at least this much faster (RUN.md)
 
 
 def rates(bench: Path) -> dict[tuple[str, str], float]:
@@ -62,6 +63,47 @@ def rates(bench: Path) -> dict[tuple[str, str], float]:
             found[prefix, "together"].append(row.get("captured_together_shared_steps_per_s", captured))
     measured = {key: min(values) for key, values in found.items()}
     return measured | {(prefix, "compiled"): rate for (prefix, how), rate in measured.items() if how == "captured" and (prefix, "compiled") not in measured}
+
+
+# RUN.md's rules for the runs' modes: (family prefix, mode, the change where its rate is below the eager
+# rate of as many processes sharing the GPU, or where the benchmark's ``what_error`` says it failed)
+BELOW_EAGER = (
+    ("C-PVR", "captured", "capture=False in hyper_ut.train_cpvr"),
+    ("C-PVR", "together", "seeds_together=False in the gpu row of lib/ponder/sizes/hyper_ut.py"),
+    ("digits U-ViT", "captured", "capture=False in hyper_ut_vision.train_vision"),
+)
+RATE = {"captured": "captured_shared_steps_per_s", "together": "captured_together_shared_steps_per_s"}
+
+
+def decisions(rows: list[dict]) -> list[str]:
+    """What figures/gpu/RUN.md's rules make of the benchmark's ``rows`` (its ``"families"``), a line
+    per rule and row: :data:`BELOW_EAGER`; the sraven runs train compiled where the ``compiled`` row's
+    captured rate is :data:`COMPILED_GAIN` times the plain row's; the ``bf16`` rows are reported only."""
+    by_name = {row["family"]: row for row in rows}
+    lines = []
+    for name, row in by_name.items():
+        for prefix, how, change in BELOW_EAGER:
+            if not name.startswith(prefix):
+                continue
+            rate, eager = row.get(RATE[how]), row.get("shared_steps_per_s")
+            if f"{how}_error" in row:
+                lines.append(f"{name}, {how}: failed ({row[f'{how}_error'][:80]}): {change}")
+            elif rate is None or eager is None:
+                lines.append(f"{name}, {how}: not measured: no change until the benchmark measures it")
+            else:
+                lines.append(f"{name}, {how}: {rate:.0f} against eager {eager:.0f} ({rate / eager:.2f}x): {'keep' if rate >= eager else change}")
+        base = base_family(name)
+        if base != name:
+            rate, plain = row.get("captured_shared_steps_per_s"), by_name.get(base, {}).get("captured_shared_steps_per_s")
+            if rate is None or plain is None:
+                lines.append(f"{name}: not measured ({row.get('error', 'no captured rate')}): no change")
+                continue
+            verdict = f"{rate:.0f} against {plain:.0f} captured ({rate / plain:.2f}x)"
+            if name.startswith("compiled sraven"):
+                lines.append(f"{name}: {verdict}: " + ("compiled=True in the gpu row of lib/ponder/sizes/hyla.py" if rate / plain >= COMPILED_GAIN else f"no change (below {COMPILED_GAIN}x)"))
+            else:
+                lines.append(f"{name}: {verdict}: reported only")
+    return lines
 
 
 def family(run_name: str) -> tuple[str, bool]:
@@ -134,6 +176,9 @@ def main(profile: str = "gpu", bench: str = str(ROOT / "figures" / "gpu" / "benc
         total += minutes
         print(f"{notebook:26s} {minutes:5.1f} GPU-min")
     print(f"total {total:.1f} GPU-min" + (f"; not measured, borrowed: {', '.join(sorted(borrowed))}" if borrowed else ""))
+    print("what the rules of figures/gpu/RUN.md make of these rates:")
+    for line in decisions(json.loads(Path(bench).read_text())["families"]):
+        print(f"  {line}")
 
 
 if __name__ == "__main__":
