@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from ponder import ensemble
+from ponder.bench import acm as acm_bench
 from ponder.bench import seeds
 from ponder.bench.act import spread_halting
 from ponder.compilation import compiled
@@ -139,6 +140,26 @@ def test_grouped_acm_equals_masked_on_cuda(k_max):
     k = torch.randint(0, k_max + 1, (4, 50), device="cuda")
     mask = (torch.arange(4, device="cuda") < k[..., None]).float()
     assert torch.allclose(learners.grouped(z, k), learners.masked(z, mask), atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_fused_acm_kernels_equal_masked_on_cuda(dtype):
+    from ponder.models import acm_triton
+
+    torch.manual_seed(0)
+    learners = Learners(256, 256, 4, 128).to("cuda", dtype).eval()
+    z = torch.randn(1000, 256, device="cuda", dtype=dtype)  # not a multiple of any tile: the last tile is partial
+    generator = torch.Generator().manual_seed(0)
+    cases = [acm_bench.random_choices(len(z), f, 4, generator, mix) for mix in acm_bench.MIXES for f in acm_bench.FRACTIONS] + [torch.zeros(len(z), dtype=torch.long)]
+    with torch.inference_mode():
+        assert acm_triton.check(learners, z, cases) < (2e-2 if dtype == torch.bfloat16 else 1e-4)
+
+
+def test_the_acm_bench_times_the_fused_layer_on_cuda():
+    result = acm_bench.measure(repeats=2, images=2, fractions=(0.25, 1.0))
+    assert "fused_error" not in result and result["fused_max_relative_error"] < 2e-2
+    assert all(len(c["fused_ratios"]) == 2 and c["fused_ratio"] > 0 for c in result["cases"])
+    assert list(acm_bench.ratio_table([result]).columns[-3:]) == list(acm_bench.RATIO_COLUMNS)
 
 
 def sraven_parts():

@@ -1,5 +1,5 @@
-"""The tools beside the library: ``tools/gpu-plan.py`` counts what a profile trains without training it;
-``tools/acm-fused.py``'s kernels compute the ACM layer (in Triton's interpreter on the CPU)."""
+"""The tools beside the library: ``tools/gpu-plan.py`` counts what a profile trains without training it,
+and applies figures/gpu/RUN.md's rules to the measured rates."""
 import importlib.util
 import json
 import os
@@ -62,33 +62,6 @@ def test_gpu_plan_times_compiled_runs_at_the_compiled_rows_rate(tmp_path):
     assert rates["ViT", "compiled"] == rates["ViT", "captured"] == 4.0
     run = lambda **config: type("Run", (), {"name": "hyla/sraven/hyla", "config": config})  # noqa: E731
     assert tool.mode(run(compiled=True)) == "compiled" and tool.mode(run(compiled=False)) == "captured"
-
-
-FUSED_CHECK = """
-import importlib.util, torch
-spec = importlib.util.spec_from_file_location("acm_fused", "tools/acm-fused.py")
-tool = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(tool)
-z, _, learners, _ = tool.acm.layer_parts(tool.CPU_IMAGES)
-with torch.inference_mode():
-    print(tool.check(learners, z, torch.Generator().manual_seed(0), fractions=(0.25, 0.6)))
-    k = torch.tensor([4, 0, 1, 3] * (len(z) // 4) + [2] * (len(z) % 4))
-    torch.testing.assert_close(tool.fused(learners, z, k), learners.grouped(z, k), rtol=1e-4, atol=1e-5)
-try:
-    tool.fused(tool.Learners(8, 8, 2, 48), torch.randn(4, 8), torch.ones(4, dtype=torch.long))
-except ValueError as error:
-    assert "multiple of" in str(error)
-else:
-    raise AssertionError("a learner size the kernels cannot tile was accepted")
-"""
-
-
-@pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs triton (its interpreter runs the kernels on the CPU)")
-def test_the_fused_acm_kernels_compute_the_masked_layer():
-    # TRITON_INTERPRET is read when triton is first imported: a fresh interpreter with it set
-    done = subprocess.run([sys.executable, "-c", FUSED_CHECK], cwd=ROOT, env=os.environ | {"TRITON_INTERPRET": "1"}, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert float(done.stdout.split()[-1]) < 1e-5  # the largest relative error over the cases, every row written
 
 
 def test_gpu_plan_applies_the_rules_of_run_md_to_the_rates():

@@ -7,17 +7,23 @@ As in the paper, the gate runs but its choices are replaced by random ones whose
 target number of learners, so every case executes a known fraction of the MACs:
 
 * ``naive``   — every learner runs, unused hidden units are zeroed (:meth:`Learners.masked`);
-* ``grouped`` — tokens sorted by ``k``, one matrix-product pair per group (:meth:`Learners.grouped`).
+* ``grouped`` — tokens sorted by ``k``, one matrix-product pair per group (:meth:`Learners.grouped`);
+* ``fused``   — on a GPU with Triton only: two Triton kernels that never wait for the host
+  (:mod:`ponder.models.acm_triton`), timed after they pass :func:`~ponder.models.acm_triton.check`
+  on every case (where they fail to compile or to match, ``fused_error`` says why and the other
+  executions are timed as before).
 
 Two ways to draw the learner counts at a mean fraction ``f`` of the ``N`` learners: ``single``
 gives every token ``floor(fN)`` or ``ceil(fN)`` (one ``k`` when ``fN`` is whole, as in the paper's
 figure), ``mixed`` draws ``k ~ Binomial(N, f)``, spread over ``0..N`` as a trained gate's are.
 
 All cases are measured in the same run (repeated calls, interleaved) and reported as ratios to the
-dense MLP of that run: of the median times (``naive_ratio``, ``grouped_ratio``) and of each round's
-times (``naive_ratios``, ``grouped_ratios``: the acm-9 claims are judged on these). On the GPU when
+dense MLP of that run: of the median times (``naive_ratio``, ``grouped_ratio``, ...) and of each
+round's times (``naive_ratios``, ``grouped_ratios``, ...: the acm-9 claims are judged on these). On the GPU when
 there is one, else on the CPU, with one thread and with torch's default (see :func:`thread_counts`).
 """
+
+import importlib.util
 
 import pandas as pd
 import torch
@@ -34,6 +40,7 @@ LAYERS = {  # width, hidden, images, tokens per image, dtype
 }
 FRACTIONS = (0.25, 0.4, 0.5, 0.6, 0.75, 1.0)
 MIXES = ("single", "mixed")
+EXECUTIONS = ("naive", "grouped", "fused")
 
 
 def random_choices(tokens: int, fraction: float, n: int, generator: torch.Generator, mix: str = "single") -> torch.Tensor:
@@ -80,6 +87,20 @@ def layer_parts(images: int | None = None) -> tuple[torch.Tensor, MLP, Learners,
     return z, mlp, learners, gate
 
 
+def fused_layer(learners: Learners, z: torch.Tensor, cases: list[torch.Tensor]) -> tuple[object | None, dict]:
+    """``(fused, notes)``: :func:`ponder.models.acm_triton.fused` where this device runs it (CUDA and
+    Triton) and it passes :func:`~ponder.models.acm_triton.check` on the learner counts ``cases``,
+    else ``None``; ``notes``: its largest relative error, or ``fused_error`` (why not)."""
+    if z.device.type != "cuda" or importlib.util.find_spec("triton") is None:
+        return None, {}
+    try:
+        from ..models import acm_triton
+
+        return acm_triton.fused, {"fused_max_relative_error": acm_triton.check(learners, z, cases)}
+    except Exception as error:  # a kernel that fails to compile, or to match the masked layer, is not timed
+        return None, {"fused_error": f"{type(error).__name__}: {error}"}
+
+
 def _measure(repeats: int, images: int | None, fractions, mix: str) -> dict:
     z, mlp, learners, gate = layer_parts(images)
     device, dtype, width, hidden = z.device, z.dtype, z.shape[1], mlp.fc1.out_features
@@ -87,34 +108,35 @@ def _measure(repeats: int, images: int | None, fractions, mix: str) -> dict:
     result = {"device": torch.cuda.get_device_name() if device.type == "cuda" else "cpu", "dtype": str(dtype).removeprefix("torch."), "mix": mix,
               "threads": torch.get_num_threads(), "width": width, "hidden": hidden, "learners": N, "tokens": len(z), "repeats": repeats,
               "gate_macs_fraction": gate.macs / (2 * width * hidden), "cases": []}
+    counts = [random_choices(len(z), fraction, N, generator, mix).to(device) for fraction in fractions]
     with torch.inference_mode():
-        for fraction in fractions:
-            k = random_choices(len(z), fraction, N, generator, mix).to(device)
+        fused, notes = fused_layer(learners, z, counts + [torch.zeros_like(counts[0])])
+        result |= notes
+        for fraction, k in zip(fractions, counts):
             mask = (torch.arange(N, device=device) < k[:, None]).to(dtype)
-            rounds = time_rounds({
-                "dense": lambda: mlp(z),
+            executions = {
                 "naive": lambda: (gate(z), learners.masked(z, mask)),
                 "grouped": lambda: (gate(z), learners.grouped(z, k)),
-            }, repeats, warmup=2)
+            } | ({"fused": lambda: (gate(z), fused(learners, z, k))} if fused else {})
+            rounds = time_rounds({"dense": lambda: mlp(z)} | executions, repeats, warmup=2)
             t = {name: median(times) for name, times in rounds.items()}
-            result["cases"].append({
-                "fraction": fraction, "mean_learners": k.float().mean().item(), "dense_s": t["dense"],
-                "naive_s": t["naive"], "naive_ratio": t["naive"] / t["dense"],
-                "grouped_s": t["grouped"], "grouped_ratio": t["grouped"] / t["dense"],
-                **{f"{name}_ratios": [a / b for a, b in zip(rounds[name], rounds["dense"])] for name in ("naive", "grouped")},
-            })
+            case = {"fraction": fraction, "mean_learners": k.float().mean().item(), "dense_s": t["dense"]}
+            for name in executions:
+                case |= {f"{name}_s": t[name], f"{name}_ratio": t[name] / t["dense"]}
+            result["cases"].append(case | {f"{name}_ratios": [a / b for a, b in zip(rounds[name], rounds["dense"])] for name in executions})
     return result
 
 
-RATIO_COLUMNS = ("naive / dense", "grouped / dense")
+RATIO_COLUMNS = tuple(f"{name} / dense" for name in EXECUTIONS)
 
 
 def ratio_table(results: list[dict]) -> pd.DataFrame:
-    """One row per measured case of :func:`measure`'s ``results``: threads (their label),
-    mix, fraction, mean learners run and the two median time ratios (:data:`RATIO_COLUMNS`)."""
+    """One row per measured case of :func:`measure`'s ``results``: threads (their label), mix,
+    fraction, mean learners run and the median time ratio of each execution timed
+    (:data:`RATIO_COLUMNS`; ``fused`` on a GPU only)."""
     return pd.DataFrame([
         {"threads": r["label"], "mix": r["mix"], "fraction": c["fraction"], "mean learners": c["mean_learners"],
-         RATIO_COLUMNS[0]: c["naive_ratio"], RATIO_COLUMNS[1]: c["grouped_ratio"]}
+         **{column: c[f"{name}_ratio"] for name, column in zip(EXECUTIONS, RATIO_COLUMNS) if f"{name}_ratio" in c}}
         for r in results for c in r["cases"]
     ])
 

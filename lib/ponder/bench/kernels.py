@@ -61,13 +61,17 @@ def training_steps(profile: str) -> dict[str, Callable[[], object]]:
 
 def acm_layers(fraction: float = 0.25) -> dict[str, Callable[[], object]]:
     """``{name: one forward}`` of the dense MLP and the grouped ACM layer (with its gate) at
-    ``fraction`` of the learners, as :func:`ponder.bench.acm.measure` times them."""
+    ``fraction`` of the learners, as :func:`ponder.bench.acm.measure` times them; the fused layer
+    too where :func:`ponder.bench.acm.fused_layer` gives it (a GPU with Triton)."""
     z, mlp, learners, gate = acm.layer_parts()
     generator = torch.Generator().manual_seed(0)
+    counts = {mix: acm.random_choices(len(z), fraction, acm.N, generator, mix).to(z.device) for mix in acm.MIXES}
+    fused, _ = acm.fused_layer(learners, z, list(counts.values()))
     layers = {"ACM layer: dense MLP": lambda: mlp(z)}
-    for mix in acm.MIXES:
-        k = acm.random_choices(len(z), fraction, acm.N, generator, mix).to(z.device)
+    for mix, k in counts.items():
         layers[f"ACM layer: grouped, {mix} k, {fraction:g} of the learners"] = lambda k=k: (gate(z), learners.grouped(z, k))
+        if fused:
+            layers[f"ACM layer: fused, {mix} k, {fraction:g} of the learners"] = lambda k=k: (gate(z), fused(learners, z, k))
     return layers
 
 

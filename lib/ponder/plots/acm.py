@@ -80,15 +80,20 @@ def draw_distillation_errors(ax: plt.Axes, errors: np.ndarray, title: str) -> No
 
 
 def draw_latency(ax: plt.Axes, result: dict) -> None:
-    """Wall time relative to the dense MLP vs MACs relative to it: naive, grouped, the linear ideal."""
+    """Wall time relative to the dense MLP vs MACs relative to it: naive, grouped, fused (where it was
+    timed: a GPU with Triton), the linear ideal."""
     palette = colors(4)
     cases = result["cases"]
     fractions = [c["mean_learners"] / result["learners"] for c in cases]
     ax.plot([0, 1], [0, 1], color="0.5", ls=":", label="linear scaling")
     ax.axhline(1.0, color="0.3", ls="--", lw=1, label="dense MLP")
-    ax.plot(fractions, [c["naive_ratio"] for c in cases], "s-", color=palette[1], label="ACM, naive (masked)")
-    ax.plot(fractions, [c["grouped_ratio"] for c in cases], "o-", color=palette[0], label="ACM, grouped (sorted by k)")
-    ax.set(xlabel="learner MACs / dense MLP MACs", ylabel="wall time / dense MLP", xlim=(0, 1.05), ylim=(0, 1.1 * max(1.2, *(c["naive_ratio"] for c in cases), *(c["grouped_ratio"] for c in cases))))
+    drawn = [("naive", "s-", palette[1], "ACM, naive (masked)"), ("grouped", "o-", palette[0], "ACM, grouped (sorted by k)"),
+             ("fused", "^-", palette[2], "ACM, fused (two Triton kernels)")]
+    ratios = [c[name + "_ratio"] for name, *_ in drawn for c in cases if name + "_ratio" in c]
+    for name, style, color, label in drawn:
+        if name + "_ratio" in cases[0]:
+            ax.plot(fractions, [c[name + "_ratio"] for c in cases], style, color=color, label=label)
+    ax.set(xlabel="learner MACs / dense MLP MACs", ylabel="wall time / dense MLP", xlim=(0, 1.05), ylim=(0, 1.1 * max(1.2, *ratios)))
     ax.set_title(f"one ACM layer, {result['tokens']} tokens × {result['width']}, {result['device']} {result['dtype']}, {result['threads']} thread(s), {result['mix']} k", fontsize=10)
     ax.legend(fontsize=8, loc="upper left")
 

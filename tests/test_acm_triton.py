@@ -1,0 +1,76 @@
+"""``ponder.models.acm_triton``: the fused ACM layer's two Triton kernels compute ``Learners.masked``.
+
+On the CPU the kernels run in Triton's interpreter, which reads ``TRITON_INTERPRET`` when triton is
+first imported: each check runs in a fresh interpreter with it set. ``make test-gpu`` compiles and
+checks them on CUDA (tests/test_gpu.py)."""
+import importlib.util
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from ponder.bench import acm as bench
+from ponder.paths import ROOT
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs triton (its interpreter runs the kernels on the CPU)")
+
+
+def interpreted(script: str) -> str:
+    """stdout of ``script`` run by a fresh Python with Triton's interpreter on; fails on its errors."""
+    done = subprocess.run([sys.executable, "-c", "import ponder, torch\n" + script], cwd=ROOT, env=os.environ | {"TRITON_INTERPRET": "1"},
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def test_the_fused_kernels_compute_the_masked_layer():
+    out = interpreted("""
+from ponder.bench import acm
+from ponder.models import acm_triton
+z, _, learners, _ = acm.layer_parts(2)
+generator = torch.Generator().manual_seed(0)
+cases = [acm.random_choices(len(z), f, acm.N, generator, mix) for mix in acm.MIXES for f in (0.25, 0.6)] + [torch.zeros(len(z), dtype=torch.long)]
+with torch.inference_mode():
+    print(acm_triton.check(learners, z, cases))
+    k = torch.tensor([4, 0, 1, 3] * (len(z) // 4) + [2] * (len(z) % 4))
+    torch.testing.assert_close(acm_triton.fused(learners, z, k), learners.grouped(z, k), rtol=1e-4, atol=1e-5)
+""")
+    assert float(out.split()[-1]) < 1e-5  # the largest relative error over the cases, every row written
+
+
+def test_the_check_catches_wrong_sums_unwritten_rows_and_refuses_what_the_kernels_cannot_do():
+    interpreted("""
+from ponder.models import acm_triton
+from ponder.models.acm import Learners
+learners = Learners(32, 32, 4, 32).eval()
+z, k = torch.randn(40, 32), torch.tensor([1, 3] * 20)
+real = acm_triton.fused
+def refused(call, message):
+    try:
+        call()
+    except (AssertionError, ValueError) as error:
+        assert message in str(error), error
+    else:
+        raise AssertionError(f"not refused: {message}")
+with torch.no_grad():
+    assert acm_triton.check(learners, z, [k]) < 1e-5
+    acm_triton.fused = lambda learners, z, k, out=None: real(learners, z, (k - 1).clamp(min=0), out)  # one learner short
+    refused(lambda: acm_triton.check(learners, z, [k]), "differs from masked")
+    acm_triton.fused = lambda learners, z, k, out=None: (real(learners, z[:-1], k[:-1], out[:-1]), out)[1]  # the last row left
+    refused(lambda: acm_triton.check(learners, z, [k]), "not written")
+    acm_triton.fused = real
+    acm_triton.UNIT_MULTIPLE["cpu"] = 64  # the guard, on learners of 32 units
+    refused(lambda: acm_triton.fused(learners, z, k), "multiple of 64")
+    learners.activation = "relu"
+    refused(lambda: acm_triton.fused(learners, z, k), "GELU")
+""")
+
+
+def test_the_bench_times_fused_only_on_a_gpu():
+    z, _, learners, _ = bench.layer_parts(2)
+    assert bench.fused_layer(learners, z, [torch.ones(len(z), dtype=torch.long)]) == (None, {})
+    result = bench.measure(repeats=2, images=2, fractions=(0.25, 1.0), threads=1)
+    assert all("grouped_ratios" in c and "fused_ratio" not in c for c in result["cases"])
+    assert list(bench.ratio_table([result]).columns[-2:]) == ["naive / dense", "grouped / dense"]
