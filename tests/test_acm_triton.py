@@ -74,3 +74,24 @@ def test_the_bench_times_fused_only_on_a_gpu():
     result = bench.measure(repeats=2, images=2, fractions=(0.25, 1.0), threads=1)
     assert all("grouped_ratios" in c and "fused_ratio" not in c for c in result["cases"])
     assert list(bench.ratio_table([result]).columns[-2:]) == ["naive / dense", "grouped / dense"]
+
+
+def test_the_bench_and_figure_take_a_fused_execution_where_one_is_given():
+    # the GPU's path through bench.acm and the acm-9 plot, with the kernels in the interpreter
+    out = interpreted("""
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from ponder.bench import acm
+from ponder.models import acm_triton
+from ponder.plots.acm import draw_latency
+acm.fused_layer = lambda learners, z, cases: (acm_triton.fused, {"fused_max_relative_error": acm_triton.check(learners, z, cases)})
+result = acm.measure(repeats=2, images=1, fractions=(0.25, 1.0), threads=1)
+assert result["fused_max_relative_error"] < 1e-5
+assert all(len(c["fused_ratios"]) == 2 and c["fused_s"] > 0 for c in result["cases"])
+assert list(acm.ratio_table([result]).columns[-3:]) == list(acm.RATIO_COLUMNS)
+fig, ax = plt.subplots()
+draw_latency(ax, result)
+print(sorted(line.get_label() for line in ax.get_lines()))
+""")
+    assert "ACM, fused (two Triton kernels)" in out and "ACM, grouped (sorted by k)" in out
