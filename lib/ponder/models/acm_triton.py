@@ -20,7 +20,9 @@ the work is 0.25x. The paper's Triton kernel was never released; here:
 
 The work is the learners each tile runs (a tile mixing two ``k`` runs the larger), with no host
 synchronisation, two launches and no separate gather or scatter; the hidden activations
-(``[tokens, N·u]``, only the units run) pass through memory once. On a GPU each kernel is autotuned
+(``[tokens, N·u]``, only the units run) pass through memory once, and each kernel runs a tile of
+tokens' column tiles in consecutive programs (:func:`tile`), so the tile's rows are read from
+memory once, not once per column tile. On a GPU each kernel is autotuned
 over :data:`CUDA_CONFIGS`; on the CPU the kernels run only in Triton's interpreter
 (``TRITON_INTERPRET=1`` set before triton is imported), which the tests use. :func:`check` compares
 the kernels with ``Learners.masked``; ``python -m ponder.bench acm`` times them only after it.
@@ -42,14 +44,23 @@ UNIT_MULTIPLE = {"cuda": 128, "cpu": CPU_BLOCKS["BLOCK_N"]}
 
 
 @triton.jit
-def hidden_kernel(z, order, k_sorted, w1, b1, hidden, tokens, d_in, units, stride_z, stride_w1, stride_hidden, PRECISION: tl.constexpr,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def tile(program, col_tiles):
+    """``(row tile, column tile)`` of a program of a one-dimensional grid, the column tiles of a row
+    tile in consecutive programs: they run together and share its tokens' rows in the L2 cache (the
+    weights, a few MB, stay there anyway)."""
+    return program // col_tiles, program % col_tiles
+
+
+@triton.jit
+def hidden_kernel(z, order, k_sorted, w1, b1, hidden, tokens, d_in, units, hidden_units, stride_z, stride_w1, stride_hidden,
+                  PRECISION: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     """``hidden[r, c] = gelu(z[order[r]] · w1[c] + b1[c])`` at least for ``c < k_sorted[r] · units``
     (``r`` a sorted position; a tile's units beyond its largest ``k`` stay unwritten)."""
-    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    row_tile, col_tile = tile(tl.program_id(0), hidden_units // BLOCK_N)
+    rows = row_tile * BLOCK_M + tl.arange(0, BLOCK_M)
     row_ok = rows < tokens
     k_rows = tl.load(k_sorted + rows, mask=row_ok, other=0)
-    first = tl.program_id(1) * BLOCK_N
+    first = col_tile * BLOCK_N
     if first < tl.max(k_rows, axis=0) * units:  # units beyond every token's learners: nothing to do
         token = tl.load(order + rows, mask=row_ok, other=0)
         cols = first + tl.arange(0, BLOCK_N)
@@ -69,11 +80,12 @@ def output_kernel(hidden, order, k_sorted, w2, out, tokens, d_out, units, stride
                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     """``out[order[r]] = hidden[r, :K_r] · w2[:, :K_r]ᵀ``, ``K_r = k_sorted[r] · units``: the loop runs to
     the tile's largest ``K_r`` (none for a tile of ``k = 0``), each row's units beyond its own read as 0."""
-    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    row_tile, col_tile = tile(tl.program_id(0), tl.cdiv(d_out, BLOCK_N))
+    rows = row_tile * BLOCK_M + tl.arange(0, BLOCK_M)
     row_ok = rows < tokens
     run_rows = tl.load(k_sorted + rows, mask=row_ok, other=0) * units
     run = tl.max(run_rows, axis=0)
-    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    cols = col_tile * BLOCK_N + tl.arange(0, BLOCK_N)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for start in range(0, run, BLOCK_K):
         inner = start + tl.arange(0, BLOCK_K)
@@ -98,9 +110,10 @@ def fused(learners: Learners, z: torch.Tensor, k: torch.Tensor, out: torch.Tenso
     tokens = len(z)
     hidden = torch.empty(tokens, learners.n * units, device=z.device, dtype=z.dtype)
     out = torch.empty(tokens, learners.d_out, device=z.device, dtype=z.dtype) if out is None else out
-    launch(hidden_kernel, lambda meta: (triton.cdiv(tokens, meta["BLOCK_M"]), learners.n * units // meta["BLOCK_N"]), z.device,
-           z, order, k_sorted, learners.w1, learners.b1, hidden, tokens, learners.d_in, units, z.stride(0), learners.w1.stride(0), hidden.stride(0), precision)
-    launch(output_kernel, lambda meta: (triton.cdiv(tokens, meta["BLOCK_M"]), triton.cdiv(learners.d_out, meta["BLOCK_N"])), z.device,
+    launch(hidden_kernel, lambda meta: (triton.cdiv(tokens, meta["BLOCK_M"]) * (learners.n * units // meta["BLOCK_N"]),), z.device,
+           z, order, k_sorted, learners.w1, learners.b1, hidden, tokens, learners.d_in, units, learners.n * units, z.stride(0), learners.w1.stride(0),
+           hidden.stride(0), precision)
+    launch(output_kernel, lambda meta: (triton.cdiv(tokens, meta["BLOCK_M"]) * triton.cdiv(learners.d_out, meta["BLOCK_N"]),), z.device,
            hidden, order, k_sorted, learners.w2, out, tokens, learners.d_out, units, hidden.stride(0), learners.w2.stride(0), out.stride(0), precision)
     return out
 
