@@ -87,13 +87,13 @@ def draw_latency(ax: plt.Axes, result: dict) -> None:
     fractions = [c["mean_learners"] / result["learners"] for c in cases]
     ax.plot([0, 1], [0, 1], color="0.5", ls=":", label="linear scaling")
     ax.axhline(1.0, color="0.3", ls="--", lw=1, label="dense MLP")
-    drawn = [("naive", "s-", palette[1], "ACM, naive (masked)"), ("grouped", "o-", palette[0], "ACM, grouped (sorted by k)"),
-             ("fused", "^-", palette[2], "ACM, fused (two Triton kernels)")]
-    ratios = [c[name + "_ratio"] for name, *_ in drawn for c in cases if name + "_ratio" in c]
-    for name, style, color, label in drawn:
-        if name + "_ratio" in cases[0]:
-            ax.plot(fractions, [c[name + "_ratio"] for c in cases], style, color=color, label=label)
-    ax.set(xlabel="learner MACs / dense MLP MACs", ylabel="wall time / dense MLP", xlim=(0, 1.05), ylim=(0, 1.1 * max(1.2, *ratios)))
+    executions = [("naive", "s-", palette[1], "ACM, naive (masked)"), ("grouped", "o-", palette[0], "ACM, grouped (sorted by k)"),
+                  ("fused", "^-", palette[2], "ACM, fused (two Triton kernels)")]
+    timed = {name: ([c[name + "_ratio"] for c in cases], style, color, label) for name, style, color, label in executions if name + "_ratio" in cases[0]}
+    for ratios, style, color, label in timed.values():
+        ax.plot(fractions, ratios, style, color=color, label=label)
+    ax.set(xlabel="learner MACs / dense MLP MACs", ylabel="wall time / dense MLP", xlim=(0, 1.05),
+           ylim=(0, 1.1 * max(1.2, *(r for ratios, *_ in timed.values() for r in ratios))))
     ax.set_title(f"one ACM layer, {result['tokens']} tokens × {result['width']}, {result['device']} {result['dtype']}, {result['threads']} thread(s), {result['mix']} k", fontsize=10)
     ax.legend(fontsize=8, loc="upper left")
 
