@@ -1,8 +1,10 @@
 """The tools beside the library: ``tools/gpu-plan.py`` counts what a profile trains without training it,
-and applies figures/gpu/RUN.md's rules to the measured rates."""
+and applies figures/gpu/RUN.md's rules to the measured rates; ``tools/gpu-slice.sh`` packs the run
+cache that the next lease carries."""
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -87,3 +89,25 @@ def test_gpu_plan_applies_the_rules_of_run_md_to_the_rates():
     ]
     rows[4]["captured_shared_steps_per_s"] = 110.0
     assert tool.decisions(rows)[5].endswith("(1.10x): compiled=True in the gpu row of lib/ponder/sizes/hyla.py")
+
+
+@pytest.mark.skipif(shutil.which("bash") is None or shutil.which("split") is None, reason="needs bash and coreutils")
+def test_gpu_slice_packs_what_a_carry_can_hold(tmp_path):
+    """A finished run over 10 MB (a language model, a 12-block ViT) stays out of the run cache's
+    pack, which the next lease carries within 64 MiB; smaller finished runs and runs still training
+    (a checkpoint, no metrics) go in, whatever their size."""
+    runs = {"hyla/text/hyla/a": ("model.safetensors", 11, True), "hyla/sraven/hyla/b": ("model.safetensors", 2, True),
+            "acm/base/c": ("checkpoint.safetensors", 12, False)}
+    for name, (weights, megabytes, finished) in runs.items():
+        folder = tmp_path / "results" / "gpu" / name
+        folder.mkdir(parents=True)
+        (folder / weights).write_bytes(os.urandom(megabytes << 20))
+        if finished:
+            (folder / "metrics.json").write_text("{}")
+    done = subprocess.run(["bash", str(ROOT / "tools" / "gpu-slice.sh"), str(tmp_path / "out"), "100"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "not packed, a finished run over 10 MB: results/gpu/hyla/text/hyla/a" in done.stdout
+    parts = b"".join(part.read_bytes() for part in sorted((tmp_path / "out").glob("runs-gpu.tgz.part-*")))
+    listing = subprocess.run(["tar", "tzf", "-"], input=parts, capture_output=True, check=True).stdout.decode().split()
+    files = {path for path in listing if not path.endswith("/")}
+    assert files == {"results/gpu/hyla/sraven/hyla/b/model.safetensors", "results/gpu/hyla/sraven/hyla/b/metrics.json", "results/gpu/acm/base/c/checkpoint.safetensors"}
