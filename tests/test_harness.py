@@ -168,6 +168,18 @@ def test_above_and_below_compare_with_a_bound():
         claims.Estimate.of([])
 
 
+def test_a_ranking_at_chance_is_outside_the_regime():
+    """survey-1's extrapolation: when no method is above chance beyond the noise, their ranking
+    compares failures and reads as inconclusive, never as "does not hold"."""
+    at_chance = {"ACT": [0.495, 0.527, 0.502], "PonderNet": [0.482, 0.474, 0.477]}
+    why = claims.chance_regime(at_chance, 0.5, "accuracy beyond training")
+    assert why == "no method's accuracy beyond training is above chance (0.5) by the noise rule (ACT 0.508, PonderNet 0.478)"
+    ranked = claims.greater(at_chance["PonderNet"], at_chance["ACT"])
+    assert ranked.verdict == "does not hold" and claims.outside_regime(ranked, why).verdict == "inconclusive"
+    assert claims.chance_regime({**at_chance, "PonderNet": [0.9, 0.92, 0.91]}, 0.5, "accuracy") is None
+    assert claims.chance_regime({"ACT": [0.9]}, 0.5, "accuracy") is not None  # one seed shows nothing above chance
+
+
 def test_figures_are_byte_identical_across_saves(isolated_outputs):
     set_theme()
 

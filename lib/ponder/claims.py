@@ -140,6 +140,16 @@ def outside_regime(verdict: Verdict, reason: str | None) -> Verdict:
     return Verdict("inconclusive", f"outside the paper's regime: {reason} (by the noise rule alone: {verdict.verdict}; {verdict.noise})")
 
 
+def chance_regime(values: dict[str, Sequence[float]], chance: float, what: str) -> str | None:
+    """Why a ranking of methods on ``what`` (per-seed values of each) is evidence neither way: no
+    method is above ``chance`` by the noise rule (:func:`above`), so the ranking compares failures
+    (for :func:`outside_regime`); ``None`` when one method is."""
+    if any(above(v, chance).verdict == "holds" for v in values.values()):
+        return None
+    means = ", ".join(f"{name} {np.mean(v):.3f}" for name, v in values.items())
+    return f"no method's {what} is above chance ({chance:g}) by the noise rule ({means})"
+
+
 def exact(holds: bool, why: str = "exact: no noise") -> Verdict:
     """A check that involves no noise (a generator's exactness, a count)."""
     if holds not in (True, False):
