@@ -156,15 +156,12 @@ def test_table_a1_shows_per_seed_values_as_mean_and_standard_error():
     assert table.loc[PAPER_NAMES["linear"], "fuzzy, ours"] == "—"
 
 
-def test_table_a1_judges_fuzzy_logic_on_the_seeds_of_hyla_2():
-    """At cpu the main kinds' base fuzzy runs are hyla-2's 70 % runs on every seed, and the ablations
-    notebook lists them for its pool; the ablation kinds train on the first seed only."""
+def test_table_a1_judges_fuzzy_logic_on_the_runs_of_hyla_2():
+    """At cpu the main kinds' base fuzzy runs are hyla-2's 70 % runs, so Table A1's fuzzy column
+    trains nothing hyla-2 does not."""
     drop = {(c.kind, c.frac_test) for c in H.fuzzy_drop_setups("cpu")}
     assert all((kind, H.fuzzy_setup("cpu", kind=kind).frac_test) in drop for kind in H.MAIN_KINDS)
     assert all(H.fuzzy_setup("cpu", kind=kind).length == max(H.sweeps("cpu")["lengths"]) for kind in H.MAIN_KINDS)
-    fuzzy_jobs = lambda profile: [job for job in H.jobs(profile)["hyla_ablations"] if job.func is H.train_fuzzy_once]  # noqa: E731
-    assert len(fuzzy_jobs("cpu")) == len(H.candidates(H.fuzzy_setup("cpu"), "cpu", "fuzzy")) * (len(H.sweeps("cpu")["ablations"]) + 2 * len(H.MAIN_KINDS))
-    assert len(fuzzy_jobs("quick")) == len(H.candidates(H.fuzzy_setup("quick"), "quick", "fuzzy")) * len(H.sweeps("quick")["ablations"])
 
 
 def test_table_a1_trains_every_kind_on_every_seed_of_the_profile():

@@ -162,8 +162,8 @@ SWEEPS = {
     # regime; with one seed the ledger could only call it inconclusive) and at 2.56M on the first
     # (hyla-4's curve); the sweeps whose points cpu draws (heads, K, held-out fraction) and Table A1's
     # ablations (8 kinds: 16 GPU-minutes more a seed) stay at their base point here, and keep their
-    # full grids at paper. The seeds also give hyla-2 and hyla-6 their 3 (17 fuzzy-logic and
-    # language-model runs, a few GPU-minutes)
+    # full grids at paper. The seeds also give hyla-2 and hyla-6 their 3 (18 fuzzy-logic and
+    # language-model runs more, about 7 GPU-minutes at the rates the plan borrows for them)
     "gpu": dict(fractions=(0.25, 1.0), widths=(1,), depths=(4,), heads=(16,), ks=(4,), holdouts=(0.25,), lengths=(16, 32), frac_tests=(0.3, 0.7), ablations=MAIN_KINDS, seeds=(0, 1, 2)),
     "paper": dict(fractions=(0.5, 1.0, 2.0), widths=(1, 2, 4), depths=(4, 8, 16), heads=(1, 2, 4, 8, 16), ks=(2, 3, 4, 5), holdouts=(0.1, 0.25, 0.5, 0.75, 0.9), lengths=(16, 32, 64, 96), frac_tests=(0.3, 0.5, 0.7), ablations=ALL_KINDS, seeds=(0, 1, 2)),
 }
