@@ -348,8 +348,7 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     fz = lambda runs, seed=seed: [partial(train_fuzzy_once, c, profile, seed) for s in runs for c in candidates(s, profile, "fuzzy")]  # noqa: E731
     others = seeds_of(profile, seed)[1:]
     return {
-        "hyla_ablations": sr([sraven_setup(profile, kind=kind) for kind in sw["ablations"]]) + fz([fuzzy_setup(profile, kind=kind) for kind in sw["ablations"]])
-        + [job for s in others for job in sr([sraven_setup(profile, kind=kind) for kind in sw["ablations"]], s) + fz([fuzzy_setup(profile, kind=kind) for kind in sw["ablations"]], s)],
+        "hyla_ablations": [job for s in seeds_of(profile, seed) for job in sr([sraven_setup(profile, kind=kind) for kind in sw["ablations"]], s) + fz([fuzzy_setup(profile, kind=kind) for kind in sw["ablations"]], s)],
         "hyla_fuzzy": fz(fuzzy_grid(profile)) + [job for s in others for job in fz(fuzzy_drop_setups(profile), s)],
         "hyla_latent": sr([heads_setup(profile, kind, h) for kind in MAIN_KINDS for h in sw["heads"]])
         + sr([sraven_setup(profile, kind=kind, k=k) for kind in MAIN_KINDS for k in sw["ks"]]),
