@@ -19,7 +19,7 @@ from ..runs import write_json
 RESULTS = ROOT / "results" / "bench"  # where each benchmark writes <name>.json
 
 # name -> "module:function", imported only when run
-REGISTRY: dict[str, str] = {"acm": "ponder.bench.acm:main", "act": "ponder.bench.act:main", "gate": "ponder.bench.gate:main", "kernels": "ponder.bench.kernels:main", "numerics": "ponder.bench.numerics:main", "seeds": "ponder.bench.seeds:main", "train": "ponder.bench.train:main"}
+REGISTRY: dict[str, str] = {"acm": "ponder.bench.acm:main", "act": "ponder.bench.act:main", "gate": "ponder.bench.gate:main", "kernels": "ponder.bench.kernels:main", "numerics": "ponder.bench.numerics:main", "seeds": "ponder.bench.seeds:main", "streams": "ponder.bench.streams:main", "train": "ponder.bench.train:main"}
 
 
 def synchronize() -> None:

@@ -29,16 +29,18 @@ def notebook_jobs(profile: str, seed: int = 0) -> dict[str, list]:
 def training(profile: str, seed: int = 0, notebooks: list[str] | None = None) -> tuple[list, list, dict[str, list]]:
     """The runs of the named notebooks (default: all that train ahead), for :func:`ponder.parallel.plan`:
     the independent jobs; the groups ``(shared upstream, jobs built on it)``, one per ACM notebook
-    (its base models and phases I-II, then its runs); and ``{notebook: every job it needs}``.
-    ``make figures`` trains them in one pool over all the notebooks, which executes each notebook as
-    soon as its runs are there (:func:`ponder.notebooks.run`)."""
-    from . import acm
+    (its base models and phases I-II, then its runs) and per C-PVR notebook (the training streams
+    its runs read, then its runs); and ``{notebook: every job it needs}``. ``make figures`` trains
+    them in one pool over all the notebooks, which executes each notebook as soon as its runs are
+    there (:func:`ponder.notebooks.run`)."""
+    from . import acm, hyper_ut, survey
 
-    todo, built_on = notebook_jobs(profile, seed), acm.jobs(profile, seed)
+    todo = notebook_jobs(profile, seed)
+    upstream = {**{n: acm.upstream(profile, n, seed) for n in acm.jobs(profile, seed)}, **hyper_ut.upstream(profile, seed), **survey.upstream(profile, seed)}
     names = [n for n in (notebooks or todo) if n in todo]
-    groups = [(acm.upstream(profile, n, seed), todo[n]) for n in names if n in built_on]
-    independent = [job for n in names if n not in built_on for job in todo[n]]
-    needed = {n: todo[n] + (acm.upstream(profile, n, seed) if n in built_on else []) for n in names}
+    groups = [(upstream[n], todo[n]) for n in names if n in upstream]
+    independent = [job for n in names if n not in upstream for job in todo[n]]
+    needed = {n: todo[n] + upstream.get(n, []) for n in names}
     return independent, groups, needed
 
 

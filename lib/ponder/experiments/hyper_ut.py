@@ -38,7 +38,7 @@ from ..models.universal import UniversalCore
 from ..profiles import by_profile
 from ..runs import Run
 from ..sizes.hyper_ut import MODEL, SIZES
-from ..tasks import cpvr, cpvr_decoys
+from ..tasks import cpvr, cpvr_decoys, streams
 from ..training import TrainConfig, default_device, train_run
 
 # No fixed-depth UT+FiLM: it answers none of the questions (FiLM is ours, not a baseline of the paper;
@@ -56,7 +56,7 @@ ACT_KINDS = tuple(k for k in KINDS if k.endswith("_act"))
 
 # The modules a C-PVR run's result depends on (its cache key hashes their source): the common
 # ones, and the core of its kind, so that editing one core does not retrain the other kinds.
-COMMON_CODE = ("ponder.tasks.cpvr", "ponder.tasks.cpvr_decoys", "ponder.tasks.cpvr_pruning", "ponder.models.transformer", "ponder.models.act", "ponder.models.classifier", "ponder.experiments.hyper_ut")
+COMMON_CODE = ("ponder.tasks.cpvr", "ponder.tasks.cpvr_decoys", "ponder.tasks.cpvr_pruning", "ponder.tasks.streams", "ponder.models.transformer", "ponder.models.act", "ponder.models.classifier", "ponder.experiments.hyper_ut")
 CORE_CODE = {
     "transformer": (),
     "ut": ("ponder.models.universal",),
@@ -121,6 +121,27 @@ def sample(n: int, length: int, hops: int | Sequence[int], seed: int) -> tuple[t
     return cpvr_decoys.sample(n, length, hops, seed)[:3]
 
 
+STREAM = "ponder.tasks.cpvr_decoys:sample"  # what a C-PVR run's training stream draws (ponder.tasks.streams)
+
+
+def training_batches(cfg: TrainConfig, length: int, hops: Sequence[int]):
+    """``batches(step)``: the ``x, hops, label`` of :func:`sample` at each step of a run trained with
+    ``cfg`` (its seed for ``step``: :func:`ponder.tasks.streams.seed_of`), read from the training
+    stream that every C-PVR run of that seed, task and length draws (:mod:`ponder.tasks.streams`)."""
+    stream = streams.batches(STREAM, dict(n=cfg.batch_size, length=length, hops=tuple(hops)), cfg.seed, cfg.steps, cpvr_decoys.VERSION)
+    return lambda step: stream(step)[:3]
+
+
+def stream_chunks(profile: str, seed: int = 0, depth_grid: bool = False) -> list[parallel.Job]:
+    """Jobs that draw the training streams of the profile's C-PVR runs on its seeds: of the main
+    task (hut-3 ... hut-10 and the survey), or of hut-2's depth grid; drawn before the runs, on
+    every core (:func:`ponder.tasks.streams.chunk_jobs`)."""
+    sizes = by_profile(SIZES, profile)
+    hops, steps = (sizes["depth_grid"]["hops"], sizes["depth_grid"]["steps"]) if depth_grid else (sizes["train_hops"], sizes["steps"])
+    knobs = dict(n=sizes["batch_size"], length=sizes["length"], hops=tuple(hops))
+    return [job for s in sizes["seeds"] for job in streams.chunk_jobs(STREAM, knobs, seed + s, steps, cpvr_decoys.VERSION)]
+
+
 def test_examples(length: int, hops: Sequence[int], n: int) -> tuple[torch.Tensor, ...]:
     """``n`` examples per hop count, fixed (:func:`ponder.tasks.cpvr.fixed_test_set`): ``x, hops, label,
     decoy_end, decoy_value`` (:func:`ponder.tasks.cpvr_decoys.sample`)."""
@@ -169,13 +190,10 @@ def cpvr_parts(kind: str, profile: str, seed: int, model: dict | None = None, tr
     config = {"kind": kind, "model": model_cfg, "length": length, "train_hops": train_hops, "test_hops": test_hops, "n_test": sizes["n_test"], "train": cfg.as_dict(), **together}
     run = Run(f"{name}/{kind}", config, profile, code=code(kind) + CAPTURED_CODE + (TOGETHER_CODE if together else ()))
 
-    def batches(step):
-        return sample(cfg.batch_size, length, list(train_hops), seed=cfg.seed * 1_000_003 + step)
-
     def evaluate(net):
         return {**per_hop(net, length, test_hops, sizes["n_test"]), "params": parameter_count(net)}
 
-    return ensemble.Member(run, cfg, batches), lambda: build(kind, length, model_cfg), loss_fn(model_cfg["tau"]), evaluate
+    return ensemble.Member(run, cfg, training_batches(cfg, length, train_hops)), lambda: build(kind, length, model_cfg), loss_fn(model_cfg["tau"]), evaluate
 
 
 def train_cpvr(kind: str, profile: str, seed: int, model: dict | None = None, train_hops: Sequence[int] | None = None, test_hops: Sequence[int] | None = None, steps: int | None = None, name: str = "hut/cpvr",
@@ -283,8 +301,16 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     }
 
 
+def upstream(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
+    """What the runs of each Hyper-UT notebook read and do not train: its training streams (:func:`stream_chunks`)."""
+    main = stream_chunks(profile, seed)
+    return {"hyper_ut": main, "hyper_ut_depth": stream_chunks(profile, seed, depth_grid=True), "hyper_ut_modules": main}
+
+
 def prefetch(profile: str, notebook: str, seed: int = 0) -> None:
-    """Train a notebook's runs side by side, one per core (or sharing the GPU): :mod:`ponder.parallel`."""
+    """Draw a notebook's training streams, then train its runs side by side, one per core (or sharing
+    the GPU): :mod:`ponder.parallel`."""
+    parallel.prefetch_notebook(upstream(profile, seed), notebook)
     parallel.prefetch_notebook(jobs(profile, seed), notebook)
 
 

@@ -34,7 +34,7 @@ from ..runs import Run
 from ..sizes.survey import SURVEY
 from ..training import default_device, num_threads, train_run
 from . import hyper_ut, survey_parity
-from .hyper_ut import build, parameter_count, per_hop, sample, test_set
+from .hyper_ut import build, parameter_count, per_hop, test_set
 
 # The modules each survey model's runs depend on (their cache keys hash this source).
 CODE = {
@@ -89,8 +89,7 @@ def train_survey_model(name: str, profile: str, seed: int, make, loss, code: Seq
     config = {"model": sizes["model"], "length": length, "train_hops": sizes["train_hops"], "test_hops": hops, "n_test": sizes["n_test"], "train": cfg.as_dict(), **(extra or {})}
     run = Run(f"survey/cpvr/{name}", config, profile, code=code)
 
-    def batches(step):
-        return sample(cfg.batch_size, length, list(sizes["train_hops"]), seed=cfg.seed * 1_000_003 + step)
+    batches = hyper_ut.training_batches(cfg, length, sizes["train_hops"])
 
     def evaluate(net):
         return {**per_hop(net, length, hops, sizes["n_test"]), "params": parameter_count(net)}
@@ -261,8 +260,15 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     }
 
 
+def upstream(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
+    """What the C-PVR runs of each survey notebook read and do not train: the training streams (:func:`ponder.experiments.hyper_ut.stream_chunks`)."""
+    return dict.fromkeys(jobs(profile, seed), hyper_ut.stream_chunks(profile, seed))
+
+
 def prefetch(profile: str, notebook: str, seed: int = 0) -> None:
-    """Train a survey notebook's C-PVR runs side by side, one per core: :mod:`ponder.parallel`."""
+    """Draw a survey notebook's training streams, then train its C-PVR runs side by side, one per
+    core: :mod:`ponder.parallel`."""
+    parallel.prefetch_notebook(upstream(profile, seed), notebook)
     parallel.prefetch_notebook(jobs(profile, seed), notebook)
 
 
