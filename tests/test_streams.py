@@ -115,12 +115,12 @@ def test_make_figures_draws_the_cpvr_streams_before_the_runs_that_read_them(prof
 
     independent, groups, needed = experiments.training(profile)
     cpvr = {"hyper_ut", "hyper_ut_depth", "hyper_ut_modules", "survey_early_exit", "survey_mod", "survey_table"}
-    chunks = {name: {parallel.key(j) for j in needed[name] if getattr(j, "func", None) is streams.draw} for name in needed}
+    chunks = {name: {parallel.key(j) for j in needed[name] if streams.is_chunk(j)} for name in needed}
     assert {name for name, drawn in chunks.items() if drawn} == cpvr
     sizes = hyper_ut.SIZES[profile]
     per_stream = -(-sizes["steps"] // streams.CHUNK)
     assert len(chunks["hyper_ut"]) == len(sizes["seeds"]) * per_stream and chunks["hyper_ut_depth"].isdisjoint(chunks["hyper_ut"])
     for upstream, built in groups:
-        if any(getattr(j, "func", None) is streams.draw for j in upstream):
-            assert all(getattr(j, "func", None) is not streams.draw for j in built)
-    assert not any(getattr(j, "func", None) is streams.draw for j in independent)
+        if any(streams.is_chunk(j) for j in upstream):
+            assert all(not streams.is_chunk(j) for j in built)
+    assert not any(streams.is_chunk(j) for j in independent)

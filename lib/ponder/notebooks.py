@@ -29,6 +29,8 @@ from .profiles import PROFILES, check_profile
 from .parallel import worker_count
 from . import parallel, readme
 from .regression import sanitize, unpinned_reason
+from .tasks import streams
+from .training import cores
 from .verify import verify
 
 NOTEBOOKS = ROOT / "notebooks"
@@ -92,6 +94,8 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
         clear(profile)
     untimed = [p for p in paths if p.stem not in TIMED_NOTEBOOKS]
     independent, groups, needed = training(profile, seed, [p.stem for p in paths])
+    if jobs > 1:  # the training streams first, on every core: on a GPU machine more cores than processes sharing the GPU
+        parallel.prefetch([job for upstream, _ in groups for job in upstream if streams.is_chunk(job)], max(jobs, cores()), keep_going=True)
     runs, needs = parallel.plan(independent, groups, keep_going=True) if jobs > 1 else ([], [])
     print(f"[{profile}] {len(runs)} run(s) to train and {len(paths)} notebook(s) to execute, {jobs} at a time", flush=True)
     position = {parallel.key(job): i for i, job in enumerate(runs)}

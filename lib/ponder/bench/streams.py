@@ -6,13 +6,15 @@ one thread, interleaved rounds: drawing a batch with the sampler (what every run
 and, for scale, a training step of UT+ACT and of the Transformer (forward, backward, clipping,
 AdamW; random initial weights, which sets UT+ACT's ponder steps as at the start of training). Once,
 outside the rounds: drawing a whole chunk into the data cache, and reading it back from disk (what
-every other run of the same seed pays instead). Reported as medians and ratios of the same run.
+every other run of the same seed pays instead). Also in the rounds: drawing a batch at the ``gpu``
+profile's sizes (batch 128, length 16, hops 1-4), the host's work per step of a ``gpu`` C-PVR run
+without its stream (compare the GPU's step time in ``python -m ponder.bench train``). Reported as
+medians and ratios of the same run; the models stay on the CPU.
 """
 import os
 import tempfile
 import time
 from unittest import mock
-
 
 from ..experiments import hyper_ut
 from ..profiles import by_profile
@@ -22,7 +24,7 @@ from . import median, time_rounds, write_result
 
 
 def measure(repeats: int = 20) -> dict:
-    sizes = by_profile(hyper_ut.SIZES, "quick")
+    sizes, gpu = by_profile(hyper_ut.SIZES, "quick"), by_profile(hyper_ut.SIZES, "gpu")
     length, hops, batch = sizes["length"], sizes["train_hops"], sizes["batch_size"]
     cfg = TrainConfig(steps=sizes["steps"], batch_size=batch, seed=0)
     models = {kind: hyper_ut.build(kind, length, sizes["model"]).train() for kind in ("ut_act", "transformer")}
@@ -41,6 +43,7 @@ def measure(repeats: int = 20) -> dict:
         times = time_rounds({
             "draw a batch": lambda: hyper_ut.sample(batch, length, list(hops), seed=streams.seed_of(0, next(step) % streams.CHUNK)),
             "read a batch from the stream": lambda: stream(next(step) % streams.CHUNK),
+            "draw a gpu-size batch": lambda: hyper_ut.sample(gpu["batch_size"], gpu["length"], list(gpu["train_hops"]), seed=next(step)),
             **{f"{kind} training step": (lambda kind=kind: optimizer_step(loss(models[kind], data), models[kind], optimizers[kind], cfg.grad_clip)) for kind in models},
         }, repeats)
     ms = {name: 1e3 * median(t) for name, t in times.items()}
@@ -50,6 +53,7 @@ def measure(repeats: int = 20) -> dict:
         "median_ms": ms,
         "read / draw": ms["read a batch from the stream"] / draw,
         **{f"draw / {kind} step": draw / ms[f"{kind} training step"] for kind in models},
+        "gpu-size draw / draw": ms["draw a gpu-size batch"] / draw,
         "drawing a chunk into the cache, s": draw_chunk,
         "reading a chunk back from disk, s": read_chunk,
     }

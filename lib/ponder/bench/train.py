@@ -16,7 +16,9 @@ times real training steps (data generation, forward, backward, clipping, AdamW) 
   ``captured_together_shared_steps_per_s``, ``P`` processes summed): run-steps per second of
   :data:`SEEDS` runs trained together in one step (:mod:`ponder.ensemble`), for the families whose
   seeds a profile trains that way (:data:`TOGETHER`);
-* ``data_s``: seconds per step spent generating the batch on the CPU;
+* ``data_s``: seconds per step spent on the batch on the CPU: generating it, or for the C-PVR
+  families reading it from the runs' training stream (:mod:`ponder.tasks.streams`, drawn once in the
+  warm-up);
 * the same for the variants of :data:`VARIANTS`, to decide whether the gpu profile's runs should
   train that way: the forward in bfloat16 autocast (rows ``"bf16 ..."``; their limit stays the
   float32/TF32 one), and the loss compiled by ``torch.compile`` (rows ``"compiled ..."``,
@@ -43,7 +45,7 @@ from ..models.attention_transformer import CausalLM
 from ..models.recurrent import RecurrentPonderer
 from ..models.vit import ViT
 from ..profiles import by_profile
-from ..tasks import cpvr, fuzzy, images, parity, sraven, text
+from ..tasks import fuzzy, images, parity, sraven, text
 from ..compilation import compiled
 from ..ensemble import Stacked
 from ..training import TrainConfig, default_device, make_optimizer, num_threads, update_function
@@ -96,7 +98,9 @@ def run_families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]
     fuzzy_train = fuzzy.split(fz.n_vars, fz.n_terms, fz.frac_test, seed=0)["train"]
     corpus = text.splits()["train"]
     vi = by_profile(hyper_ut_vision.SIZES, profile)
-    cpvr_batches = lambda step: cpvr.sample(cp["batch_size"], length, hops, seed=step)  # noqa: E731
+    # the runs' own data: their training stream (drawn once, in the untimed warm-up, then read)
+    cpvr_stream = hyper_ut.training_batches(TrainConfig(steps=cp["steps"], batch_size=cp["batch_size"]), length, hops)
+    cpvr_batches = lambda step: cpvr_stream(step % cp["steps"])  # noqa: E731
     return {
         f"sraven {s.kind} K={s.k} dim {s.dim} depth {s.depth} batch {s.batch_size}": (
             partial(hyla.sraven_model, s), lambda step: sraven.batch(s.batch_size, train, s.f, seed=step), hyla.sraven_loss),

@@ -62,6 +62,11 @@ def chunk_jobs(sampler: str, knobs: dict, seed: int, steps: int, version: str) -
     return [partial(draw, *key, chunk, index) for index in range(math.ceil(steps / chunk))]
 
 
+def is_chunk(job) -> bool:
+    """Whether ``job`` is one of :func:`chunk_jobs`."""
+    return isinstance(job, partial) and job.func is draw
+
+
 def draw(sampler: str, knobs: tuple, seed: int, version: str, chunk: int, index: int) -> None:
     """Draw chunk ``index`` into the data cache, unless it is there."""
     _dataset(sampler, knobs, seed, version, chunk, index)
