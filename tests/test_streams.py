@@ -124,3 +124,16 @@ def test_make_figures_draws_the_cpvr_streams_before_the_runs_that_read_them(prof
         if any(streams.is_chunk(j) for j in upstream):
             assert all(not streams.is_chunk(j) for j in built)
     assert not any(streams.is_chunk(j) for j in independent)
+
+
+def test_make_figures_draws_the_streams_ahead_on_every_core_and_says_so(monkeypatch, capsys):
+    from ponder import notebooks, parallel
+
+    monkeypatch.setattr(streams, "CHUNK", 40)
+    jobs = streams.chunk_jobs(DECOYS, KNOBS, seed=5, steps=100, version=cpvr_decoys.VERSION)
+    run = lambda: None  # noqa: E731  (a run built on the streams: not drawn here)
+    notebooks.draw_streams("smoke", [(jobs, [run]), ([run], [run])], width=2)
+    assert all(parallel.is_cached(job) for job in jobs)
+    assert "[smoke] 3 chunk(s) of training streams drawn in" in capsys.readouterr().out
+    notebooks.draw_streams("smoke", [(jobs, [run])], width=2)  # drawn: nothing to do, nothing said
+    assert capsys.readouterr().out == ""

@@ -111,3 +111,17 @@ def test_gpu_slice_packs_what_a_carry_can_hold(tmp_path):
     listing = subprocess.run(["tar", "tzf", "-"], input=parts, capture_output=True, check=True).stdout.decode().split()
     files = {path for path in listing if not path.endswith("/")}
     assert files == {"results/gpu/hyla/sraven/hyla/b/model.safetensors", "results/gpu/hyla/sraven/hyla/b/metrics.json", "results/gpu/acm/base/c/checkpoint.safetensors"}
+
+
+def test_gpu_plan_counts_the_training_streams_drawn_before_the_runs(tmp_path, capsys):
+    tool = load_tool("gpu-plan")
+    from ponder.experiments.hyper_ut import SIZES
+
+    gpu = SIZES["gpu"]
+    chunks, steps = tool.stream_steps("gpu")
+    per_seed = gpu["steps"] + gpu["depth_grid"]["steps"]  # the main task's stream and the depth grid's, each seed
+    assert chunks == len(gpu["seeds"]) * -(-per_seed // 500) and steps == len(gpu["seeds"]) * per_seed
+    measured = tmp_path / "streams.json"
+    measured.write_text(json.dumps({"median_ms": {"draw a batch": 5.0, "draw a gpu-size batch": 30.0}}))
+    tool.print_streams("gpu", measured)
+    assert f"{steps * 30 / 6e4:.1f} CPU-min at 30.0 ms a batch" in capsys.readouterr().out

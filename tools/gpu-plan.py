@@ -1,13 +1,16 @@
 """What a profile trains, per notebook: runs, optimisation steps, and GPU-minutes at measured rates.
 
-    python tools/gpu-plan.py [PROFILE [BENCH_JSON]]    (default: gpu, figures/gpu/bench-train.json)
+    python tools/gpu-plan.py [PROFILE [BENCH_JSON [STREAMS_JSON]]]
+        (default: gpu, figures/gpu/bench-train.json, figures/gpu/bench-streams.json or else results/bench/streams.json)
 
 Every job of every notebook is called with training replaced by a recorder (the run's name and
 config, an untrained model back), so the plan is the runs ``make figures`` would train, each
 counted once, in the notebook that first needs it. Minutes use the steps per second summed over
 the processes sharing one GPU that ``python -m ponder.bench train`` measured (captured where the
 runs capture their step, of seeds trained together where they train so: :data:`MODES`); a family
-the benchmark file lacks borrows another's rate, and says so.
+the benchmark file lacks borrows another's rate, and says so. Before the runs, ``make figures``
+draws the C-PVR training streams on every core of the host (:mod:`ponder.tasks.streams`): their
+steps, and their CPU-minutes at the draw time ``python -m ponder.bench streams`` measured.
 """
 import json
 import sys
@@ -18,8 +21,9 @@ from pathlib import Path
 import ponder  # noqa: F401  (pins the numerics before torch)
 import torch
 from ponder import ensemble, parallel
+from ponder.tasks import streams
 from ponder.bench.train import base_family
-from ponder.experiments import acm, hyper_ut, hyper_ut_scratchpad, hyper_ut_vision, notebook_jobs, survey
+from ponder.experiments import acm, hyper_ut, hyper_ut_scratchpad, hyper_ut_vision, notebook_jobs, survey, training
 
 ROOT = Path(__file__).resolve().parents[1]
 # run-name prefix -> (benchmark family prefix, whether those runs capture their step); longest prefix wins
@@ -160,7 +164,23 @@ def recording(record, record_group):
             setattr(m, name, original)
 
 
-def main(profile: str = "gpu", bench: str = str(ROOT / "figures" / "gpu" / "bench-train.json")) -> None:
+def stream_steps(profile: str) -> tuple[int, int]:
+    """``(chunks, steps)`` of the training streams ``make figures`` draws for ``profile`` before its runs."""
+    chunks = {parallel.key(job): job for upstream, _ in training(profile)[1] for job in upstream if streams.is_chunk(job)}
+    return len(chunks), sum(job.args[4] for job in chunks.values())  # draw(sampler, knobs, seed, version, chunk, index)
+
+
+def print_streams(profile: str, measured: Path) -> None:
+    chunks, steps = stream_steps(profile)
+    line = f"training streams: {chunks} chunks, {steps:,d} batches to draw on the host's cores"
+    if measured.exists():
+        result = json.loads(measured.read_text())
+        ms = result["median_ms"]["draw a gpu-size batch" if profile == "gpu" else "draw a batch"]
+        line += f", {steps * ms / 6e4:.1f} CPU-min at {ms:.1f} ms a batch ({measured}): {steps * ms / 6e4 / 16:.1f} min on 16 cores"
+    print(line)
+
+
+def main(profile: str = "gpu", bench: str = str(ROOT / "figures" / "gpu" / "bench-train.json"), streams_bench: str = "") -> None:
     measured = rates(Path(bench))
     print(f"{profile}: the runs of every notebook, at the rates of {bench} ({json.loads(Path(bench).read_text())['device']})")
     total, borrowed = 0.0, set()
@@ -176,6 +196,8 @@ def main(profile: str = "gpu", bench: str = str(ROOT / "figures" / "gpu" / "benc
         total += minutes
         print(f"{notebook:26s} {minutes:5.1f} GPU-min")
     print(f"total {total:.1f} GPU-min" + (f"; not measured, borrowed: {', '.join(sorted(borrowed))}" if borrowed else ""))
+    lease = ROOT / "figures" / "gpu" / "bench-streams.json"
+    print_streams(profile, Path(streams_bench) if streams_bench else lease if lease.exists() else ROOT / "results" / "bench" / "streams.json")
     print("what the rules of figures/gpu/RUN.md make of these rates:")
     for line in decisions(json.loads(Path(bench).read_text())["families"]):
         print(f"  {line}")

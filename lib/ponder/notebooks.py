@@ -75,8 +75,9 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
     figures (``quick`` or ``cpu``, seed 0: :mod:`ponder.readme`); raise ``SystemExit(1)`` after it if a
     notebook failed.
 
-    One pool of ``jobs`` worker processes (default :func:`ponder.parallel.worker_count`: one per
-    core on the CPU, where runs and kernels have one thread each) trains the runs of every notebook
+    The C-PVR training streams are drawn first, on every core (:func:`draw_streams`). Then one pool
+    of ``jobs`` worker processes (default :func:`ponder.parallel.worker_count`: one per core on the
+    CPU, where runs and kernels have one thread each) trains the runs of every notebook
     (:func:`ponder.experiments.training`: the runs others build on first, those built on them as
     soon as they have ended, the rest filling the cores) and executes each notebook once its runs
     are there and no run is left to start, so notebooks fill the cores that the last runs leave
@@ -94,8 +95,8 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
         clear(profile)
     untimed = [p for p in paths if p.stem not in TIMED_NOTEBOOKS]
     independent, groups, needed = training(profile, seed, [p.stem for p in paths])
-    if jobs > 1:  # the training streams first, on every core: on a GPU machine more cores than processes sharing the GPU
-        parallel.prefetch([job for upstream, _ in groups for job in upstream if streams.is_chunk(job)], max(jobs, cores()), keep_going=True)
+    if jobs > 1:
+        draw_streams(profile, groups, max(jobs, cores()))
     runs, needs = parallel.plan(independent, groups, keep_going=True) if jobs > 1 else ([], [])
     print(f"[{profile}] {len(runs)} run(s) to train and {len(paths)} notebook(s) to execute, {jobs} at a time", flush=True)
     position = {parallel.key(job): i for i, job in enumerate(runs)}
@@ -134,6 +135,19 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
     if failed:
         raise SystemExit(1)
     return ledger
+
+
+def draw_streams(profile: str, groups: list, width: int) -> None:
+    """Draw the training streams that the groups' runs read (:mod:`ponder.tasks.streams`) before any
+    run starts, ``width`` at a time: every core, which on a GPU machine is more than the processes
+    sharing the GPU. A chunk that fails here is drawn by the first run that reads it."""
+    drawn, begin = [], time.perf_counter()
+    chunks = [job for upstream, _ in groups for job in upstream if streams.is_chunk(job)]
+    failures = parallel.prefetch(chunks, width, keep_going=True, report=lambda *_: drawn.append(1))
+    if drawn:
+        print(f"[{profile}] {len(drawn)} chunk(s) of training streams drawn in {time.perf_counter() - begin:.0f} s, {width} at a time", flush=True)
+    for line in failures:
+        print(f"  a chunk of a training stream failed to draw ahead (its runs will draw it): {line}", file=sys.stderr)
 
 
 def sync_readme() -> None:
