@@ -131,8 +131,13 @@ def test_make_figures_draws_the_streams_ahead_on_every_core_and_says_so(monkeypa
 
     monkeypatch.setattr(streams, "CHUNK", 40)
     jobs = streams.chunk_jobs(DECOYS, KNOBS, seed=5, steps=100, version=cpvr_decoys.VERSION)
-    run = lambda: None  # noqa: E731  (a run built on the streams: not drawn here)
-    notebooks.draw_streams("smoke", [(jobs, [run]), ([run], [run])], width=2)
+    def run():  # a run built on the streams, not yet trained
+        raise parallel.NotCached("not trained")
+
+    done = lambda: None  # noqa: E731  (a run that is trained)
+    notebooks.draw_streams("smoke", [(jobs, [done])], width=2)  # every run trained: no stream to draw
+    assert not any(parallel.is_cached(job) for job in jobs) and capsys.readouterr().out == ""
+    notebooks.draw_streams("smoke", [(jobs, [done, run]), ([run], [run])], width=2)
     assert all(parallel.is_cached(job) for job in jobs)
     assert "[smoke] 3 chunk(s) of training streams drawn in" in capsys.readouterr().out
     notebooks.draw_streams("smoke", [(jobs, [run])], width=2)  # drawn: nothing to do, nothing said

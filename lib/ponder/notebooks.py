@@ -140,9 +140,10 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
 def draw_streams(profile: str, groups: list, width: int) -> None:
     """Draw the training streams that the groups' runs read (:mod:`ponder.tasks.streams`) before any
     run starts, ``width`` at a time: every core, which on a GPU machine is more than the processes
-    sharing the GPU. A chunk that fails here is drawn by the first run that reads it."""
+    sharing the GPU; those of groups whose runs are all cached are left alone. A chunk that fails
+    here is drawn by the first run that reads it."""
     drawn, begin = [], time.perf_counter()
-    chunks = [job for upstream, _ in groups for job in upstream if streams.is_chunk(job)]
+    chunks = [job for upstream, built in groups if not all(map(parallel.is_cached, built)) for job in upstream if streams.is_chunk(job)]
     failures = parallel.prefetch(chunks, width, keep_going=True, report=lambda *_: drawn.append(1))
     if drawn:
         print(f"[{profile}] {len(drawn)} chunk(s) of training streams drawn in {time.perf_counter() - begin:.0f} s, {width} at a time", flush=True)
