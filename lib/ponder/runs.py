@@ -200,14 +200,8 @@ def only_cached():
 
 def check_may_train(run: Run) -> None:
     """Called before training ``run``: raises :class:`NotCached` inside :func:`only_cached`."""
-    check_may_compute(f"{run.name} ({run.key}) is not finished")
-
-
-def check_may_compute(missing: str) -> None:
-    """Called before computing what a cache lacks (a run, a data set): raises :class:`NotCached`,
-    saying ``missing``, inside :func:`only_cached`."""
     if _ONLY_CACHED.get():
-        raise NotCached(missing)
+        raise NotCached(f"{run.name} ({run.key}) is not finished")
 
 
 def _plain_state_dict(model: torch.nn.Module) -> dict:

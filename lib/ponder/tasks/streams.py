@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from ..checks import check_int
-from ..runs import check_may_compute
+from .. import runs
 
 CHUNK = 500  # steps per data set (fewer for streams of fewer steps): a run reads the chunks it needs
 
@@ -92,8 +92,15 @@ def _dataset(sampler: str, knobs: tuple, seed: int, version: str, chunk: int, in
     gen_kwargs = {"sampler": sampler, "knobs": knobs, "seed": seed, "version": version, "chunk": chunk, "index": index}
     reader = GeneratorDatasetInputStream(generator=_rows, gen_kwargs=gen_kwargs, cache_dir=str(data_cache_dir()))
     if not os.path.exists(os.path.join(reader.builder.cache_dir, "dataset_info.json")):
-        check_may_compute(f"chunk {index} of the stream {sampler} {dict(knobs)} seed {seed} is not drawn")
+        _check_may_draw(f"chunk {index} of the stream {sampler} {dict(knobs)} seed {seed} is not drawn")
     return reader.read()
+
+
+def _check_may_draw(missing: str) -> None:
+    """Inside :func:`ponder.runs.only_cached` (where :mod:`ponder.parallel` asks whether a job has
+    anything left to compute), raise :class:`~ponder.runs.NotCached` instead of drawing."""
+    if runs._ONLY_CACHED.get():
+        raise runs.NotCached(missing)
 
 
 @lru_cache(maxsize=8)
