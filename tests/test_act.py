@@ -7,6 +7,25 @@ from ponder.bench.act import spread_halting
 from ponder.experiments import hyper_ut
 from ponder.models.act import HaltingUnit, act
 from ponder.tasks import cpvr
+from ponder.training import TrainConfig, train
+
+# The key projection's bias adds q·b to every logit of a query, which softmax cancels: its gradient
+# is zero but for float rounding, and AdamW's normalised step turns that rounding into moves of the
+# learning rate's size. Two trainings equal to rounding agree on every other parameter, and their
+# models compute the same function.
+KEY_BIASES = ("k_proj.bias", "k_proj.base.bias", "k_proj.bias_generator")
+
+
+def assert_trained_alike(a: nn.Module, b: nn.Module, x: torch.Tensor | None = None) -> None:
+    """``a`` and ``b`` trained the same, to float rounding: every parameter but :data:`KEY_BIASES`
+    (atol 1e-5, rtol 1e-4), and with C-PVR inputs ``x`` their logits on them."""
+    for (name, p), q in zip(a.state_dict().items(), b.state_dict().values()):
+        if not name.endswith(KEY_BIASES):
+            assert torch.allclose(p, q, atol=1e-5, rtol=1e-4), name
+    if x is None:
+        return
+    with torch.no_grad():
+        assert torch.allclose(a(x).logits, b(x).logits, atol=1e-4, rtol=1e-4)
 
 
 class Step(nn.Module):
@@ -195,3 +214,38 @@ def test_bad_arguments_are_named():
         act(step, x, 3, unit, eps=1.5)
     with pytest.raises(ValueError, match="token"):
         act(step, torch.randn(2, 8), 3, unit, level="token")
+
+
+@pytest.mark.parametrize("kind", hyper_ut.KINDS)
+def test_key_biases_get_no_gradient(kind):
+    """What :func:`assert_trained_alike` leaves out: the key biases' gradients are float rounding
+    (below 1e-7 of the whole gradient's norm) in every C-PVR model."""
+    torch.manual_seed(0)
+    model = hyper_ut.build(kind, 8, dict(hyper_ut.SIZES["smoke"]["model"], steps=6))
+    x, _, label = cpvr.sample(32, 8, [1, 2, 3], seed=0)
+    hyper_ut.loss_fn(hyper_ut.SIZES["smoke"]["model"]["tau"])(model, (x, None, label)).backward()
+    norm = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in model.parameters() if p.grad is not None]))
+    biases = {name: p.grad for name, p in model.named_parameters() if name.endswith(KEY_BIASES)}
+    assert biases and all(g.abs().max() < 1e-7 * norm for g in biases.values())
+
+
+@pytest.mark.parametrize("kind", hyper_ut.ACT_KINDS)
+def test_compacted_training_equals_masked(kind):
+    """30 steps of training, the halting unit held for the first 40 %, compacted and masked (what a
+    captured step runs: tests/test_gpu.py compares the two on CUDA): the same losses and the same
+    trained model, to float rounding."""
+    model_cfg = dict(hyper_ut.SIZES["smoke"]["model"], steps=6)
+    batches = lambda step: cpvr.sample(32, 8, [1, 2, 3], seed=step)  # noqa: E731
+    cfg = TrainConfig(steps=30, batch_size=32, lr=3e-3, log_every=5, seed=0, hold="depth.halting", hold_for=0.4)
+    trained = []
+    for compact in (True, False):
+        torch.manual_seed(0)
+        model = hyper_ut.build(kind, 8, model_cfg)
+        with torch.no_grad():
+            spread_halting(model, batches(0)[0])  # examples halt at steps spread over 1..6
+        model.depth.compact = compact
+        trained.append((model, train(model, hyper_ut.loss_fn(model_cfg["tau"]), batches, cfg)))
+    (compacted, compacted_history), (masked, masked_history) = trained
+    assert [h["loss"] for h in compacted_history] == pytest.approx([h["loss"] for h in masked_history], rel=1e-5)
+    masked.depth.compact = True
+    assert_trained_alike(compacted, masked, batches(99)[0])

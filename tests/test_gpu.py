@@ -10,6 +10,7 @@ float32 sums: losses agree to 1e-4 and gradients to 1e-3 of their norm.
 import copy
 import dataclasses
 import math
+import sys
 from functools import partial
 
 import pytest
@@ -36,7 +37,9 @@ from ponder.models.vit import ViT
 from ponder.runs import Run
 from ponder.tasks import cpvr, images, parity, sraven
 from ponder.cuda_graphs import WARMUP
+from ponder import training
 from ponder.training import TrainConfig, make_optimizer, train, train_run, update_function
+from test_act import assert_trained_alike
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
 
@@ -45,12 +48,21 @@ LENGTH = 8
 
 
 @pytest.fixture(autouse=True)
-def exact_float32():
-    """TF32 off for the comparisons (the library turns it on for training)."""
+def exact_float32(monkeypatch):
+    """TF32 off for the comparisons. The library turns it on in every call of ``default_device``,
+    which training calls: each module's ``default_device`` is replaced by one that leaves it off."""
     before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    for module in [m for name, m in sys.modules.items() if name.startswith("ponder")]:
+        if getattr(module, "default_device", None) is training.default_device:
+            monkeypatch.setattr(module, "default_device", lambda: torch.device("cuda"))
     yield
     torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
+
+
+def test_comparisons_run_in_float32():
+    train(torch.nn.Linear(2, 2), lambda m, b: m(b[0]).sum(), lambda step: (torch.ones(1, 2),), TrainConfig(steps=1, batch_size=1))
+    assert not torch.backends.cuda.matmul.allow_tf32 and not torch.backends.cudnn.allow_tf32
 
 
 def cpvr_batch(n: int = 32):
@@ -205,8 +217,7 @@ def test_captured_training_equals_eager_on_cuda(case):
         trained.append((model, train(model, loss, batches, cfg, capture=capture)))
     (eager, eager_history), (captured, captured_history) = trained
     assert [h["loss"] for h in captured_history] == pytest.approx([h["loss"] for h in eager_history], rel=1e-4, abs=1e-5)
-    for (name, a), b in zip(eager.state_dict().items(), captured.state_dict().values()):
-        assert torch.allclose(a, b, atol=1e-5, rtol=1e-4), name
+    assert_trained_alike(eager, captured, batches(99)[0].cuda() if case.startswith("C-PVR") else None)
 
 
 def test_compiled_training_equals_eager_on_cuda():

@@ -7,11 +7,13 @@
 # Each STEP, in the order given, while SECONDS (less the half minute the packing needs) last:
 #   tests      the CUDA unit tests alone (tests/test_gpu.py, with pytest-xdist where it is installed);
 #   test-gpu   `make test-gpu`: those and the smoke notebooks under nbval (107 s on the H200);
-#   bench      `python -m ponder.bench streams kernels acm train seeds` (117 s on the H200 before it timed
+#   bench      `python -m ponder.bench streams train seeds kernels acm`, each in a process of its own (the
+#              train rates halved in a process that had run kernels and acm first), train second: it
+#              decides the plan (117 s on the H200 before it timed
 #              the fuzzy-logic, language-model and digits U-ViT families, the C-PVR ones captured and
 #              with their seeds together, sraven and the ViT in bfloat16 and sraven compiled, before
 #              `kernels` profiled one step of each and `acm` the ACM layer with its fused Triton
-#              kernels: about 6 minutes now, unmeasured; the train JSON is written row by row, so what
+#              kernels: on 2026-11-27 all but train's last 6 rows took 5.5 minutes; the train JSON is written row by row, so what
 #              a cut-off run measured comes back; `streams`, first, times the host drawing C-PVR
 #              batches: about 10 s);
 #   NAME[,NAME...]  notebooks at the `gpu` profile, the names joined by commas sharing one pool.
@@ -44,7 +46,7 @@ for step in "$@"; do
   case $step in
     tests) timeout "$(left)" python3 -m pytest -q $xdist tests/test_gpu.py 2>&1 | tee "$logs/tests.log" | tail -n 5 ;;
     test-gpu) timeout "$(left)" make test-gpu PY=python3 INSTALL= PYTEST_ARGS="$xdist" 2>&1 | tee "$logs/test-gpu.log" | tail -n 5 ;;
-    bench) timeout "$(left)" python3 -m ponder.bench streams kernels acm train seeds > "$logs/bench.log" 2>&1
+    bench) timeout "$(left)" python3 -m ponder.bench streams train seeds kernels acm > "$logs/bench.log" 2>&1
            cp results/bench/streams.json results/bench/kernels.json results/bench/acm.json results/bench/train.json results/bench/seeds.json "$logs/" 2>/dev/null ;;
     *) timeout "$(left)" python3 -m ponder.notebooks run ${step//,/ } --profile gpu 2>&1 | tee -a "$logs/figures.log" ;;
   esac

@@ -110,8 +110,10 @@ class Stacked:
         gradients = vmap(grad(member_loss, has_aux=True))
 
         def compute(batch: Batch) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
-            trained = {n: p for n, p in self.params.items() if p.requires_grad}
-            held = {n: p for n, p in self.params.items() if not p.requires_grad}
+            # detached (the same storage): ``grad`` differentiates its own inputs, and the stacked
+            # weights, which require grad, would otherwise hang every step's graph on its gradients
+            trained = {n: p.detach() for n, p in self.params.items() if p.requires_grad}
+            held = {n: p.detach() for n, p in self.params.items() if not p.requires_grad}
             return gradients(trained, held, self.buffers, batch)
 
         return compute

@@ -94,7 +94,7 @@ def draw_latency(ax: plt.Axes, result: dict) -> None:
         ax.plot(fractions, ratios, style, color=color, label=label)
     ax.set(xlabel="learner MACs / dense MLP MACs", ylabel="wall time / dense MLP", xlim=(0, 1.05),
            ylim=(0, 1.1 * max(1.2, *(r for ratios, *_ in timed.values() for r in ratios))))
-    ax.set_title(f"one ACM layer, {result['tokens']} tokens × {result['width']}, {result['device']} {result['dtype']}, {result['threads']} thread(s), {result['mix']} k", fontsize=10)
+    ax.set_title(f"one ACM layer, {result['tokens']} tokens × {result['width']}, {result['mix']} k per token\n{result['device']}, {result['dtype']}, {result['threads']} thread(s)", fontsize=10)
     ax.legend(fontsize=8, loc="upper left")
 
 
