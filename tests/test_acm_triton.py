@@ -74,7 +74,8 @@ def test_the_bench_times_fused_only_on_a_gpu():
     z, _, learners, _ = bench.layer_parts(2)
     assert bench.fused_layer(learners, z, [torch.ones(len(z), dtype=torch.long)]) == (None, {})
     result = bench.measure(repeats=2, images=2, fractions=(0.25, 1.0), threads=1)
-    assert all("grouped_ratios" in c and "fused_ratio" not in c for c in result["cases"])
+    assert all("grouped_ratios" in c and "fused_ratio" not in c and "replayed_ratio" not in c for c in result["cases"])
+    assert "replayed_error" not in result  # nothing to replay: not an error
     assert list(bench.ratio_table([result]).columns[-2:]) == ["naive / dense", "grouped / dense"]
 
 
@@ -91,12 +92,18 @@ acm.fused_layer = lambda learners, z, cases: (acm_triton.fused, {"fused_max_rela
 result = acm.measure(repeats=2, images=1, fractions=(0.25, 1.0), threads=1)
 assert result["fused_max_relative_error"] < 1e-5
 assert all(len(c["fused_ratios"]) == 2 and c["fused_s"] > 0 for c in result["cases"])
-assert list(acm.ratio_table([result]).columns[-3:]) == list(acm.RATIO_COLUMNS)
+assert result["replayed_error"].startswith("RuntimeError")  # no CUDA graphs on the CPU: eager times only
+assert list(acm.ratio_table([result]).columns[-3:]) == list(acm.RATIO_COLUMNS[:3])
+acm.replayed = lambda fn: fn  # the replayed path's bookkeeping, eagerly: each timed against the dense MLP "replayed"
+result = acm.measure(repeats=2, images=1, fractions=(0.25, 1.0), threads=1)
+assert "replayed_error" not in result and all(len(c["replayed_ratios"]) == 2 and c["dense_replayed_s"] > 0 for c in result["cases"])
+assert all(c["replayed_ratio"] == c["replayed_s"] / c["dense_replayed_s"] for c in result["cases"])
+assert list(acm.ratio_table([result]).columns[-4:]) == list(acm.RATIO_COLUMNS)
 fig, ax = plt.subplots()
 draw_latency(ax, result)
 print(sorted(line.get_label() for line in ax.get_lines()))
 """)
-    assert "ACM, fused (two Triton kernels)" in out and "ACM, grouped (sorted by k)" in out
+    assert "ACM, fused (two Triton kernels)" in out and "ACM, grouped (sorted by k)" in out and "ACM, fused, replayed" in out
 
 
 @pytest.mark.parametrize("config", range(4))

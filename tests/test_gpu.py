@@ -171,7 +171,24 @@ def test_the_acm_bench_times_the_fused_layer_on_cuda():
     result = acm_bench.measure(repeats=2, images=2, fractions=(0.25, 1.0))
     assert "fused_error" not in result and result["fused_max_relative_error"] < 2e-2
     assert all(len(c["fused_ratios"]) == 2 and c["fused_ratio"] > 0 for c in result["cases"])
-    assert list(acm_bench.ratio_table([result]).columns[-3:]) == list(acm_bench.RATIO_COLUMNS)
+    assert "replayed_error" not in result and all(len(c["replayed_ratios"]) == 2 and c["dense_replayed_s"] > 0 for c in result["cases"])
+    assert list(acm_bench.ratio_table([result]).columns[-4:]) == list(acm_bench.RATIO_COLUMNS)
+
+
+def test_the_fused_layer_replayed_from_a_cuda_graph_computes_what_it_does_eagerly():
+    from ponder.models import acm_triton
+
+    learners = Learners(256, 256, 4, 128).to("cuda", torch.bfloat16).eval()
+    z = torch.randn(1000, 256, device="cuda", dtype=torch.bfloat16)
+    k = acm_bench.random_choices(len(z), 0.5, 4, torch.Generator().manual_seed(0), "mixed").cuda()
+    out = torch.empty(len(z), 256, device="cuda", dtype=torch.bfloat16)
+    with torch.inference_mode():
+        replay = acm_bench.replayed(lambda: acm_triton.fused(learners, z, k, out=out))
+        expected = acm_triton.fused(learners, z, k).clone()
+        out.zero_()
+        replay()
+        torch.cuda.synchronize()
+    assert torch.equal(out, expected)
 
 
 def sraven_parts():

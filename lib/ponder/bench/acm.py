@@ -11,19 +11,26 @@ target number of learners, so every case executes a known fraction of the MACs:
 * ``fused``   — on a GPU with Triton only: two Triton kernels that never wait for the host
   (:mod:`ponder.models.acm_triton`), timed after they pass :func:`~ponder.models.acm_triton.check`
   on every case (where they fail to compile or to match, ``fused_error`` says why and the other
-  executions are timed as before).
+  executions are timed as before);
+* ``replayed`` — the fused layer (with the gate) recorded once as a CUDA graph and replayed, timed
+  against the dense MLP replayed the same way (``dense_replayed_s``): the layer's cost without the
+  host's launches. Called eagerly from Python, the fused layer keeps the H200 busy for a seventh
+  of the dense MLP's time and yet takes as long as it does (``python -m ponder.bench kernels``):
+  the host launching it is what the eager times measure. Where the capture fails,
+  ``replayed_error`` says why.
 
 Two ways to draw the learner counts at a mean fraction ``f`` of the ``N`` learners: ``single``
 gives every token ``floor(fN)`` or ``ceil(fN)`` (one ``k`` when ``fN`` is whole, as in the paper's
 figure), ``mixed`` draws ``k ~ Binomial(N, f)``, spread over ``0..N`` as a trained gate's are.
 
 All cases are measured in the same run (repeated calls, interleaved) and reported as ratios to the
-dense MLP of that run: of the median times (``naive_ratio``, ``grouped_ratio``, ...) and of each
+dense MLP of that run (``replayed``: to the replayed dense MLP): of the median times (``naive_ratio``, ``grouped_ratio``, ...) and of each
 round's times (``naive_ratios``, ``grouped_ratios``, ...: the acm-9 claims are judged on these). On the GPU when
 there is one, else on the CPU, with one thread and with torch's default (see :func:`thread_counts`).
 """
 
 import importlib.util
+from collections.abc import Callable
 
 import pandas as pd
 import torch
@@ -40,7 +47,8 @@ LAYERS = {  # width, hidden, images, tokens per image, dtype
 }
 FRACTIONS = (0.25, 0.4, 0.5, 0.6, 0.75, 1.0)
 MIXES = ("single", "mixed")
-EXECUTIONS = ("naive", "grouped", "fused")
+EXECUTIONS = ("naive", "grouped", "fused", "replayed")
+BASELINE = {"replayed": "dense_replayed"}  # what an execution is timed against, where not the eager dense MLP
 
 
 def random_choices(tokens: int, fraction: float, n: int, generator: torch.Generator, mix: str = "single") -> torch.Tensor:
@@ -101,6 +109,34 @@ def fused_layer(learners: Learners, z: torch.Tensor, cases: list[torch.Tensor]) 
         return None, {"fused_error": f"{type(error).__name__}: {error}"}
 
 
+def replayed(fn: Callable[[], object]) -> Callable[[], None]:
+    """``fn`` (CUDA work that never waits for the host) recorded once as a CUDA graph: its replay,
+    one launch for every kernel. Warmed up first on a side stream, as a capture asks (the Triton
+    kernels autotune there)."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay
+
+
+def replays(executions: dict[str, Callable[[], object]], dense: Callable[[], object]) -> tuple[dict, dict]:
+    """``(timed, notes)``: the fused execution and the dense MLP, each :func:`replayed`, as
+    ``{"replayed": ..., "dense_replayed": ...}``; empty where there is no fused execution, or where
+    the capture fails (``notes``: ``replayed_error``, why)."""
+    if "fused" not in executions:
+        return {}, {}
+    try:
+        return {"replayed": replayed(executions["fused"]), "dense_replayed": replayed(dense)}, {}
+    except Exception as error:  # a layer that cannot be captured keeps its eager times
+        return {}, {"replayed_error": f"{type(error).__name__}: {error}"}
+
+
 def _measure(repeats: int, images: int | None, fractions, mix: str) -> dict:
     z, mlp, learners, gate = layer_parts(images)
     device, dtype, width, hidden = z.device, z.dtype, z.shape[1], mlp.fc1.out_features
@@ -118,16 +154,20 @@ def _measure(repeats: int, images: int | None, fractions, mix: str) -> dict:
                 "naive": lambda: (gate(z), learners.masked(z, mask)),
                 "grouped": lambda: (gate(z), learners.grouped(z, k)),
             } | ({"fused": lambda: (gate(z), fused(learners, z, k))} if fused else {})
-            rounds = time_rounds({"dense": lambda: mlp(z)} | executions, repeats, warmup=2)
+            graphs, notes = replays(executions, lambda: mlp(z))
+            result |= notes
+            rounds = time_rounds({"dense": lambda: mlp(z)} | executions | graphs, repeats, warmup=2)
             t = {name: median(times) for name, times in rounds.items()}
-            case = {"fraction": fraction, "mean_learners": k.float().mean().item(), "dense_s": t["dense"]}
-            for name in executions:
-                case |= {f"{name}_s": t[name], f"{name}_ratio": t[name] / t["dense"]}
-            result["cases"].append(case | {f"{name}_ratios": [a / b for a, b in zip(rounds[name], rounds["dense"])] for name in executions})
+            case = {"fraction": fraction, "mean_learners": k.float().mean().item(), "dense_s": t["dense"]} | ({"dense_replayed_s": t["dense_replayed"]} if graphs else {})
+            timed = [name for name in EXECUTIONS if name in rounds]
+            for name in timed:
+                baseline = BASELINE.get(name, "dense")
+                case |= {f"{name}_s": t[name], f"{name}_ratio": t[name] / t[baseline], f"{name}_ratios": [a / b for a, b in zip(rounds[name], rounds[baseline])]}
+            result["cases"].append(case)
     return result
 
 
-RATIO_COLUMNS = tuple(f"{name} / dense" for name in EXECUTIONS)
+RATIO_COLUMNS = tuple(f"{name} / dense" for name in EXECUTIONS)  # "replayed / dense": both replayed
 
 
 def ratio_table(results: list[dict]) -> pd.DataFrame:

@@ -80,15 +80,17 @@ def draw_distillation_errors(ax: plt.Axes, errors: np.ndarray, title: str) -> No
 
 
 def draw_latency(ax: plt.Axes, result: dict) -> None:
-    """Wall time relative to the dense MLP vs MACs relative to it: naive, grouped, fused (where it was
-    timed: a GPU with Triton), the linear ideal."""
+    """Wall time relative to the dense MLP vs MACs relative to it: naive, grouped, fused and fused
+    replayed from a CUDA graph against the MLP replayed (where they were timed: a GPU with Triton),
+    the linear ideal."""
     palette = colors(4)
     cases = result["cases"]
     fractions = [c["mean_learners"] / result["learners"] for c in cases]
     ax.plot([0, 1], [0, 1], color="0.5", ls=":", label="linear scaling")
     ax.axhline(1.0, color="0.3", ls="--", lw=1, label="dense MLP")
     executions = [("naive", "s-", palette[1], "ACM, naive (masked)"), ("grouped", "o-", palette[0], "ACM, grouped (sorted by k)"),
-                  ("fused", "^-", palette[2], "ACM, fused (two Triton kernels)")]
+                  ("fused", "^-", palette[2], "ACM, fused (two Triton kernels)"),
+                  ("replayed", "v--", palette[3], "ACM, fused, replayed (CUDA graph; / the MLP replayed)")]
     timed = {name: ([c[name + "_ratio"] for c in cases], style, color, label) for name, style, color, label in executions if name + "_ratio" in cases[0]}
     for ratios, style, color, label in timed.values():
         ax.plot(fractions, ratios, style, color=color, label=label)
