@@ -2,6 +2,7 @@
 together and for bfloat16 autocast run a real step (on a GPU it times them; figures/gpu/RUN.md)."""
 import json
 import math
+import os
 
 import pytest
 import torch
@@ -13,6 +14,15 @@ def test_seeds_trained_together_are_timed_in_run_steps():
     for name in [n for n in bench.families("smoke") if n.startswith(bench.TOGETHER)]:
         row = bench.together_rates("smoke", name, processes=1, cuda=False)
         assert row.keys() == {"together_steps_per_s"} and row["together_steps_per_s"] > 0
+
+
+def test_one_pool_of_workers_serves_every_measurement_side_by_side():
+    name = next(n for n in bench.families("smoke") if n.startswith("parity"))
+    with bench.side_by_side(2) as workers:
+        pool, _ = workers
+        rates = [bench.shared("smoke", name, 2, workers=workers) for _ in range(2)]
+        assert len({pool.submit(os.getpid).result() for _ in range(8)}) <= 2  # no worker was started for the second
+    assert all(r > 0 for r in rates)
 
 
 def test_the_variants_are_named_after_their_families_and_counted_as_them():
@@ -56,7 +66,7 @@ def test_the_json_grows_row_by_row_and_a_failing_bf16_variant_keeps_the_others(t
     monkeypatch.setattr(bench, "matmul_rate", lambda: 1.0)
     monkeypatch.setattr(bench, "families", lambda profile: dict.fromkeys(["a", "compiled a", "b", "c"]))
 
-    def row(profile, name, rate, cuda):
+    def row(profile, name, rate, cuda, workers=None):
         if name in ("compiled a", "c"):
             raise RuntimeError(f"{name} failed")
         return {"family": name, "steps_per_s": 1.0}

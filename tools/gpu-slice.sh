@@ -5,7 +5,8 @@
 #   tools/gpu-slice.sh OUT SECONDS STEP ...
 #
 # Each STEP, in the order given, while SECONDS (less the half minute the packing needs) last:
-#   tests      the CUDA unit tests alone (tests/test_gpu.py, with pytest-xdist where it is installed);
+#   tests      the CUDA unit tests alone (tests/test_gpu.py, spread over 8 pytest-xdist workers where it
+#              is installed: 109 s on one worker on 2026-11-27, since `loadfile` keeps a file on one);
 #   test-gpu   `make test-gpu`: those and the smoke notebooks under nbval (107 s on the H200);
 #   bench      `python -m ponder.bench streams train seeds kernels acm`, each in a process of its own (the
 #              train rates halved in a process that had run kernels and acm first), train second: it
@@ -39,13 +40,13 @@ if [ -d .whl ]; then
 fi
 export PYTHONPATH="$PWD/lib:/tmp/site" PYTHONUNBUFFERED=1 TQDM_DISABLE=1 HF_DATASETS_OFFLINE=1 HF_HUB_OFFLINE=1
 { nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; python3 -c "import torch; print('torch', torch.__version__)"; } | tee "$logs/device.log"
-xdist=$(python3 -c "import xdist" 2>/dev/null && echo "-n 8 --dist loadfile")  # one notebook per worker
+xdist=$(python3 -c "import xdist" 2>/dev/null && echo "-n 8 --dist")  # + loadfile: one notebook per worker; load: tests spread
 for step in "$@"; do
   [ "$(left)" -gt 30 ] || { echo "no time left for $step"; break; }
   echo "== $step: $(left) s left"
   case $step in
-    tests) timeout "$(left)" python3 -m pytest -q $xdist tests/test_gpu.py 2>&1 | tee "$logs/tests.log" | tail -n 5 ;;
-    test-gpu) timeout "$(left)" make test-gpu PY=python3 INSTALL= PYTEST_ARGS="$xdist" 2>&1 | tee "$logs/test-gpu.log" | tail -n 5 ;;
+    tests) timeout "$(left)" python3 -m pytest -q ${xdist:+$xdist load} tests/test_gpu.py 2>&1 | tee "$logs/tests.log" | tail -n 5 ;;
+    test-gpu) timeout "$(left)" make test-gpu PY=python3 INSTALL= PYTEST_ARGS="${xdist:+$xdist loadfile}" 2>&1 | tee "$logs/test-gpu.log" | tail -n 5 ;;
     bench) timeout "$(left)" python3 -m ponder.bench streams train seeds kernels acm > "$logs/bench.log" 2>&1
            cp results/bench/streams.json results/bench/kernels.json results/bench/acm.json results/bench/train.json results/bench/seeds.json "$logs/" 2>/dev/null ;;
     *) timeout "$(left)" python3 -m ponder.notebooks run ${step//,/ } --profile gpu 2>&1 | tee -a "$logs/figures.log" ;;

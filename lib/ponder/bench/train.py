@@ -30,8 +30,9 @@ times real training steps (data generation, forward, backward, clipping, AdamW) 
 ``python -m ponder.bench train`` writes ``results/bench/train.json``.
 """
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager, nullcontext
 from functools import partial
 from multiprocessing import get_context
 
@@ -208,57 +209,73 @@ def _worker(profile: str, name: str, barrier, capture: bool, seeds: int) -> dict
         return time_steps(profile, name, barrier=barrier, capture=capture, seeds=seeds)
 
 
-def shared(profile: str, name: str, processes: int, capture: bool = False, seeds: int = 1) -> float:
-    """Steps per second of ``processes`` copies of the run training side by side, summed (run-steps:
-    a step of ``seeds`` runs together counts ``seeds``)."""
+@contextmanager
+def side_by_side(processes: int) -> Iterator[tuple[ProcessPoolExecutor, object]]:
+    """``(pool, manager)``: ``processes`` spawned workers, and a manager for the barriers that line
+    them up, kept for every :func:`shared` measurement of a run of the benchmark (each spawn imports
+    torch and starts CUDA anew: seconds a measurement, and a GPU run makes about 30)."""
     context = get_context("spawn")
     with context.Manager() as manager, ProcessPoolExecutor(processes, mp_context=context) as pool:
-        barrier = manager.Barrier(processes)
-        results = list(pool.map(_worker, *zip(*[(profile, name, barrier, capture, seeds)] * processes)))
+        yield pool, manager
+
+
+def shared(profile: str, name: str, processes: int, capture: bool = False, seeds: int = 1, workers: tuple | None = None) -> float:
+    """Steps per second of ``processes`` copies of the run training side by side, summed (run-steps:
+    a step of ``seeds`` runs together counts ``seeds``), in ``workers`` (:func:`side_by_side`, of
+    ``processes`` workers; default: a pool of their own). Each copy waits at a barrier for the
+    others, so the ``processes`` copies run in as many workers, side by side."""
+    if workers is None:
+        with side_by_side(processes) as workers:
+            return shared(profile, name, processes, capture, seeds, workers)
+    pool, manager = workers
+    barrier = manager.Barrier(processes)
+    results = list(pool.map(_worker, *zip(*[(profile, name, barrier, capture, seeds)] * processes)))
     return sum(seeds / r["step_s"] for r in results)
 
 
-def captured_rates(profile: str, name: str, processes: int) -> dict:
+def captured_rates(profile: str, name: str, processes: int, workers: tuple | None = None) -> dict:
     """The ``captured_*`` steps per second of family ``name`` (CUDA): alone, alone with batches
-    4 times as large (not for a variant), and summed over ``processes`` side by side."""
+    4 times as large (not for a variant), and summed over ``processes`` side by side (in ``workers``)."""
     with num_threads(1):
         row = {"captured_steps_per_s": 1 / time_steps(profile, name, capture=True)["step_s"]}
         if name == base_family(name):  # a variant is not timed at other batch sizes
             row["captured_steps_per_s_batch_x4"] = 1 / time_steps(profile, name, capture=True, batch_scale=4)["step_s"]
     if processes > 1:
-        row["captured_shared_steps_per_s"] = shared(profile, name, processes, capture=True)
+        row["captured_shared_steps_per_s"] = shared(profile, name, processes, capture=True, workers=workers)
     return row
 
 
-def together_rates(profile: str, name: str, processes: int, cuda: bool) -> dict:
+def together_rates(profile: str, name: str, processes: int, cuda: bool, workers: tuple | None = None) -> dict:
     """The ``together_*`` run-steps per second of family ``name``, :data:`SEEDS` runs in one step
-    (:mod:`ponder.ensemble`): eager alone; on CUDA also captured, alone and summed over ``processes``."""
+    (:mod:`ponder.ensemble`): eager alone; on CUDA also captured, alone and summed over ``processes``
+    (in ``workers``)."""
     with num_threads(1):
         row = {"together_steps_per_s": SEEDS / time_steps(profile, name, seeds=SEEDS)["step_s"]}
         if cuda:
             row["captured_together_steps_per_s"] = SEEDS / time_steps(profile, name, capture=True, seeds=SEEDS)["step_s"]
     if cuda and processes > 1:
-        row["captured_together_shared_steps_per_s"] = shared(profile, name, processes, capture=True, seeds=SEEDS)
+        row["captured_together_shared_steps_per_s"] = shared(profile, name, processes, capture=True, seeds=SEEDS, workers=workers)
     return row
 
 
-def family_row(profile: str, name: str, rate: float, cuda: bool) -> dict:
-    """Every rate of family ``name`` this device can measure (see the module docstring)."""
+def family_row(profile: str, name: str, rate: float, cuda: bool, workers: tuple | None = None) -> dict:
+    """Every rate of family ``name`` this device can measure (see the module docstring), those of
+    processes side by side in ``workers`` (:func:`side_by_side`)."""
     with num_threads(1):
         alone = time_steps(profile, name)
     flops = flops_per_step(profile, name)
     row = {"family": name, "steps_per_s": 1 / alone["step_s"], "data_s": alone["data_s"], "flops_per_step": flops, "limit_steps_per_s": rate / flops}
     processes = parallel.worker_count()
     if processes > 1:
-        row |= {"processes": processes, "shared_steps_per_s": shared(profile, name, processes)}
+        row |= {"processes": processes, "shared_steps_per_s": shared(profile, name, processes, workers=workers)}
     if cuda and base_family(name).startswith(CAPTURED):
         try:
-            row |= captured_rates(profile, name, processes)
+            row |= captured_rates(profile, name, processes, workers)
         except RuntimeError as error:  # a step that fails to capture: the row keeps its eager rates and says why
             row["captured_error"] = str(error)
     if name.startswith(TOGETHER):
         try:
-            row |= together_rates(profile, name, processes, cuda)
+            row |= together_rates(profile, name, processes, cuda, workers)
         except RuntimeError as error:
             row["together_error"] = str(error)
     return row
@@ -269,16 +286,18 @@ def main() -> dict:
     profile = "gpu" if cuda else "quick"
     rate = matmul_rate()
     result = {"device": torch.cuda.get_device_name() if cuda else "cpu", "profile": profile, "matmul_flops_per_s": rate, "families": [], "complete": False}
-    for name in families(profile):
-        try:
-            row = family_row(profile, name, rate, cuda)
-        except Exception as error:  # a variant that fails keeps the other families' rows
-            if not name.startswith(tuple(VARIANTS)):
-                raise
-            row = {"family": name, "error": str(error)}
-        result["families"].append(row)
-        print({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
-        write_json(RESULT, result)  # row by row: a run cut off by its time limit keeps the rows it measured
+    processes = parallel.worker_count()
+    with side_by_side(processes) if processes > 1 else nullcontext() as workers:
+        for name in families(profile):
+            try:
+                row = family_row(profile, name, rate, cuda, workers)
+            except Exception as error:  # a variant that fails keeps the other families' rows
+                if not name.startswith(tuple(VARIANTS)):
+                    raise
+                row = {"family": name, "error": str(error)}
+            result["families"].append(row)
+            print({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in row.items()}, flush=True)
+            write_json(RESULT, result)  # row by row: a run cut off by its time limit keeps the rows it measured
     result["complete"] = True
     write_result("train", result)
     return result
