@@ -125,3 +125,13 @@ def test_gpu_plan_counts_the_training_streams_drawn_before_the_runs(tmp_path, ca
     measured.write_text(json.dumps({"median_ms": {"draw a batch": 5.0, "draw a gpu-size batch": 30.0}}))
     tool.print_streams("gpu", measured)
     assert f"{steps * 30 / 6e4:.1f} CPU-min at 30.0 ms a batch" in capsys.readouterr().out
+
+
+def test_together_probe_replays_seeds_together_against_each_alone(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "lib"), "PONDER_RESULTS": str(tmp_path)}
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "together-probe.py"), "ut_act"],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [line["setting"] for line in lines] == ["default"]  # on the CPU the two trainings agree to float32 rounding
+    assert len(lines[0]["max"]) == 3 and max(lines[0]["max"]) < 1e-5 and lines[0]["first_step_over_1e-4"] == [None] * 3
