@@ -86,9 +86,23 @@ def test_gpu_plan_applies_the_rules_of_run_md_to_the_rates():
         "bf16 sraven d: 150 against 100 captured (1.50x): reported only",
         "C-PVR e, captured: not measured: no change until the benchmark measures it",
         "C-PVR e, together: not measured: no change until the benchmark measures it",
+        "C-PVR, together, all kinds: failed for one: seeds_together=False in the gpu row of lib/ponder/sizes/hyper_ut.py",
     ]
     rows[4]["captured_shared_steps_per_s"] = 110.0
     assert tool.decisions(rows)[5].endswith("(1.10x): compiled=True in the gpu row of lib/ponder/sizes/hyla.py")
+    # seeds_together is one setting for every C-PVR kind: the H200's rates of 2026-11-27 keep it on
+    # though Hyper-UT's is below its eager one, since a run-step of each kind takes less time in all
+    h200 = [{"family": "C-PVR ut_act", "shared_steps_per_s": 220.9, "captured_together_shared_steps_per_s": 447.4},
+            {"family": "C-PVR hyper_act", "shared_steps_per_s": 278.1, "captured_together_shared_steps_per_s": 265.4}]
+    assert tool.decisions(h200) == [
+        "C-PVR ut_act, captured: not measured: no change until the benchmark measures it",
+        "C-PVR ut_act, together: 447 against eager 221 (2.03x): keep",
+        "C-PVR hyper_act, captured: not measured: no change until the benchmark measures it",
+        "C-PVR hyper_act, together: 265 against eager 278 (0.95x): below eager: see all kinds",
+        "C-PVR, together, all kinds: a run-step of each of the 2 kinds takes 6.00 ms against eager 8.12 (0.74x): keep",
+    ]
+    h200[0]["captured_together_shared_steps_per_s"] = 150.0
+    assert tool.decisions(h200)[-1].endswith("(1.28x): seeds_together=False in the gpu row of lib/ponder/sizes/hyper_ut.py")
 
 
 @pytest.mark.skipif(shutil.which("bash") is None or shutil.which("split") is None, reason="needs bash and coreutils")

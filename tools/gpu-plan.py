@@ -77,6 +77,9 @@ BELOW_EAGER = (
     ("digits U-ViT", "captured", "capture=False in hyper_ut_vision.train_vision"),
 )
 RATE = {"captured": "captured_shared_steps_per_s", "together": "captured_together_shared_steps_per_s"}
+# the modes that are one setting for every kind of their family (``seeds_together`` in a profile's
+# row): each kind's rate is reported, and the kinds' summed time decides (:func:`all_kinds`)
+SHARED_SETTING = ("together",)
 
 
 def decisions(rows: list[dict]) -> list[str]:
@@ -95,7 +98,8 @@ def decisions(rows: list[dict]) -> list[str]:
             elif rate is None or eager is None:
                 lines.append(f"{name}, {how}: not measured: no change until the benchmark measures it")
             else:
-                lines.append(f"{name}, {how}: {rate:.0f} against eager {eager:.0f} ({rate / eager:.2f}x): {'keep' if rate >= eager else change}")
+                below = "below eager: see all kinds" if how in SHARED_SETTING else change
+                lines.append(f"{name}, {how}: {rate:.0f} against eager {eager:.0f} ({rate / eager:.2f}x): {'keep' if rate >= eager else below}")
         base = base_family(name)
         if base != name:
             rate, plain = row.get("captured_shared_steps_per_s"), by_name.get(base, {}).get("captured_shared_steps_per_s")
@@ -107,7 +111,23 @@ def decisions(rows: list[dict]) -> list[str]:
                 lines.append(f"{name}: {verdict}: " + ("compiled=True in the gpu row of lib/ponder/sizes/hyla.py" if rate / plain >= COMPILED_GAIN else f"no change (below {COMPILED_GAIN}x)"))
             else:
                 lines.append(f"{name}: {verdict}: reported only")
-    return lines
+    return lines + [all_kinds(rows, prefix, how, change) for prefix, how, change in BELOW_EAGER if how in SHARED_SETTING]
+
+
+def all_kinds(rows: list[dict], prefix: str, how: str, change: str) -> str:
+    """The verdict on a mode that is one setting for every kind of the family ``prefix``: a run-step
+    of each kind measured, in turn, takes less time that way than eagerly (as many runs of each
+    kind); a kind where it failed makes the change."""
+    mine = [row for row in rows if row["family"].startswith(prefix) and base_family(row["family"]) == row["family"]]
+    if any(f"{how}_error" in row for row in mine):
+        return f"{prefix}, {how}, all kinds: failed for one: {change}"
+    measured = [row for row in mine if row.get(RATE[how]) and row.get("shared_steps_per_s")]
+    if not measured:
+        return f"{prefix}, {how}, all kinds: not measured: no change until the benchmark measures it"
+    ms = lambda key: 1e3 * sum(1 / row[key] for row in measured)  # noqa: E731
+    mode_ms, eager_ms = ms(RATE[how]), ms("shared_steps_per_s")
+    return (f"{prefix}, {how}, all kinds: a run-step of each of the {len(measured)} kinds takes {mode_ms:.2f} ms against eager "
+            f"{eager_ms:.2f} ({mode_ms / eager_ms:.2f}x): {'keep' if mode_ms <= eager_ms else change}")
 
 
 def family(run_name: str) -> tuple[str, bool]:
