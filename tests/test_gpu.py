@@ -47,15 +47,21 @@ SMOKE = hyper_ut.SIZES["smoke"]["model"]
 LENGTH = 8
 
 
-@pytest.fixture(autouse=True)
-def exact_float32(monkeypatch):
-    """TF32 off for the comparisons. The library turns it on in every call of ``default_device``,
-    which training calls: each module's ``default_device`` is replaced by one that leaves it off."""
-    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+def keep_tf32_off(setattr=setattr, device: str = "cuda") -> None:
+    """TF32 off, and kept off: the library turns it on in every call of ``default_device``, which
+    training calls, so each module's ``default_device`` is replaced (by ``setattr``) by one that
+    returns ``device`` and leaves TF32 alone."""
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
     for module in [m for name, m in sys.modules.items() if name.startswith("ponder")]:
         if getattr(module, "default_device", None) is training.default_device:
-            monkeypatch.setattr(module, "default_device", lambda: torch.device("cuda"))
+            setattr(module, "default_device", lambda: torch.device(device))
+
+
+@pytest.fixture(autouse=True)
+def exact_float32(monkeypatch):
+    """TF32 off for the comparisons (:func:`keep_tf32_off`), restored after."""
+    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    keep_tf32_off(monkeypatch.setattr)
     yield
     torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
 

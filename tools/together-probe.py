@@ -44,14 +44,13 @@ def replay(kind: str) -> list[list[float]]:
 def main(argv: list[str]) -> None:
     kind, repeats = argv[0], int(argv[1]) if len(argv) > 1 and argv[1].isdigit() else 1
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # before CUDA starts: cuBLAS's deterministic workspace
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
-    training.default_device = ensemble.default_device = lambda: device  # as test_gpu's fixture: TF32 stays off
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    test_gpu.keep_tf32_off(device=device)  # as the test's fixture does
     settings = [("default", False)] * repeats + ([("deterministic", True)] if "--deterministic" in argv else [])
     for name, deterministic in settings:
         torch.use_deterministic_algorithms(deterministic, warn_only=True)  # an op with no deterministic kernel warns
         differences = replay(kind)
-        print(json.dumps({"kind": kind, "setting": name, "device": str(device), "max": [max(d) for d in differences],
+        print(json.dumps({"kind": kind, "setting": name, "device": device, "max": [max(d) for d in differences],
                           "first_step_over_1e-4": [next((s + 1 for s, v in enumerate(d) if v > 1e-4), None) for d in differences]}), flush=True)
 
 

@@ -35,6 +35,7 @@ from collections.abc import Callable
 import pandas as pd
 import torch
 
+from ..cuda_graphs import WARMUP, CapturedStep
 from ..models.acm import Gate, Learners
 from ..models.transformer import MLP
 from ..training import cores, default_device, num_threads
@@ -109,20 +110,14 @@ def fused_layer(learners: Learners, z: torch.Tensor, cases: list[torch.Tensor]) 
         return None, {"fused_error": f"{type(error).__name__}: {error}"}
 
 
-def replayed(fn: Callable[[], object]) -> Callable[[], None]:
-    """``fn`` (CUDA work that never waits for the host) recorded once as a CUDA graph: its replay,
-    one launch for every kernel. Warmed up first on a side stream, as a capture asks (the Triton
-    kernels autotune there)."""
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        fn()
-    return graph.replay
+def replayed(fn: Callable[[], object]) -> Callable[[], object]:
+    """``fn`` (CUDA work that never waits for the host) recorded once as a CUDA graph by
+    :class:`~ponder.cuda_graphs.CapturedStep` (warmed up on a side stream first, where the Triton
+    kernels autotune): its replay, one launch for every kernel."""
+    step = CapturedStep(lambda batch: fn())
+    for _ in range(WARMUP + 1):  # the warm-up calls, then the capture
+        step(())
+    return lambda: step(())
 
 
 def replays(executions: dict[str, Callable[[], object]], dense: Callable[[], object]) -> tuple[dict, dict]:
