@@ -363,6 +363,25 @@ def test_latency_bench_keeps_the_ratio_of_every_round():
     assert all(r > 0 for r in case["naive_ratios"] + case["grouped_ratios"])
 
 
+def test_latency_bench_rounds_time_every_case(monkeypatch):
+    """Each round calls every case (fraction) once, so that a case's rounds span the whole
+    measurement: its standard error then holds what a slower minute of the machine does to it."""
+    from ponder.bench import acm as bench
+
+    order = []
+    real = bench.time_rounds
+
+    def recording(fns, repeats, warmup):
+        order.append(list(fns))
+        return real(fns, repeats, warmup)
+
+    monkeypatch.setattr(bench, "time_rounds", recording)
+    cases = bench.measure(repeats=2, images=1, fractions=(0.25, 1.0), threads=1)["cases"]
+    assert order == [[(0, "dense"), (0, "naive"), (0, "grouped"), (1, "dense"), (1, "naive"), (1, "grouped")]]
+    assert [c["fraction"] for c in cases] == [0.25, 1.0] and all(len(c["grouped_ratios"]) == 2 for c in cases)
+    assert cases[0]["mean_learners"] == 1.0 and cases[1]["mean_learners"] == 4.0  # each case keeps its own learner counts
+
+
 def test_profile_sizes_scale_the_baselines_and_the_loss_weights():
     from ponder.experiments import acm
 
