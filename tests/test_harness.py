@@ -203,6 +203,13 @@ def test_there_are_notebooks():
     assert any(p.stem == "explore_hops" for p in NOTEBOOKS)
 
 
+def test_a_misspelt_notebook_is_a_usage_error_not_a_traceback(capsys):
+    with pytest.raises(SystemExit) as stop:
+        notebooks.main(["run", "hyla_sraven", "hyper_utt", "--profile", "smoke"])
+    assert stop.value.code == 2  # argparse's exit status for a bad argument, before anything runs
+    assert "unknown notebook(s) ['hyper_utt']; choose from" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_conventions(path):
     """profile/seed/interactive are papermill parameters; widget cells are skipped by nbval."""

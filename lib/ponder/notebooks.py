@@ -252,6 +252,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "nbval", help="folder for prepare")
     parser.add_argument("--ref", default="HEAD", help="the commit verify compares with")
     args = parser.parse_args(argv)
+    try:
+        find(args.names)
+    except ValueError as error:  # a misspelt name: say so, as for any bad argument
+        parser.error(str(error))
     if args.action == "run":
         run(args.profile, args.seed, args.names, args.jobs)
     elif args.action == "refresh":
