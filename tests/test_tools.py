@@ -143,9 +143,14 @@ def test_gpu_plan_counts_the_training_streams_drawn_before_the_runs(tmp_path, ca
 
 def test_together_probe_replays_seeds_together_against_each_alone(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "lib"), "PONDER_RESULTS": str(tmp_path)}
-    done = subprocess.run([sys.executable, str(ROOT / "tools" / "together-probe.py"), "ut_act"],
-                          env=env, capture_output=True, text=True, timeout=300)
+    env.pop("CUBLAS_WORKSPACE_CONFIG", None)
+    probe = [sys.executable, str(ROOT / "tools" / "together-probe.py")]
+    done = subprocess.run([*probe, "ut_act", "2"], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [line["setting"] for line in lines] == ["default"]  # on the CPU the two trainings agree to float32 rounding
-    assert len(lines[0]["max"]) == 3 and max(lines[0]["max"]) < 1e-5 and lines[0]["first_step_over_1e-4"] == [None] * 3
+    assert [line["setting"] for line in lines] == ["default"] * 2
+    # on the CPU the two trainings agree to float32 rounding, and a replay repeats the first bit for bit
+    assert all(len(line["max"]) == 3 and max(line["max"]) < 1e-5 and line["first_step_over_1e-4"] == [None] * 3 for line in lines)
+    assert "alone_drift" not in lines[0] and lines[1]["alone_drift"] == lines[1]["together_drift"] == [0.0] * 3
+    refused = subprocess.run([*probe, "ut_act", "--deterministic"], env=env, capture_output=True, text=True, timeout=300)
+    assert refused.returncode != 0 and "CUBLAS_WORKSPACE_CONFIG=:4096:8" in refused.stderr
