@@ -19,3 +19,40 @@ def test_several_benchmarks_run_each_in_a_process_of_its_own(monkeypatch):
 def test_an_unknown_benchmark_is_named():
     with pytest.raises(SystemExit, match="unknown benchmark.*nope"):
         ponder.bench.main(["streams", "nope"])
+
+
+STEADY_HEAP_PROBE = """
+import ponder, resource, sys, torch
+import ponder.bench
+if sys.argv[1] == "off":
+    ponder.bench.steady_heap = lambda: False  # time_rounds as it was before session 32
+from ponder.bench import acm
+torch.set_num_threads(1)
+z, mlp, learners, gate = acm.layer_parts()  # acm-9's layer on the CPU: 4,160 tokens of width 192, hidden 768
+generator, faults = torch.Generator().manual_seed(0), []
+def counted(fn):
+    def call():
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        fn()
+        faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+    return call
+with torch.inference_mode():  # two of acm-9's cases, each with its dense MLP, interleaved as acm-9 times them
+    calls = {}
+    for i, fraction in enumerate((0.25, 1.0)):
+        k = acm.random_choices(len(z), fraction, acm.N, generator)
+        calls |= {(i, name): counted(fn) for name, fn in ({"dense": lambda: mlp(z)} | acm.layer_executions(z, gate, learners, k, None)).items()}
+    ponder.bench.time_rounds(calls, repeats=4, warmup=2)
+print(sum(faults[2 * len(calls):]))  # the timed rounds' page faults
+"""
+
+
+@pytest.mark.skipif(not ponder.bench.steady_heap(), reason="no glibc mallopt here")
+def test_timed_calls_fault_no_fresh_pages():
+    """``time_rounds`` makes the heap steady first (:func:`ponder.bench.steady_heap`): the calls it times
+    map no fresh pages. Without it, glibc gave acm-9's layers thousands of fresh pages on every call
+    (1,500-9,300 faults a call, by what the call before had freed), which made the same dense MLP take
+    45-75 ms by its place in a round."""
+    faults = {mode: int(subprocess.run([sys.executable, "-c", STEADY_HEAP_PROBE, mode], capture_output=True, text=True, check=True).stdout)
+              for mode in ("on", "off")}
+    assert faults["on"] < 50, faults
+    assert faults["off"] > 10_000, faults  # what the probe sees without it: the probe can tell

@@ -41,7 +41,7 @@ from ..cuda_graphs import WARMUP, CapturedStep
 from ..models.acm import Gate, Learners
 from ..models.transformer import MLP
 from ..training import cores, default_device, num_threads
-from . import median, time_rounds, write_result
+from . import median, steady_heap, time_rounds, write_result
 
 N, GATE_HIDDEN = 4, 16
 LAYERS = {  # width, hidden, images, tokens per image, dtype
@@ -140,7 +140,7 @@ def _measure(repeats: int, images: int | None, fractions, mix: str) -> dict:
     generator = torch.Generator().manual_seed(0)
     result = {"device": torch.cuda.get_device_name() if device.type == "cuda" else "cpu", "dtype": str(dtype).removeprefix("torch."), "mix": mix,
               "threads": torch.get_num_threads(), "width": width, "hidden": hidden, "learners": N, "tokens": len(z), "repeats": repeats,
-              "gate_macs_fraction": gate.macs / (2 * width * hidden), "cases": []}
+              "gate_macs_fraction": gate.macs / (2 * width * hidden), "steady_heap": steady_heap(), "cases": []}
     counts = [random_choices(len(z), fraction, N, generator, mix).to(device) for fraction in fractions]
     with torch.inference_mode():
         fused, notes = fused_layer(learners, z, counts + [torch.zeros_like(counts[0])])
