@@ -47,16 +47,21 @@ def replay(kind: str) -> tuple[list[list[float]], list[list[float]]]:
     return alone, [test_gpu.losses(t) for t in ensemble.train_together(models, loss, members)]
 
 
+def relative_differences(a: list[float], b: list[float]) -> list[float]:
+    """The relative difference of ``b`` from ``a``, step by step."""
+    return [abs(y - x) / abs(x) for x, y in zip(a, b)]
+
+
 def largest_difference(a: list[float], b: list[float]) -> float:
     """The largest relative difference of ``b`` from ``a``, step by step."""
-    return max(abs(y - x) / abs(x) for x, y in zip(a, b))
+    return max(relative_differences(a, b))
 
 
 def report(kind: str, setting: str, device: str, alone: list[list[float]], together: list[list[float]], first=None) -> dict:
     """One replay's JSON line; ``first``: the kind's first replay ``(alone, together)`` to measure drift against."""
     line = {"kind": kind, "setting": setting, "device": device,
             "max": [largest_difference(a, t) for a, t in zip(alone, together)],
-            "first_step_over_1e-4": [next((s + 1 for s, (x, y) in enumerate(zip(a, t)) if abs(y - x) / abs(x) > 1e-4), None) for a, t in zip(alone, together)]}
+            "first_step_over_1e-4": [next((s + 1 for s, d in enumerate(relative_differences(a, t)) if d > 1e-4), None) for a, t in zip(alone, together)]}
     if first is not None:
         line["alone_drift"] = [largest_difference(a0, a) for a0, a in zip(first[0], alone)]
         line["together_drift"] = [largest_difference(t0, t) for t0, t in zip(first[1], together)]
