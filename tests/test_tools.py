@@ -35,7 +35,7 @@ def test_gpu_plan_counts_the_seeds_trained_together():
     tool = load_tool("gpu-plan")
     table = tool.plan("gpu")
     assert table["hyper_ut"]["hut/cpvr"][:1] + table["hyper_ut"]["hut/cpvr"][2:] == [18, "together"]  # 6 kinds x 3 seeds, each counted
-    assert table["survey_parity"]["survey/parity"][2] == "eager" and table["hyla_sraven"]["hyla/sraven"][2] == "captured"
+    assert table["survey_parity"]["survey/parity"][2] == "eager" and table["hyla_sraven"]["hyla/sraven"][2] == "compiled"
 
 
 def test_gpu_plan_reads_the_measured_rates():
@@ -107,11 +107,11 @@ def test_gpu_plan_applies_the_rules_of_run_md_to_the_rates():
 
 @pytest.mark.skipif(shutil.which("bash") is None or shutil.which("split") is None, reason="needs bash and coreutils")
 def test_gpu_slice_packs_what_a_carry_can_hold(tmp_path):
-    """A finished run over 10 MB (a language model, a 12-block ViT) stays out of the run cache's
-    pack, which the next lease carries within 64 MiB; smaller finished runs and runs still training
-    (a checkpoint, no metrics) go in, whatever their size."""
+    """A run over 10 MB, finished (a language model) or cut off (a 12-block ViT's checkpoint), stays
+    out of the run cache's pack, which the next lease carries within 64 MiB; smaller runs, finished
+    or still training (a checkpoint, no metrics), go in."""
     runs = {"hyla/text/hyla/a": ("model.safetensors", 11, True), "hyla/sraven/hyla/b": ("model.safetensors", 2, True),
-            "acm/base/c": ("checkpoint.safetensors", 12, False)}
+            "acm/base/c": ("checkpoint.safetensors", 12, False), "hyla/sraven/hyla/d": ("checkpoint.safetensors", 3, False)}
     for name, (weights, megabytes, finished) in runs.items():
         folder = tmp_path / "results" / "gpu" / name
         folder.mkdir(parents=True)
@@ -120,11 +120,13 @@ def test_gpu_slice_packs_what_a_carry_can_hold(tmp_path):
             (folder / "metrics.json").write_text("{}")
     done = subprocess.run(["bash", str(ROOT / "tools" / "gpu-slice.sh"), str(tmp_path / "out"), "100"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "not packed, a finished run over 10 MB: results/gpu/hyla/text/hyla/a" in done.stdout
+    assert "not packed, a run over 10 MB: results/gpu/hyla/text/hyla/a" in done.stdout
+    assert "not packed, a run over 10 MB: results/gpu/acm/base/c" in done.stdout
     parts = b"".join(part.read_bytes() for part in sorted((tmp_path / "out").glob("runs-gpu.tgz.part-*")))
     listing = subprocess.run(["tar", "tzf", "-"], input=parts, capture_output=True, check=True).stdout.decode().split()
     files = {path for path in listing if not path.endswith("/")}
-    assert files == {"results/gpu/hyla/sraven/hyla/b/model.safetensors", "results/gpu/hyla/sraven/hyla/b/metrics.json", "results/gpu/acm/base/c/checkpoint.safetensors"}
+    assert files == {"results/gpu/hyla/sraven/hyla/b/model.safetensors", "results/gpu/hyla/sraven/hyla/b/metrics.json",
+                     "results/gpu/hyla/sraven/hyla/d/checkpoint.safetensors"}
 
 
 def test_gpu_plan_counts_the_training_streams_drawn_before_the_runs(tmp_path, capsys):
@@ -145,12 +147,13 @@ def test_together_probe_replays_seeds_together_against_each_alone(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "lib"), "PONDER_RESULTS": str(tmp_path)}
     env.pop("CUBLAS_WORKSPACE_CONFIG", None)
     probe = [sys.executable, str(ROOT / "tools" / "together-probe.py")]
-    done = subprocess.run([*probe, "ut_act", "2"], env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([*probe, "ut_act", "2", "--log-every", "5"], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [line["setting"] for line in lines] == ["default"] * 2
+    assert [(line["setting"], line["log_every"]) for line in lines] == [("default", 5)] * 2
     # on the CPU the two trainings agree to float32 rounding, and a replay repeats the first bit for bit
     assert all(len(line["max"]) == 3 and max(line["max"]) < 1e-5 and line["first_step_over_1e-4"] == [None] * 3 for line in lines)
+    assert all(end["weights"][1] < 1e-5 and end["halting_steps_differ"] == 0 and end["logits"] < 1e-4 for end in lines[0]["end"])
     assert "alone_drift" not in lines[0] and lines[1]["alone_drift"] == lines[1]["together_drift"] == [0.0] * 3
     refused = subprocess.run([*probe, "ut_act", "--deterministic"], env=env, capture_output=True, text=True, timeout=300)
     assert refused.returncode != 0 and "CUBLAS_WORKSPACE_CONFIG=:4096:8" in refused.stderr

@@ -31,7 +31,7 @@ FAMILY = {
     "hyla/sraven": ("sraven", True),
     "hyla/fuzzy": ("fuzzy", True),
     "hyla/text": ("text", False),
-    "hut/vision": ("digits U-ViT", True),
+    "hut/vision": ("digits U-ViT", False),
     "hut/scratchpad": ("C-PVR", False),  # a 6-layer sequence-to-sequence model: no family of its own
     "hut": ("C-PVR", True),
     "survey/cpvr": ("C-PVR", False),

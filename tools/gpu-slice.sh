@@ -23,10 +23,12 @@
 # of 15 MB, runs-gpu.tgz.part-aa, -ab, ... (at most 6). Unpacked here (`cat OUT/runs-gpu.tgz.part-* |
 # tar xzf -` in the repository's root) and carried by the next slice (`carry: [".whl", "results/gpu"]`),
 # it lets runs cut off in one slice resume in the next. A carry holds 64 MiB in all, the wheels
-# 30 MB of it (20 without espeakng-loader, which only the speech data needs), so the finished runs
-# of more than 10 MB (the 12-block ViTs: 22 MB of weights; the language models: 13 MB) stay out of
-# the pack, named in the log: finish their notebooks (the ACM ones, hyla_lm) in the call that
-# trains them (calls on a machine still warm find results/gpu as the last one left it).
+# 30 MB of it (20 without espeakng-loader, which only the speech data needs), so the runs of more
+# than 10 MB, finished or cut off (the 12-block ViTs: 22 MB of weights, 66 MB with a checkpoint; the
+# language models: 13 MB) stay out of the pack, named in the log: finish their notebooks (the ACM
+# ones, hyla_lm) in the call that trains them (calls on a machine still warm find results/gpu as the
+# last one left it). (On 2026-11-27 acm_vit was cut off with its ViTs' checkpoints in the cache, and
+# the pack came to 21 parts, of which the run tool brought back 4: nothing could be unpacked.)
 # The notebooks' packages (papermill, nbval, datasets, ...) come from wheels in .whl/ when there is one.
 set -u
 out=$1 budget=$2
@@ -56,8 +58,8 @@ tar czf "$out/logs.tgz" -C "$logs" .
 tar czf "$out/figures-gpu.tgz" figures/gpu $( [ -d results/gpu/claims ] && echo results/gpu/claims )
 if [ -d results/gpu ]; then
   skip=()
-  for run in $(find results/gpu -name metrics.json -printf '%h\n'); do
-    [ "$(du -sm "$run" | cut -f1)" -gt 10 ] && { skip+=("--exclude=$run"); echo "not packed, a finished run over 10 MB: $run"; }
+  for run in $(find results/gpu \( -name metrics.json -o -name checkpoint.safetensors \) -printf '%h\n' | sort -u); do
+    [ "$(du -sm "$run" | cut -f1)" -gt 10 ] && { skip+=("--exclude=$run"); echo "not packed, a run over 10 MB: $run"; }
   done
   tar czf - "${skip[@]}" results/gpu | split -b 15M -a 2 - "$out/runs-gpu.tgz.part-"
 fi

@@ -2,14 +2,18 @@
 ``tests/test_gpu.py::test_seeds_trained_together_follow_each_alone_on_cuda`` outside pytest.
 
 On the H200 (2026-11-27) that test failed for hyper_act under pytest (5.7e-4 apart at step 20, after
-the halting unit's hold ends), while a replay outside pytest agreed to 5e-7 at every step
+the halting unit's hold ends). Replayed here in the test's setting on the next lease (also
+2026-11-27), hyper_act's seeds together parted from alone by up to 9.7e-4 from step 2 on (seed 0;
+steps 7 and 8 for the others), repeats drifting not at all, and under deterministic kernels too
 (figures/gpu/RUN.md). Prints one JSON line per replay: each seed's largest relative loss difference
-together against alone (``max``) and the first step where it passes 1e-4 (``null``: none); from
+together against alone (``max``), the first step where it passes 1e-4 (``null``: none) and how far
+its two trained models end apart (``end``: the weight tensor furthest apart, the largest logit
+difference on a fresh batch and the number of its examples whose halting step differs); from
 the second replay of a kind on, also how far its alone and its together losses moved from the
 first replay's (``alone_drift``, ``together_drift``: nonzero means the device does not repeat
 itself, and a difference of together against alone may be that alone).
 
-    PYTHONPATH=lib python3 tools/together-probe.py KIND[,KIND...] [REPEATS] [--deterministic]
+    PYTHONPATH=lib python3 tools/together-probe.py KIND[,KIND...] [REPEATS] [--deterministic] [--log-every N]
 
 KIND: ut_act or hyper_act, several in the order given within one process (as pytest runs the
 parametrized cases); REPEATS (default 1) replays each that many times. The replays run as the test
@@ -19,6 +23,7 @@ instead (an op without a deterministic kernel warns); cuBLAS reads its determini
 setting when CUDA starts, so that run needs ``CUBLAS_WORKSPACE_CONFIG=:4096:8`` in its environment.
 """
 import ponder  # noqa: F401  (before torch: pinned numerics)
+import argparse
 import copy
 import dataclasses
 import json
@@ -31,20 +36,43 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import test_gpu  # noqa: E402  (its C-PVR setup: the batches, the seeds, the hold)
+from test_act import KEY_BIASES  # noqa: E402
 from ponder import ensemble, training  # noqa: E402
 from ponder.experiments import hyper_ut  # noqa: E402
 
 DETERMINISTIC_WORKSPACE = ":4096:8"
 
 
-def replay(kind: str) -> tuple[list[list[float]], list[list[float]]]:
-    """``(alone, together)``: each seed's loss at every step, trained alone and with the others."""
-    cfg = dataclasses.replace(test_gpu.TOGETHER_CFG, log_every=1)
+def replay(kind: str, log_every: int = 1) -> tuple[list[list[float]], list[list[float]], list[dict]]:
+    """``(alone, together, ends)``: each seed's loss at every ``log_every``-th step, trained alone
+    and with the others, and how far apart its two trained models end (:func:`end_difference`)."""
+    cfg = dataclasses.replace(test_gpu.TOGETHER_CFG, log_every=log_every)
     make = partial(hyper_ut.build, kind, test_gpu.LENGTH, dict(test_gpu.SMOKE, steps=6))
     batches, loss = test_gpu.cpvr_parts(kind)[1], hyper_ut.loss_fn(test_gpu.SMOKE["tau"])
     models, members = test_gpu.seed_group(make, batches, cfg)
-    alone = [test_gpu.losses(training.train(copy.deepcopy(m), loss, member.batches, member.cfg)) for m, member in zip(models, members)]
-    return alone, [test_gpu.losses(t) for t in ensemble.train_together(models, loss, members)]
+    alone_models = [copy.deepcopy(m) for m in models]
+    alone = [test_gpu.losses(training.train(m, loss, member.batches, member.cfg)) for m, member in zip(alone_models, members)]
+    together = [test_gpu.losses(t) for t in ensemble.train_together(models, loss, members)]
+    return alone, together, [end_difference(a, t, batches(10**6)) for a, t in zip(alone_models, models)]
+
+
+@torch.no_grad()
+def end_difference(alone: torch.nn.Module, together: torch.nn.Module, batch) -> dict:
+    """How far a seed's model trained together ends from the same seed's trained alone: the weight
+    tensor furthest apart (``||t - a|| / ||a||``) among the key biases (whose gradient is rounding:
+    ``test_act.KEY_BIASES``) and among the others, and on a fresh batch the largest logit
+    difference and the examples whose halting step ``N`` (the integer part of ``N + R``) differs.
+    Weights close while the losses parted say an example's halting step tipped; weights apart say
+    the steps themselves differ."""
+    a, t = dict(alone.named_parameters()), dict(together.named_parameters())
+    apart = {n: ((t[n] - a[n]).norm() / a[n].norm().clamp_min(1e-30)).item() for n in a}
+    furthest = lambda names: max(((n, apart[n]) for n in names), key=lambda item: item[1], default=None)  # noqa: E731
+    x = batch[0].to(next(alone.parameters()).device)
+    out_a, out_t = alone(x), together(x)
+    return {"weights": furthest([n for n in apart if not n.endswith(KEY_BIASES)]),
+            "key_biases": furthest([n for n in apart if n.endswith(KEY_BIASES)]),
+            "logits": (out_t.logits - out_a.logits).abs().max().item(),
+            "halting_steps_differ": int((out_t.ponder.floor() != out_a.ponder.floor()).sum().item())}
 
 
 def relative_differences(a: list[float], b: list[float]) -> list[float]:
@@ -57,11 +85,13 @@ def largest_difference(a: list[float], b: list[float]) -> float:
     return max(relative_differences(a, b))
 
 
-def report(kind: str, setting: str, device: str, alone: list[list[float]], together: list[list[float]], first=None) -> dict:
+def report(kind: str, setting: str, device: str, log_every: int, alone, together, ends: list[dict], first=None) -> dict:
     """One replay's JSON line; ``first``: the kind's first replay ``(alone, together)`` to measure drift against."""
-    line = {"kind": kind, "setting": setting, "device": device,
+    line = {"kind": kind, "setting": setting, "device": device, "log_every": log_every,
             "max": [largest_difference(a, t) for a, t in zip(alone, together)],
-            "first_step_over_1e-4": [next((s + 1 for s, d in enumerate(relative_differences(a, t)) if d > 1e-4), None) for a, t in zip(alone, together)]}
+            "first_step_over_1e-4": [next(((s + 1) * log_every for s, d in enumerate(relative_differences(a, t)) if d > 1e-4), None)
+                                     for a, t in zip(alone, together)],
+            "end": ends}
     if first is not None:
         line["alone_drift"] = [largest_difference(a0, a) for a0, a in zip(first[0], alone)]
         line["together_drift"] = [largest_difference(t0, t) for t0, t in zip(first[1], together)]
@@ -69,18 +99,23 @@ def report(kind: str, setting: str, device: str, alone: list[list[float]], toget
 
 
 def main(argv: list[str]) -> None:
-    kinds, repeats = argv[0].split(","), int(argv[1]) if len(argv) > 1 and argv[1].isdigit() else 1
-    deterministic = "--deterministic" in argv
-    if deterministic and os.environ.get("CUBLAS_WORKSPACE_CONFIG") != DETERMINISTIC_WORKSPACE:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("kinds", help="ut_act and/or hyper_act, comma-separated, replayed in this order")
+    parser.add_argument("repeats", nargs="?", type=int, default=1)
+    parser.add_argument("--deterministic", action="store_true")
+    parser.add_argument("--log-every", type=int, default=1, help="the steps whose loss is read back (the test: 5)")
+    args = parser.parse_args(argv)
+    if args.deterministic and os.environ.get("CUBLAS_WORKSPACE_CONFIG") != DETERMINISTIC_WORKSPACE:
         raise SystemExit(f"--deterministic needs CUBLAS_WORKSPACE_CONFIG={DETERMINISTIC_WORKSPACE} in the environment (cuBLAS reads it when CUDA starts)")
     device = "cuda" if torch.cuda.is_available() else "cpu"
     test_gpu.keep_tf32_off(device=device)  # as the test's fixture does
-    torch.use_deterministic_algorithms(deterministic, warn_only=True)
-    for kind in kinds:
+    torch.use_deterministic_algorithms(args.deterministic, warn_only=True)
+    setting = "deterministic" if args.deterministic else "default"
+    for kind in args.kinds.split(","):
         first = None
-        for _ in range(repeats):
-            alone, together = replay(kind)
-            print(json.dumps(report(kind, "deterministic" if deterministic else "default", device, alone, together, first)), flush=True)
+        for _ in range(args.repeats):
+            alone, together, ends = replay(kind, args.log_every)
+            print(json.dumps(report(kind, setting, device, args.log_every, alone, together, ends, first)), flush=True)
             first = first or (alone, together)
 
 
