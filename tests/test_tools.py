@@ -77,9 +77,9 @@ def test_gpu_plan_applies_the_rules_of_run_md_to_the_rates():
             {"family": "C-PVR e", "shared_steps_per_s": 100.0}]
     lines = tool.decisions(rows)
     assert lines == [
-        "C-PVR a, captured: 90 against eager 100 (0.90x): capture=False in hyper_ut.train_cpvr",
+        "C-PVR a, captured: 90 against eager 100 (0.90x): capture=False in hyper_ut.train_cpvr for runs not trained together (none while seeds_together is on)",
         "C-PVR a, together: 250 against eager 100 (2.50x): keep",
-        "C-PVR b, captured: failed (no graph): capture=False in hyper_ut.train_cpvr",
+        "C-PVR b, captured: failed (no graph): capture=False in hyper_ut.train_cpvr for runs not trained together (none while seeds_together is on)",
         "C-PVR b, together: failed (no graph): seeds_together=False in the gpu row of lib/ponder/sizes/hyper_ut.py",
         "digits U-ViT c, captured: 11 against eager 10 (1.10x): keep",
         "compiled sraven d: 109 against 100 captured (1.09x): no change (below 1.1x)",

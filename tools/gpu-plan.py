@@ -72,7 +72,7 @@ def rates(bench: Path) -> dict[tuple[str, str], float]:
 # RUN.md's rules for the runs' modes: (family prefix, mode, the change where its rate is below the eager
 # rate of as many processes sharing the GPU, or where the benchmark's ``what_error`` says it failed)
 BELOW_EAGER = (
-    ("C-PVR", "captured", "capture=False in hyper_ut.train_cpvr"),
+    ("C-PVR", "captured", "capture=False in hyper_ut.train_cpvr for runs not trained together (none while seeds_together is on)"),
     ("C-PVR", "together", "seeds_together=False in the gpu row of lib/ponder/sizes/hyper_ut.py"),
     ("digits U-ViT", "captured", "capture=False in hyper_ut_vision.train_vision"),
 )
