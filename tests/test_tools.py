@@ -147,11 +147,12 @@ def test_together_probe_replays_seeds_together_against_each_alone(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "lib"), "PONDER_RESULTS": str(tmp_path)}
     env.pop("CUBLAS_WORKSPACE_CONFIG", None)
     probe = [sys.executable, str(ROOT / "tools" / "together-probe.py")]
-    done = subprocess.run([*probe, "ut_act", "2", "--log-every", "5"], env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([*probe, "ut_act", "2", "--log-every", "5", "--attention", "fused"], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [(line["setting"], line["log_every"]) for line in lines] == [("default", 5)] * 2
-    # on the CPU the two trainings agree to float32 rounding, and a replay repeats the first bit for bit
+    assert [(line["setting"], line["log_every"]) for line in lines] == [("default, fused attention", 5)] * 2
+    # on the CPU the two trainings agree to float32 rounding (with PyTorch's fused attention too, which
+    # the CPU otherwise skips at these lengths), and a replay repeats the first bit for bit
     assert all(len(line["max"]) == 3 and max(line["max"]) < 1e-5 and line["first_step_over_1e-4"] == [None] * 3 for line in lines)
     assert all(end["weights"][1] < 1e-5 and end["halting_steps_differ"] == 0 and end["logits"] < 1e-4 for end in lines[0]["end"])
     assert "alone_drift" not in lines[0] and lines[1]["alone_drift"] == lines[1]["together_drift"] == [0.0] * 3

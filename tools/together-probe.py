@@ -5,7 +5,11 @@ On the H200 (2026-11-27) that test failed for hyper_act under pytest (5.7e-4 apa
 the halting unit's hold ends). Replayed here in the test's setting on the next lease (also
 2026-11-27), hyper_act's seeds together parted from alone by up to 9.7e-4 from step 2 on (seed 0;
 steps 7 and 8 for the others), repeats drifting not at all, and under deterministic kernels too
-(figures/gpu/RUN.md). Prints one JSON line per replay: each seed's largest relative loss difference
+(figures/gpu/RUN.md). On the CPU these short sequences never reach PyTorch's fused attention
+(:func:`ponder.models.transformer.attend` multiplies explicitly there), so the CPU's test of the
+same training cannot see what the fused kernels do under ``vmap``; ``--attention`` replays with
+the fused function's reference kernel (``math``), with the explicit product (``explicit``) or
+with the fused function (``fused``) on any device. Prints one JSON line per replay: each seed's largest relative loss difference
 together against alone (``max``), the first step where it passes 1e-4 (``null``: none) and how far
 its two trained models end apart (``end``: the weight tensor furthest apart, the largest logit
 difference on a fresh batch and the number of its examples whose halting step differs); from
@@ -13,7 +17,7 @@ the second replay of a kind on, also how far its alone and its together losses m
 first replay's (``alone_drift``, ``together_drift``: nonzero means the device does not repeat
 itself, and a difference of together against alone may be that alone).
 
-    PYTHONPATH=lib python3 tools/together-probe.py KIND[,KIND...] [REPEATS] [--deterministic] [--log-every N]
+    PYTHONPATH=lib python3 tools/together-probe.py KIND[,KIND...] [REPEATS] [--deterministic] [--log-every N] [--attention default|math|explicit|fused]
 
 KIND: ut_act or hyper_act, several in the order given within one process (as pytest runs the
 parametrized cases); REPEATS (default 1) replays each that many times. The replays run as the test
@@ -29,16 +33,21 @@ import dataclasses
 import json
 import os
 import sys
+from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
+from unittest.mock import patch
 
 import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import test_gpu  # noqa: E402  (its C-PVR setup: the batches, the seeds, the hold)
 from test_act import KEY_BIASES  # noqa: E402
 from ponder import ensemble, training  # noqa: E402
 from ponder.experiments import hyper_ut  # noqa: E402
+from ponder.models import hyper_block, transformer  # noqa: E402
 
 DETERMINISTIC_WORKSPACE = ":4096:8"
 
@@ -75,6 +84,27 @@ def end_difference(alone: torch.nn.Module, together: torch.nn.Module, batch) -> 
             "halting_steps_differ": int((out_t.ponder.floor() != out_a.ponder.floor()).sum().item())}
 
 
+def use_attention(kernels: str):
+    """A context in which the models attend with ``kernels``: ``default`` (on CUDA PyTorch's fused
+    ``scaled_dot_product_attention``; on the CPU the explicit product for these short sequences,
+    :func:`ponder.models.transformer.attend`), ``math`` (the fused function's reference kernel) or
+    ``explicit`` (:func:`ponder.models.transformer.explicit_attention`, three plain operations, on
+    any device: what the CPU runs) or ``fused`` (``scaled_dot_product_attention`` on any device:
+    what CUDA runs)."""
+    if kernels == "math":
+        return sdpa_kernel(SDPBackend.MATH)
+    stack = ExitStack()
+    if kernels in ("explicit", "fused"):
+        def attend(q, k, v, mask=None, causal=False, dropout=0.0):
+            if kernels == "explicit" and mask is None and not causal:
+                return transformer.explicit_attention(q, k, v, dropout)
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, dropout_p=dropout)
+
+        for module in (transformer, hyper_block):
+            stack.enter_context(patch.object(module, "attend", attend))
+    return stack
+
+
 def relative_differences(a: list[float], b: list[float]) -> list[float]:
     """The relative difference of ``b`` from ``a``, step by step."""
     return [abs(y - x) / abs(x) for x, y in zip(a, b)]
@@ -104,17 +134,19 @@ def main(argv: list[str]) -> None:
     parser.add_argument("repeats", nargs="?", type=int, default=1)
     parser.add_argument("--deterministic", action="store_true")
     parser.add_argument("--log-every", type=int, default=1, help="the steps whose loss is read back (the test: 5)")
+    parser.add_argument("--attention", choices=("default", "math", "explicit", "fused"), default="default", help="the attention kernels (use_attention)")
     args = parser.parse_args(argv)
     if args.deterministic and os.environ.get("CUBLAS_WORKSPACE_CONFIG") != DETERMINISTIC_WORKSPACE:
         raise SystemExit(f"--deterministic needs CUBLAS_WORKSPACE_CONFIG={DETERMINISTIC_WORKSPACE} in the environment (cuBLAS reads it when CUDA starts)")
     device = "cuda" if torch.cuda.is_available() else "cpu"
     test_gpu.keep_tf32_off(device=device)  # as the test's fixture does
     torch.use_deterministic_algorithms(args.deterministic, warn_only=True)
-    setting = "deterministic" if args.deterministic else "default"
+    setting = ("deterministic" if args.deterministic else "default") + ("" if args.attention == "default" else f", {args.attention} attention")
     for kind in args.kinds.split(","):
         first = None
         for _ in range(args.repeats):
-            alone, together, ends = replay(kind, args.log_every)
+            with use_attention(args.attention):
+                alone, together, ends = replay(kind, args.log_every)
             print(json.dumps(report(kind, setting, device, args.log_every, alone, together, ends, first)), flush=True)
             first = first or (alone, together)
 
