@@ -31,6 +31,23 @@ def test_gpu_plan_counts_every_notebooks_runs_and_trains_none(isolated_outputs):
     assert tool.acm.train_run.__name__ == "train_run" and tool.ensemble.train_runs.__name__ == "train_runs"  # the trainers are back
 
 
+def test_gpu_plan_times_the_runs_that_wait_on_each_other(tmp_path):
+    """An ACM notebook's base ViT and phases run before its jobs, one after the other: the notebook
+    takes at least its longest upstream chain, then its longest job, each at one process's rate."""
+    tool = load_tool("gpu-plan")
+    chains = {}
+    tool.plan("smoke", chains)
+    upstream, jobs = chains["acm_vit"]
+    assert [name for name, _, _ in upstream[0]][:2] == ["acm/base", "acm/phase1-n4"] and all(jobs)
+    assert chains["acm_ablations"][0] == [[]]  # acm_vit trained them: counted once
+    bench = tmp_path / "train.json"
+    bench.write_text(json.dumps({"families": [{"family": "ViT b", "steps_per_s": 2.0, "shared_steps_per_s": 8.0}]}))
+    alone = tool.rates(bench, shared=False)
+    assert alone["ViT", "eager"] == 2.0 and tool.rates(bench)["ViT", "eager"] == 8.0
+    up, job = [("acm/base", 120, "eager"), ("acm/phase1-n4", 60, "eager")], [("acm/ztw", 240, "eager")]
+    assert tool.longest_path([up], [job, job[:0]], alone) == (180 + 240) / 2 / 60
+
+
 def test_gpu_plan_counts_the_seeds_trained_together():
     tool = load_tool("gpu-plan")
     table = tool.plan("gpu")

@@ -8,7 +8,10 @@ config, an untrained model back), so the plan is the runs ``make figures`` would
 counted once, in the notebook that first needs it. Minutes use the steps per second summed over
 the processes sharing one GPU that ``python -m ponder.bench train`` measured (captured where the
 runs capture their step, of seeds trained together where they train so: :data:`MODES`); a family
-the benchmark file lacks borrows another's rate, and says so. Before the runs, ``make figures``
+the benchmark file lacks borrows another's rate, and says so. A notebook whose runs wait on each
+other (an ACM notebook's base ViT, then its phases) cannot use that sum: its line also gives the
+least wall time of its longest chain of runs at one process's rates, and the total sums, per
+notebook, the larger of the two. Before the runs, ``make figures``
 draws the C-PVR training streams on every core of the host (:mod:`ponder.tasks.streams`): their
 steps, and their CPU-minutes at the draw time ``python -m ponder.bench streams`` measured.
 """
@@ -45,26 +48,32 @@ MODES = ("eager", "captured", "together", "compiled")
 COMPILED_GAIN = 1.1  # the sraven runs train compiled where the compiled row is at least this much faster (RUN.md)
 
 
-def rates(bench: Path) -> dict[tuple[str, str], float]:
-    """``{(family prefix, mode): run-steps/s}``, the slowest of the families that share a prefix; a
-    mode the benchmark did not measure falls back to the captured rate (captured to the eager one).
-    The compiled rates are those of the benchmark's ``"compiled ..."`` rows; its other variants
-    (``"bf16 ..."``) are no run's."""
+# the rate keys of bench-train.json: (eager, captured, seeds together), summed over processes sharing the GPU or alone
+RATE_KEYS = {True: ("shared_steps_per_s", "captured_shared_steps_per_s", "captured_together_shared_steps_per_s"),
+             False: ("steps_per_s", "captured_steps_per_s", "captured_together_steps_per_s")}
+
+
+def rates(bench: Path, shared: bool = True) -> dict[tuple[str, str], float]:
+    """``{(family prefix, mode): run-steps/s}``, the slowest of the families that share a prefix, summed
+    over the processes sharing the GPU (``shared``) or of one process alone; a mode the benchmark did
+    not measure falls back to the captured rate (captured to the eager one). The compiled rates are
+    those of the benchmark's ``"compiled ..."`` rows; its other variants (``"bf16 ..."``) are no run's."""
+    eager_key, captured_key, together_key = RATE_KEYS[shared]
     found = defaultdict(list)
     for row in json.loads(bench.read_text())["families"]:
         family = base_family(row["family"])
         variant = row["family"].removesuffix(family).strip()  # "" for the family's own row
         if "error" in row or variant not in ("", "compiled"):
             continue
-        eager = row["shared_steps_per_s"]
-        captured = row.get("captured_shared_steps_per_s", eager)
+        eager = row[eager_key]
+        captured = row.get(captured_key, eager)
         for prefix in {prefix for prefix, _ in FAMILY.values() if family.startswith(prefix)}:
             if variant:
                 found[prefix, "compiled"].append(captured)
                 continue
             found[prefix, "eager"].append(eager)
             found[prefix, "captured"].append(captured)
-            found[prefix, "together"].append(row.get("captured_together_shared_steps_per_s", captured))
+            found[prefix, "together"].append(row.get(together_key, captured))
     measured = {key: min(values) for key, values in found.items()}
     return measured | {(prefix, "compiled"): rate for (prefix, how), rate in measured.items() if how == "captured" and (prefix, "compiled") not in measured}
 
@@ -144,28 +153,61 @@ def mode(run) -> str:
     return "captured" if family(run.name)[1] else "eager"
 
 
-def plan(profile: str) -> dict[str, dict[str, list]]:
-    """``{notebook: {run group: [runs, steps, mode]}}`` of what ``profile`` trains."""
+def plan(profile: str, chains: dict | None = None) -> dict[str, dict[str, list]]:
+    """``{notebook: {run group: [runs, steps, mode]}}`` of what ``profile`` trains. A ``chains`` dict
+    gets ``{notebook: (upstream, jobs)}``: for each job, the runs it trains one after the other,
+    ``[(run name, steps, mode)]``, those of the jobs that run before the notebook's (an ACM
+    notebook's base model and phases) apart."""
     seen, table = set(), defaultdict(lambda: defaultdict(lambda: [0, 0, ""]))
     for notebook, todo in notebook_jobs(profile).items():
+        chain = []
 
         def record(run, make, *args, **kwargs):
             if run.key not in seen:
                 seen.add(run.key)
-                row = table[notebook][run.name if run.name.startswith("acm") else run.name.rsplit("/", 1)[0]]
+                row = table[notebook][group_name(run.name)]
                 row[0] += 1
                 row[1] += run.config["train"]["steps"]
                 row[2] = mode(run)
+                chain.append((run.name, run.config["train"]["steps"], mode(run)))
             torch.manual_seed(0)
             return make(), {}
 
         def record_group(members, make, *args, **kwargs):
             return [record(m.run, make) for m in members]
 
+        upstream = acm.upstream(profile, notebook) if notebook.startswith("acm_") else []
+        runs_of = {"upstream": [], "jobs": []}
         with recording(record, record_group):
-            for job in (acm.upstream(profile, notebook) if notebook.startswith("acm_") else []) + list(todo):
-                job()
+            for part, jobs in (("upstream", upstream), ("jobs", list(todo))):
+                for job in jobs:
+                    chain = []
+                    job()
+                    runs_of[part].append(chain)
+        if chains is not None:
+            chains[notebook] = (runs_of["upstream"], runs_of["jobs"])
     return table
+
+
+def group_name(run_name: str) -> str:
+    """The plan's line for a run: its name without the kind (``hut/cpvr/ut_act`` -> ``hut/cpvr``), ACM's whole."""
+    return run_name if run_name.startswith("acm") else run_name.rsplit("/", 1)[0]
+
+
+def chain_minutes(chain: list[tuple[str, int, str]], alone: dict) -> float:
+    """Minutes of the GPU that a job's runs take one after the other, each at one process's rate."""
+    return sum(steps / rate_of(alone, family(name)[0], how) / 60 for name, steps, how in chain)
+
+
+def rate_of(measured: dict, fam: str, how: str) -> float:
+    """The rate of ``(fam, how)``, or of the family it borrows from (:data:`BORROWED`)."""
+    return measured.get((fam, how)) or measured[BORROWED[fam], how]
+
+
+def longest_path(upstream: list, jobs: list, alone: dict) -> float:
+    """The longest the notebook's runs take whatever the processes that share the GPU: its longest
+    upstream job, then its longest job."""
+    return max((chain_minutes(c, alone) for c in upstream), default=0.0) + max((chain_minutes(c, alone) for c in jobs), default=0.0)
 
 
 @contextmanager
@@ -201,21 +243,22 @@ def print_streams(profile: str, measured: Path) -> None:
 
 
 def main(profile: str = "gpu", bench: str = str(ROOT / "figures" / "gpu" / "bench-train.json"), streams_bench: str = "") -> None:
-    measured = rates(Path(bench))
+    measured, alone = rates(Path(bench)), rates(Path(bench), shared=False)
     print(f"{profile}: the runs of every notebook, at the rates of {bench} ({json.loads(Path(bench).read_text())['device']})")
-    total, borrowed = 0.0, set()
-    for notebook, rows in plan(profile).items():
+    total, wall, borrowed, chains = 0.0, 0.0, set(), {}
+    for notebook, rows in plan(profile, chains).items():
         minutes = 0.0
         for name, (runs, steps, how) in sorted(rows.items()):
             fam = family(name)[0]
             if (fam, how) not in measured:
                 borrowed.add(fam)
-            rate = measured.get((fam, how)) or measured[BORROWED[fam], how]
+            rate = rate_of(measured, fam, how)
             minutes += steps / rate / 60
             print(f"  {name:24s} {runs:3d} runs {steps:9,d} steps {how:8s} at {rate:5.0f}/s {steps / rate / 60:5.1f} min{'' if (fam, how) in measured else f' ({fam}: rate of {BORROWED[fam]})'}")
-        total += minutes
-        print(f"{notebook:26s} {minutes:5.1f} GPU-min")
-    print(f"total {total:.1f} GPU-min" + (f"; not measured, borrowed: {', '.join(sorted(borrowed))}" if borrowed else ""))
+        path = longest_path(*chains[notebook], alone)
+        total, wall = total + minutes, wall + max(minutes, path)
+        print(f"{notebook:26s} {minutes:5.1f} GPU-min" + (f"; at least {path:.1f} min of wall: its runs that wait on each other, at one process's rates" if path > minutes else ""))
+    print(f"total {total:.1f} GPU-min, at least {wall:.1f} min of wall" + (f"; not measured, borrowed: {', '.join(sorted(borrowed))}" if borrowed else ""))
     lease = ROOT / "figures" / "gpu" / "bench-streams.json"
     print_streams(profile, Path(streams_bench) if streams_bench else lease if lease.exists() else ROOT / "results" / "bench" / "streams.json")
     print("what the rules of figures/gpu/RUN.md make of these rates:")
