@@ -197,6 +197,24 @@ def test_the_fused_layer_replayed_from_a_cuda_graph_computes_what_it_does_eagerl
     assert torch.equal(out, expected)
 
 
+def test_the_profile_counts_the_triton_kernels_time_on_cuda():
+    """``bench kernels`` sums the kernels' own time on the device: a matrix product's is its operator's
+    too, the fused ACM layer's Triton kernels (launched outside PyTorch's operators) only the kernels'.
+    (Before, ``device_s`` summed the operators and left the fused layer's two kernels out.)"""
+    from ponder.bench import kernels
+    from ponder.models import acm_triton
+
+    a = torch.randn(2048, 2048, device="cuda")
+    product = kernels.profiled(lambda: a @ a)
+    assert product["kernels"] and product["device_s"] == pytest.approx(product["attributed_s"], rel=0.05)
+    learners = Learners(768, 768, 4, 768).to("cuda", torch.bfloat16).eval()  # a ViT-B MLP in 4 learners
+    z = torch.randn(4096, 768, device="cuda", dtype=torch.bfloat16)
+    k = torch.full((len(z),), 4, dtype=torch.long, device="cuda")
+    with torch.inference_mode():
+        layer = kernels.profiled(lambda: acm_triton.fused(learners, z, k))
+    assert layer["device_s"] > 2 * layer["attributed_s"]  # the two kernels do nearly all the work at 4 of 4 learners
+
+
 def sraven_parts():
     """``(make_model, batches, loss_fn)`` of a smoke sraven HYLA run without code dropout (so that
     eager and captured training draw no random numbers and must agree)."""

@@ -25,9 +25,12 @@ WARMUP, REPEATS, TOP = 3, 5, 12
 
 
 def profiled(fn: Callable[[], object], top: int = TOP) -> dict:
-    """``fn``'s mean wall-clock seconds per call, the operators' self time per call summed
-    (``device_s``), and its ``top`` operators by self time: ``{op, calls, self_s, share, shapes}``
-    (per call of ``fn``; ``share`` of ``device_s``)."""
+    """``fn``'s mean wall-clock seconds per call, its time on the device per call (``device_s``: on a
+    GPU the kernels' own times summed, on the CPU the operators' self time), and its ``top``
+    operators by self time: ``{op, calls, self_s, share, shapes}`` (per call of ``fn``; ``share`` of
+    ``device_s``). On a GPU also ``attributed_s``, the part of ``device_s`` that the operators
+    account for (a kernel launched outside PyTorch's operators, as Triton's are, counts in
+    ``device_s`` only), and the ``kernels`` that take the most time, ``{kernel, calls, self_s}``."""
     for _ in range(WARMUP):
         fn()
     synchronize()
@@ -39,13 +42,20 @@ def profiled(fn: Callable[[], object], top: int = TOP) -> dict:
             fn()
         synchronize()
         wall = (time.perf_counter() - begin) / REPEATS
-    operators = [e for e in recording.key_averages(group_by_input_shape=True) if e.device_type == torch.autograd.DeviceType.CPU]
+    events = recording.key_averages(group_by_input_shape=True)
+    operators = [e for e in events if e.device_type == torch.autograd.DeviceType.CPU]
     self_us = lambda e: e.self_device_time_total if cuda else e.self_cpu_time_total  # noqa: E731
-    total = sum(self_us(e) for e in operators) / REPEATS / 1e6
+    per_call = lambda us: us / REPEATS / 1e6  # noqa: E731
+    attributed = per_call(sum(self_us(e) for e in operators))
+    kernels = sorted((e for e in events if e.device_type == torch.autograd.DeviceType.CUDA), key=self_us, reverse=True)
+    total = per_call(sum(self_us(e) for e in kernels)) if cuda else attributed
     ranked = sorted(operators, key=self_us, reverse=True)[:top]
-    return {"wall_s": wall, "device_s": total, "top": [
-        {"op": e.key, "calls": e.count / REPEATS, "self_s": self_us(e) / REPEATS / 1e6, "share": self_us(e) / REPEATS / 1e6 / total if total else 0.0,
+    result = {"wall_s": wall, "device_s": total, "top": [
+        {"op": e.key, "calls": e.count / REPEATS, "self_s": per_call(self_us(e)), "share": per_call(self_us(e)) / total if total else 0.0,
          "shapes": str(e.input_shapes)} for e in ranked]}
+    if cuda:
+        result |= {"attributed_s": attributed, "kernels": [{"kernel": e.key, "calls": e.count / REPEATS, "self_s": per_call(self_us(e))} for e in kernels[:top]]}
+    return result
 
 
 def training_steps(profile: str) -> dict[str, Callable[[], object]]:
