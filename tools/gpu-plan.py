@@ -160,7 +160,6 @@ def plan(profile: str, chains: dict | None = None) -> dict[str, dict[str, list]]
     notebook's base model and phases) apart."""
     seen, table = set(), defaultdict(lambda: defaultdict(lambda: [0, 0, ""]))
     for notebook, todo in notebook_jobs(profile).items():
-        chain = []
 
         def record(run, make, *args, **kwargs):
             if run.key not in seen:
@@ -177,15 +176,15 @@ def plan(profile: str, chains: dict | None = None) -> dict[str, dict[str, list]]
             return [record(m.run, make) for m in members]
 
         upstream = acm.upstream(profile, notebook) if notebook.startswith("acm_") else []
-        runs_of = {"upstream": [], "jobs": []}
+        found = ([], [])  # the chains of the upstream jobs, of the notebook's jobs
         with recording(record, record_group):
-            for part, jobs in (("upstream", upstream), ("jobs", list(todo))):
+            for jobs, chains_of_part in zip((upstream, list(todo)), found):
                 for job in jobs:
-                    chain = []
+                    chain = []  # what record() appends to while this job runs
                     job()
-                    runs_of[part].append(chain)
+                    chains_of_part.append(chain)
         if chains is not None:
-            chains[notebook] = (runs_of["upstream"], runs_of["jobs"])
+            chains[notebook] = found
     return table
 
 
