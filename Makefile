@@ -20,7 +20,10 @@ PY ?= $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 # a machine whose python already has torch (e.g. a GPU box): make ... PY=python3 INSTALL= (and PYTHONPATH=lib)
 INSTALL ?= $(STAMP)
-# extra pytest arguments, e.g. PYTEST_ARGS="-n 6 --dist loadfile" with pytest-xdist (one notebook per worker)
+# make test spreads its tests over TEST_WORKERS pytest-xdist workers (auto: one per core, at most 4),
+# a file to a worker (a notebook's cells in order); TEST_WORKERS=0 runs them in this process
+TEST_WORKERS ?= auto
+# extra pytest arguments, e.g. PYTEST_ARGS="-n 6 --dist loadfile" for make test-gpu
 PYTEST_ARGS ?=
 
 export HF_DATASETS_OFFLINE := 1
@@ -55,7 +58,7 @@ define nbval
 endef
 
 test: $(STAMP)
-	$(call nbval,build/nbval,build/test-results,tests)
+	$(call nbval,build/nbval,build/test-results,tests -n $(TEST_WORKERS) --maxprocesses 4 --dist loadfile)
 
 test-gpu: $(INSTALL)
 	@$(PY) -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 3)" || { echo "no CUDA device here: nothing to test"; exit 0; }

@@ -279,6 +279,32 @@ def test_compiled_training_equals_eager_on_cuda():
         assert torch.allclose(a, b, atol=1e-5, rtol=1e-4), name
 
 
+def test_compiled_sraven_loss_sums_its_small_products_and_equals_eager_on_cuda():
+    """At the gpu size (one layer: the same products), the compiled sraven loss computes HYLA's small
+    batched products as sums (inductor's pass fires: :mod:`ponder.compilation`), and its loss and
+    gradients are the eager ones, the same code dropout drawn."""
+    from torch._dynamo.utils import counters
+
+    s = hyla.sraven_setup("gpu", depth=1)
+    combos, _ = sraven.split(s.k, s.holdout)
+    batch = tuple(t.cuda() for t in sraven.batch(s.batch_size, combos, s.f, seed=0))
+    torch.manual_seed(0)
+    model = hyla.sraven_model(s).cuda().train()
+    counters.clear()
+    results = []
+    for loss_fn in (hyla.sraven_loss, compiled(hyla.sraven_loss)):
+        model.zero_grad()
+        torch.manual_seed(1)
+        loss = loss_fn(model, batch)
+        loss.backward()
+        results.append((loss.item(), [p.grad.clone() for p in model.parameters()]))
+    assert counters["inductor"]["decompose_bmm"] >= 4, dict(counters["inductor"])
+    (eager_loss, eager_grads), (loss, grads) = results
+    assert loss == pytest.approx(eager_loss, rel=1e-5)
+    for g, e in zip(grads, eager_grads):
+        assert (g - e).norm() <= 1e-3 * e.norm() + 1e-7
+
+
 def seed_group(make, batches, cfg: TrainConfig):
     """``(models, members)``: 3 seeds of ``make``'s model, seed ``s`` on the batches ``batches(1000 s + step)``."""
     models = []

@@ -74,7 +74,7 @@ def test_gpu_plan_times_compiled_runs_at_the_compiled_rows_rate(tmp_path):
     tool = load_tool("gpu-plan")
     row = lambda family, shared, captured: {"family": family, "shared_steps_per_s": shared, "captured_shared_steps_per_s": captured}  # noqa: E731
     bench = tmp_path / "train.json"
-    bench.write_text(json.dumps({"families": [row("sraven a", 10.0, 20.0), row("compiled sraven a", 5.0, 50.0), row("bf16 sraven a", 1.0, 1.0),
+    bench.write_text(json.dumps({"families": [row("sraven a", 10.0, 20.0), row("compiled sraven a", 5.0, 50.0), row("bf16 sraven a", 1.0, 1.0), row("compiled-cublas sraven a", 2.0, 2.0),
                                                row("ViT b", 3.0, 4.0), {"family": "compiled ViT b", "error": "no compiler"}]}))
     rates = tool.rates(bench)
     assert rates["sraven", "captured"] == 20.0 and rates["sraven", "compiled"] == 50.0 and rates["sraven", "eager"] == 10.0
@@ -90,6 +90,7 @@ def test_gpu_plan_applies_the_rules_of_run_md_to_the_rates():
             {"family": "digits U-ViT c", "shared_steps_per_s": 10.0, "captured_shared_steps_per_s": 11.0},
             {"family": "sraven d", "shared_steps_per_s": 50.0, "captured_shared_steps_per_s": 100.0},
             {"family": "compiled sraven d", "shared_steps_per_s": 40.0, "captured_shared_steps_per_s": 109.0},
+            {"family": "compiled-cublas sraven d", "shared_steps_per_s": 40.0, "captured_shared_steps_per_s": 100.0},
             {"family": "bf16 sraven d", "shared_steps_per_s": 60.0, "captured_shared_steps_per_s": 150.0},
             {"family": "C-PVR e", "shared_steps_per_s": 100.0}]
     lines = tool.decisions(rows)
@@ -100,6 +101,7 @@ def test_gpu_plan_applies_the_rules_of_run_md_to_the_rates():
         "C-PVR b, together: failed (no graph): seeds_together=False in the gpu row of lib/ponder/sizes/hyper_ut.py",
         "digits U-ViT c, captured: 11 against eager 10 (1.10x): keep",
         "compiled sraven d: 109 against 100 captured (1.09x): no change (below 1.1x)",
+        "compiled-cublas sraven d: the compiled row (small products as sums) 109 against 100 (1.09x): keep SUM_SMALL_PRODUCTS",
         "bf16 sraven d: 150 against 100 captured (1.50x): reported only",
         "C-PVR e, captured: not measured: no change until the benchmark measures it",
         "C-PVR e, together: not measured: no change until the benchmark measures it",
@@ -107,6 +109,9 @@ def test_gpu_plan_applies_the_rules_of_run_md_to_the_rates():
     ]
     rows[4]["captured_shared_steps_per_s"] = 110.0
     assert tool.decisions(rows)[5].endswith("(1.10x): compiled=True in the gpu row of lib/ponder/sizes/hyla.py")
+    rows[5]["captured_shared_steps_per_s"] = 111.0
+    assert tool.decisions(rows)[6].endswith("110 against 111 (0.99x): SUM_SMALL_PRODUCTS = False in lib/ponder/compilation.py")
+    assert tool.small_products("compiled-cublas e", 50.0, None) == "compiled-cublas e: 50 captured; the compiled row not measured: no change"
     # seeds_together is one setting for every C-PVR kind: the H200's rates of 2026-11-27 keep it on
     # though Hyper-UT's is below its eager one, since a run-step of each kind takes less time in all
     h200 = [{"family": "C-PVR ut_act", "shared_steps_per_s": 220.9, "captured_together_shared_steps_per_s": 447.4},

@@ -94,7 +94,9 @@ SHARED_SETTING = ("together",)
 def decisions(rows: list[dict]) -> list[str]:
     """What figures/gpu/RUN.md's rules make of the benchmark's ``rows`` (its ``"families"``), a line
     per rule and row: :data:`BELOW_EAGER`; the sraven runs train compiled where the ``compiled`` row's
-    captured rate is :data:`COMPILED_GAIN` times the plain row's; the ``bf16`` rows are reported only."""
+    captured rate is :data:`COMPILED_GAIN` times the plain row's, and with the small products as sums
+    where that row is as fast as the ``compiled-cublas`` one (:func:`small_products`); the ``bf16``
+    rows are reported only."""
     by_name = {row["family"]: row for row in rows}
     lines = []
     for name, row in by_name.items():
@@ -118,9 +120,20 @@ def decisions(rows: list[dict]) -> list[str]:
             verdict = f"{rate:.0f} against {plain:.0f} captured ({rate / plain:.2f}x)"
             if name.startswith("compiled sraven"):
                 lines.append(f"{name}: {verdict}: " + ("compiled=True in the gpu row of lib/ponder/sizes/hyla.py" if rate / plain >= COMPILED_GAIN else f"no change (below {COMPILED_GAIN}x)"))
+            elif name.startswith("compiled-cublas"):
+                lines.append(small_products(name, rate, by_name.get(f"compiled {base}", {}).get("captured_shared_steps_per_s")))
             else:
                 lines.append(f"{name}: {verdict}: reported only")
     return lines + [all_kinds(rows, prefix, how, change) for prefix, how, change in BELOW_EAGER if how in SHARED_SETTING]
+
+
+def small_products(name: str, cublas: float, sums: float | None) -> str:
+    """The rule on :data:`ponder.compilation.SUM_SMALL_PRODUCTS`: the runs compile with the small
+    batched products as sums where that step is at least as fast as the one that leaves them to cuBLAS."""
+    if sums is None:
+        return f"{name}: {cublas:.0f} captured; the compiled row not measured: no change"
+    verdict = f"{name}: the compiled row (small products as sums) {sums:.0f} against {cublas:.0f} ({sums / cublas:.2f}x)"
+    return f"{verdict}: " + ("keep SUM_SMALL_PRODUCTS" if sums >= cublas else "SUM_SMALL_PRODUCTS = False in lib/ponder/compilation.py")
 
 
 def all_kinds(rows: list[dict], prefix: str, how: str, change: str) -> str:

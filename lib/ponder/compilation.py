@@ -9,6 +9,17 @@ latent-code dropout, and the copies that lay the codes out for the two value con
 backward pass walks the chain again. Inductor fuses such chains into single kernels, each reading
 its inputs once.
 
+The largest part left after fusing is HYLA's value contractions: batched products of tiny matrices,
+``[18432, 36, 16] @ [18432, 16, 4]`` and the like at the gpu size (``bhqk,bkhd->bqkd`` per layer,
+and the others of its forward and backward). cuBLAS runs them far below memory speed: on the H200
+(``python -m ponder.bench kernels``, lease 1 of figures/gpu/RUN.md) they took 1.9 of the compiled
+step's 4.7 ms on the device, where reading and writing their tensors once (1.4 GB a step) would
+take 0.3. With :data:`SUM_SMALL_PRODUCTS`, inductor's ``decompose_mm_pass`` computes each batched
+product of at least 10,240 matrices with two of its three sizes under 32 (on CUDA; on the CPU only
+single products) as a broadcast product summed in one generated kernel. The benchmark's
+``compiled-cublas`` rows time the step without it (``python -m ponder.bench train``; the rule is in
+figures/gpu/RUN.md).
+
 :func:`compiled` wraps a loss ``loss_fn(model, batch)``: the model's forward and backward are traced
 together with the loss, and the optimiser step stays eager (or captured, :mod:`ponder.cuda_graphs`:
 the compiled kernels are captured like any other). Random numbers are drawn by the eager generator
@@ -23,10 +34,15 @@ from collections.abc import Callable
 
 import torch
 
+# inductor's options that compute the small batched products as sums (see the module docstring)
+SMALL_PRODUCTS_AS_SUMS = {"post_grad_fusion_options": {"decompose_mm_pass": {}}}
+SUM_SMALL_PRODUCTS = True  # what the runs compile with
 
-def compiled(loss_fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
-    """``loss_fn`` compiled for fixed shapes, drawing its random numbers as eager PyTorch does."""
+
+def compiled(loss_fn: Callable[..., torch.Tensor], sum_small_products: bool = SUM_SMALL_PRODUCTS) -> Callable[..., torch.Tensor]:
+    """``loss_fn`` compiled for fixed shapes, drawing its random numbers as eager PyTorch does, its
+    small batched products computed as sums where ``sum_small_products``."""
     import torch._inductor.config as inductor
 
     inductor.fallback_random = True
-    return torch.compile(loss_fn, dynamic=False)
+    return torch.compile(loss_fn, dynamic=False, options=SMALL_PRODUCTS_AS_SUMS if sum_small_products else None)

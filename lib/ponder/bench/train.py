@@ -21,8 +21,9 @@ times real training steps (data generation, forward, backward, clipping, AdamW) 
   warm-up);
 * the same for the variants of :data:`VARIANTS`, to decide whether the gpu profile's runs should
   train that way: the forward in bfloat16 autocast (rows ``"bf16 ..."``; their limit stays the
-  float32/TF32 one), and the loss compiled by ``torch.compile`` (rows ``"compiled ..."``,
-  :mod:`ponder.compilation`; what ``compiled=True`` does to a HYLA run);
+  float32/TF32 one), the loss compiled by ``torch.compile`` (rows ``"compiled ..."``,
+  :mod:`ponder.compilation`; what ``compiled=True`` does to a HYLA run), and compiled with its
+  small batched products left to cuBLAS (rows ``"compiled-cublas ..."``: what the sums gain);
 * ``limit_steps_per_s``: the step's floating-point operations (forward and backward, counted by
   :class:`torch.utils.flop_counter.FlopCounterMode`) at the rate of a large float32 (TF32 on a
   GPU) matrix product measured in the same run: what no implementation could beat.
@@ -74,14 +75,15 @@ def in_bf16(loss_fn: Callable) -> Callable:
 
 
 # variant -> (the families timed that way, what it does to their loss): the largest blocks of the gpu plan
-# that are not bound by launches alone (sraven and the ViT). bf16 is a measurement for deciding, no run
-# trains that way; compiled is what a HYLA run with ``compiled=True`` trains with
-VARIANTS: dict[str, tuple[tuple[str, ...], Callable]] = {"bf16": (("sraven", "ViT"), in_bf16), "compiled": (("sraven",), compiled)}
+# that are not bound by launches alone (sraven and the ViT). bf16 and compiled-cublas are measurements for
+# deciding, no run trains that way; compiled is what a HYLA run with ``compiled=True`` trains with
+VARIANTS: dict[str, tuple[tuple[str, ...], Callable]] = {
+    "bf16": (("sraven", "ViT"), in_bf16), "compiled": (("sraven",), compiled), "compiled-cublas": (("sraven",), partial(compiled, sum_small_products=False))}
 
 
 def families(profile: str, variants: bool = True) -> dict[str, tuple[Callable, Callable, Callable]]:
     """``{name: (make_model, batches(step), loss_fn)}`` for one run of each family of ``profile``,
-    with ``variants`` also those of :data:`VARIANTS` (named ``"bf16 ..."``, ``"compiled ..."``), each
+    with ``variants`` also those of :data:`VARIANTS` (named ``"bf16 ..."``, ``"compiled ..."``, ...), each
     right after its family: a bench cut off by its time limit has measured the variants of the families
     it reached (the compiled sraven row decides a rule of the gpu plan)."""
     rows = {}
