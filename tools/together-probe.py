@@ -17,7 +17,7 @@ the second replay of a kind on, also how far its alone and its together losses m
 first replay's (``alone_drift``, ``together_drift``: nonzero means the device does not repeat
 itself, and a difference of together against alone may be that alone).
 
-    PYTHONPATH=lib python3 tools/together-probe.py KIND[,KIND...] [REPEATS] [--deterministic] [--log-every N] [--attention default|math|explicit|fused]
+    PYTHONPATH=lib python3 tools/together-probe.py KIND[,KIND...] [REPEATS] [--deterministic] [--log-every N] [--attention default|math|explicit|fused] [--grad-noise EPS]
 
 KIND: ut_act or hyper_act, several in the order given within one process (as pytest runs the
 parametrized cases); REPEATS (default 1) replays each that many times. The replays run as the test
@@ -25,6 +25,11 @@ does: float32 (TF32 off), PyTorch's default kernels and cuBLAS's default workspa
 there is one. ``--deterministic`` replays under ``torch.use_deterministic_algorithms(True)``
 instead (an op without a deterministic kernel warns); cuBLAS reads its deterministic workspace
 setting when CUDA starts, so that run needs ``CUBLAS_WORKSPACE_CONFIG=:4096:8`` in its environment.
+
+``--grad-noise EPS`` asks instead how much the training amplifies a difference in the gradients:
+each seed trains alone twice, the second time with Gaussian noise of ``EPS`` times each gradient
+tensor's root mean square added at every step (from its own generator), and the line's ``max`` is
+the largest relative loss difference of the two. Float32 rounding is about 1e-7; TF32's, 1e-3.
 """
 import ponder  # noqa: F401  (before torch: pinned numerics)
 import argparse
@@ -52,17 +57,40 @@ from ponder.models import hyper_block, transformer  # noqa: E402
 DETERMINISTIC_WORKSPACE = ":4096:8"
 
 
-def replay(kind: str, log_every: int = 1) -> tuple[list[list[float]], list[list[float]], list[dict]]:
-    """``(alone, together, ends)``: each seed's loss at every ``log_every``-th step, trained alone
-    and with the others, and how far apart its two trained models end (:func:`end_difference`)."""
+def setup(kind: str, log_every: int):
+    """``(models, members, batches, loss)``: the test's 3 seeds of ``kind``, losses read every ``log_every`` steps."""
     cfg = dataclasses.replace(test_gpu.TOGETHER_CFG, log_every=log_every)
     make = partial(hyper_ut.build, kind, test_gpu.LENGTH, dict(test_gpu.SMOKE, steps=6))
     batches, loss = test_gpu.cpvr_parts(kind)[1], hyper_ut.loss_fn(test_gpu.SMOKE["tau"])
     models, members = test_gpu.seed_group(make, batches, cfg)
+    return models, members, batches, loss
+
+
+def replay(kind: str, log_every: int = 1) -> tuple[list[list[float]], list[list[float]], list[dict]]:
+    """``(alone, together, ends)``: each seed's loss at every ``log_every``-th step, trained alone
+    and with the others, and how far apart its two trained models end (:func:`end_difference`)."""
+    models, members, batches, loss = setup(kind, log_every)
     alone_models = [copy.deepcopy(m) for m in models]
     alone = [test_gpu.losses(training.train(m, loss, member.batches, member.cfg)) for m, member in zip(alone_models, members)]
     together = [test_gpu.losses(t) for t in ensemble.train_together(models, loss, members)]
     return alone, together, [end_difference(a, t, batches(10**6)) for a, t in zip(alone_models, models)]
+
+
+def with_gradient_noise(model: torch.nn.Module, eps: float) -> torch.nn.Module:
+    """``model`` whose every gradient gets ``eps`` times its root mean square of Gaussian noise, drawn
+    from a generator of its own (the training's random numbers stay as they were)."""
+    generator = torch.Generator(next(model.parameters()).device).manual_seed(0)
+    for parameter in model.parameters():
+        parameter.register_hook(lambda g: g + eps * g.pow(2).mean().sqrt() * torch.randn(g.shape, generator=generator, device=g.device))
+    return model
+
+
+def amplification(kind: str, eps: float, log_every: int = 1) -> list[float]:
+    """Each seed's largest relative loss difference between training alone and the same with
+    gradient noise ``eps`` (:func:`with_gradient_noise`)."""
+    models, members, _, loss = setup(kind, log_every)
+    train = lambda model, member: test_gpu.losses(training.train(model, loss, member.batches, member.cfg))  # noqa: E731
+    return [largest_difference(train(copy.deepcopy(m), member), train(with_gradient_noise(copy.deepcopy(m), eps), member)) for m, member in zip(models, members)]
 
 
 @torch.no_grad()
@@ -135,6 +163,7 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--deterministic", action="store_true")
     parser.add_argument("--log-every", type=int, default=1, help="the steps whose loss is read back (the test: 5)")
     parser.add_argument("--attention", choices=("default", "math", "explicit", "fused"), default="default", help="the attention kernels (use_attention)")
+    parser.add_argument("--grad-noise", type=float, default=0.0, help="instead: alone against alone with this gradient noise (amplification)")
     args = parser.parse_args(argv)
     if args.deterministic and os.environ.get("CUBLAS_WORKSPACE_CONFIG") != DETERMINISTIC_WORKSPACE:
         raise SystemExit(f"--deterministic needs CUBLAS_WORKSPACE_CONFIG={DETERMINISTIC_WORKSPACE} in the environment (cuBLAS reads it when CUDA starts)")
@@ -143,6 +172,11 @@ def main(argv: list[str]) -> None:
     torch.use_deterministic_algorithms(args.deterministic, warn_only=True)
     setting = ("deterministic" if args.deterministic else "default") + ("" if args.attention == "default" else f", {args.attention} attention")
     for kind in args.kinds.split(","):
+        if args.grad_noise:
+            with use_attention(args.attention):
+                print(json.dumps({"kind": kind, "setting": setting, "device": device, "grad_noise": args.grad_noise,
+                                  "max": amplification(kind, args.grad_noise, args.log_every)}), flush=True)
+            continue
         first = None
         for _ in range(args.repeats):
             with use_attention(args.attention):
