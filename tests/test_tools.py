@@ -178,10 +178,12 @@ def test_together_probe_replays_seeds_together_against_each_alone(tmp_path):
     assert all(len(line["max"]) == 3 and max(line["max"]) < 1e-5 and line["first_step_over_1e-4"] == [None] * 3 for line in lines)
     assert all(end["weights"][1] < 1e-5 and end["halting_steps_differ"] == 0 and end["logits"] < 1e-4 for end in lines[0]["end"])
     assert "alone_drift" not in lines[0] and lines[1]["alone_drift"] == lines[1]["together_drift"] == [0.0] * 3
-    # gradient noise of 1e-5 of each gradient's size moves the CPU's losses, by less than itself: no amplification
-    noisy = subprocess.run([*probe, "ut_act", "--grad-noise", "1e-5", "--log-every", "5"], env=env, capture_output=True, text=True, timeout=300)
-    assert noisy.returncode == 0, noisy.stderr
-    (line,) = [json.loads(line) for line in noisy.stdout.splitlines()]
-    assert line["grad_noise"] == 1e-5 and len(line["max"]) == 3 and 0 < max(line["max"]) < 1e-5
+    # gradient noise of 1e-5 of each gradient's size, on the weights or on attention's inputs, moves the
+    # CPU's losses by less than itself: no amplification
+    for on in ("weights", "attention"):
+        noisy = subprocess.run([*probe, "ut_act", "--grad-noise", "1e-5", "--noise-on", on, "--log-every", "5"], env=env, capture_output=True, text=True, timeout=300)
+        assert noisy.returncode == 0, noisy.stderr
+        (line,) = [json.loads(line) for line in noisy.stdout.splitlines()]
+        assert (line["grad_noise"], line["noise_on"]) == (1e-5, on) and len(line["max"]) == 3 and 0 < max(line["max"]) < 1e-5
     refused = subprocess.run([*probe, "ut_act", "--deterministic"], env=env, capture_output=True, text=True, timeout=300)
     assert refused.returncode != 0 and "CUBLAS_WORKSPACE_CONFIG=:4096:8" in refused.stderr

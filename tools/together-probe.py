@@ -17,7 +17,7 @@ the second replay of a kind on, also how far its alone and its together losses m
 first replay's (``alone_drift``, ``together_drift``: nonzero means the device does not repeat
 itself, and a difference of together against alone may be that alone).
 
-    PYTHONPATH=lib python3 tools/together-probe.py KIND[,KIND...] [REPEATS] [--deterministic] [--log-every N] [--attention default|math|explicit|fused] [--grad-noise EPS]
+    PYTHONPATH=lib python3 tools/together-probe.py KIND[,KIND...] [REPEATS] [--deterministic] [--log-every N] [--attention default|math|explicit|fused] [--grad-noise EPS [--noise-on weights|attention]]
 
 KIND: ut_act or hyper_act, several in the order given within one process (as pytest runs the
 parametrized cases); REPEATS (default 1) replays each that many times. The replays run as the test
@@ -30,6 +30,9 @@ setting when CUDA starts, so that run needs ``CUBLAS_WORKSPACE_CONFIG=:4096:8`` 
 each seed trains alone twice, the second time with Gaussian noise of ``EPS`` times each gradient
 tensor's root mean square added at every step (from its own generator), and the line's ``max`` is
 the largest relative loss difference of the two. Float32 rounding is about 1e-7; TF32's, 1e-3.
+``--noise-on attention`` adds it to the gradients of attention's queries, keys and values instead
+of the weights': before the products that sum them into the weights' gradients, where the rounding
+of sums that cancel (the keys' gradient sums to zero over the keys) would enter.
 """
 import ponder  # noqa: F401  (before torch: pinned numerics)
 import argparse
@@ -38,7 +41,7 @@ import dataclasses
 import json
 import os
 import sys
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from functools import partial
 from pathlib import Path
 from unittest.mock import patch
@@ -76,21 +79,47 @@ def replay(kind: str, log_every: int = 1) -> tuple[list[list[float]], list[list[
     return alone, together, [end_difference(a, t, batches(10**6)) for a, t in zip(alone_models, models)]
 
 
-def with_gradient_noise(model: torch.nn.Module, eps: float) -> torch.nn.Module:
-    """``model`` whose every gradient gets ``eps`` times its root mean square of Gaussian noise, drawn
-    from a generator of its own (the training's random numbers stay as they were)."""
-    generator = torch.Generator(next(model.parameters()).device).manual_seed(0)
+def noisy(eps: float, generator: torch.Generator):
+    """A gradient hook adding ``eps`` times the gradient's root mean square of Gaussian noise from ``generator``."""
+    return lambda g: g + eps * g.pow(2).mean().sqrt() * torch.randn(g.shape, generator=generator, device=g.device)
+
+
+def with_gradient_noise(model: torch.nn.Module, eps: float, device: str) -> torch.nn.Module:
+    """``model`` whose every weight gradient gets :func:`noisy` noise, from a generator of its own on
+    ``device``, where it trains (the training's random numbers stay as they were)."""
+    generator = torch.Generator(device).manual_seed(0)
     for parameter in model.parameters():
-        parameter.register_hook(lambda g: g + eps * g.pow(2).mean().sqrt() * torch.randn(g.shape, generator=generator, device=g.device))
+        parameter.register_hook(noisy(eps, generator))
     return model
 
 
-def amplification(kind: str, eps: float, log_every: int = 1) -> list[float]:
+def attention_gradient_noise(eps: float, device: str):
+    """A context in which the gradients of every attention's queries, keys and values get :func:`noisy` noise."""
+    generator, stack = torch.Generator(device).manual_seed(0), ExitStack()
+    for module in (transformer, hyper_block):
+        def attend(q, k, v, *args, original=module.attend, **kwargs):
+            for t in (q, k, v):
+                if t.requires_grad:
+                    t.register_hook(noisy(eps, generator))
+            return original(q, k, v, *args, **kwargs)
+
+        stack.enter_context(patch.object(module, "attend", attend))
+    return stack
+
+
+def amplification(kind: str, eps: float, device: str, log_every: int = 1, on: str = "weights") -> list[float]:
     """Each seed's largest relative loss difference between training alone and the same with
-    gradient noise ``eps`` (:func:`with_gradient_noise`)."""
+    gradient noise ``eps`` on its weights (:func:`with_gradient_noise`) or on its attention's
+    inputs (:func:`attention_gradient_noise`)."""
     models, members, _, loss = setup(kind, log_every)
     train = lambda model, member: test_gpu.losses(training.train(model, loss, member.batches, member.cfg))  # noqa: E731
-    return [largest_difference(train(copy.deepcopy(m), member), train(with_gradient_noise(copy.deepcopy(m), eps), member)) for m, member in zip(models, members)]
+    differences = []
+    for m, member in zip(models, members):
+        clean = train(copy.deepcopy(m), member)
+        with attention_gradient_noise(eps, device) if on == "attention" else nullcontext():
+            noise = train(with_gradient_noise(copy.deepcopy(m), eps, device) if on == "weights" else copy.deepcopy(m), member)
+        differences.append(largest_difference(clean, noise))
+    return differences
 
 
 @torch.no_grad()
@@ -164,6 +193,7 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--log-every", type=int, default=1, help="the steps whose loss is read back (the test: 5)")
     parser.add_argument("--attention", choices=("default", "math", "explicit", "fused"), default="default", help="the attention kernels (use_attention)")
     parser.add_argument("--grad-noise", type=float, default=0.0, help="instead: alone against alone with this gradient noise (amplification)")
+    parser.add_argument("--noise-on", choices=("weights", "attention"), default="weights", help="where --grad-noise goes (amplification)")
     args = parser.parse_args(argv)
     if args.deterministic and os.environ.get("CUBLAS_WORKSPACE_CONFIG") != DETERMINISTIC_WORKSPACE:
         raise SystemExit(f"--deterministic needs CUBLAS_WORKSPACE_CONFIG={DETERMINISTIC_WORKSPACE} in the environment (cuBLAS reads it when CUDA starts)")
@@ -174,8 +204,8 @@ def main(argv: list[str]) -> None:
     for kind in args.kinds.split(","):
         if args.grad_noise:
             with use_attention(args.attention):
-                print(json.dumps({"kind": kind, "setting": setting, "device": device, "grad_noise": args.grad_noise,
-                                  "max": amplification(kind, args.grad_noise, args.log_every)}), flush=True)
+                print(json.dumps({"kind": kind, "setting": setting, "device": device, "grad_noise": args.grad_noise, "noise_on": args.noise_on,
+                                  "max": amplification(kind, args.grad_noise, device, args.log_every, args.noise_on)}), flush=True)
             continue
         first = None
         for _ in range(args.repeats):
