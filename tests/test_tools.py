@@ -151,6 +151,24 @@ def test_gpu_slice_packs_what_a_carry_can_hold(tmp_path):
                      "results/gpu/hyla/sraven/hyla/d/checkpoint.safetensors"}
 
 
+def test_gpu_slice_runs_the_probes_and_the_benchmarks_it_is_given(tmp_path):
+    """``probes`` runs the four hyper_act probes of RUN.md, ``bench:kernels,train`` those two benchmarks
+    (each in a process of its own, ``python -m ponder.bench``'s way); here with a stand-in ``python3``
+    that only records its arguments."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").write_text(f'#!/bin/sh\necho "$*" >> {tmp_path}/calls\n')
+    (bin_dir / "python3").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", str(ROOT / "tools" / "gpu-slice.sh"), str(tmp_path / "out"), "100", "probes", "bench:kernels,train"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    calls = [line for line in (tmp_path / "calls").read_text().splitlines() if not line.startswith("-c ")]
+    assert calls == ["tools/together-probe.py hyper_act 1 --log-every 5", "tools/together-probe.py hyper_act 1 --log-every 5 --attention explicit",
+                     "tools/together-probe.py hyper_act 1 --log-every 5 --attention math", "tools/together-probe.py hyper_act --grad-noise 1e-5",
+                     "-m ponder.bench kernels train"]
+
+
 def test_gpu_plan_counts_the_training_streams_drawn_before_the_runs(tmp_path, capsys):
     tool = load_tool("gpu-plan")
     from ponder.experiments.hyper_ut import SIZES

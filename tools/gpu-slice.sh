@@ -17,6 +17,10 @@
 #              kernels: on 2026-11-27 all but train's last 6 rows took 5.5 minutes; the train JSON is written row by row, so what
 #              a cut-off run measured comes back; `streams`, first, times the host drawing C-PVR
 #              batches: about 10 s);
+#   bench:NAME[,NAME...]  those benchmarks only (bench:kernels,train: the profile, then the rates);
+#   probes     tools/together-probe.py on the failing hyper_act test, about 40 s each: in the test's
+#              setting, with the explicit attention product, with the fused function's reference
+#              kernel, then the training's amplification of gradient noise 1e-5 (RUN.md, session 34);
 #   NAME[,NAME...]  notebooks at the `gpu` profile, the names joined by commas sharing one pool.
 # Into OUT (at most 8 files): logs.tgz (the logs and the benches' JSON), figures-gpu.tgz
 # (figures/gpu/ and the profile's ledger rows, results/gpu/claims/) and the gpu run cache in parts
@@ -49,8 +53,12 @@ for step in "$@"; do
   case $step in
     tests) timeout "$(left)" python3 -m pytest -q ${xdist:+$xdist load} tests/test_gpu.py 2>&1 | tee "$logs/tests.log" | tail -n 5 ;;
     test-gpu) timeout "$(left)" make test-gpu PY=python3 INSTALL= PYTEST_ARGS="${xdist:+$xdist loadfile}" 2>&1 | tee "$logs/test-gpu.log" | tail -n 5 ;;
-    bench) timeout "$(left)" python3 -m ponder.bench streams train seeds kernels acm > "$logs/bench.log" 2>&1
+    bench|bench:*) names=${step#bench}; names=${names#:}; names=${names//,/ }
+           timeout "$(left)" python3 -m ponder.bench ${names:-streams train seeds kernels acm} > "$logs/bench.log" 2>&1
            cp results/bench/streams.json results/bench/kernels.json results/bench/acm.json results/bench/train.json results/bench/seeds.json "$logs/" 2>/dev/null ;;
+    probes) for setting in "1 --log-every 5" "1 --log-every 5 --attention explicit" "1 --log-every 5 --attention math" "--grad-noise 1e-5"; do
+              [ "$(left)" -gt 30 ] && timeout "$(left)" python3 tools/together-probe.py hyper_act $setting 2>&1 | tee -a "$logs/probes.log" | grep '^{'
+            done ;;
     *) timeout "$(left)" python3 -m ponder.notebooks run ${step//,/ } --profile gpu 2>&1 | tee -a "$logs/figures.log" ;;
   esac
 done
