@@ -93,18 +93,29 @@ def with_gradient_noise(model: torch.nn.Module, eps: float, device: str) -> torc
     return model
 
 
-def attention_gradient_noise(eps: float, device: str):
-    """A context in which the gradients of every attention's queries, keys and values get :func:`noisy` noise."""
-    generator, stack = torch.Generator(device).manual_seed(0), ExitStack()
+def attending_with(replace) -> ExitStack:
+    """A context in which the models' attention (``attend`` of :mod:`ponder.models.transformer` and of
+    :mod:`ponder.models.hyper_block`) is ``replace(the module's attend)``."""
+    stack = ExitStack()
     for module in (transformer, hyper_block):
-        def attend(q, k, v, *args, original=module.attend, **kwargs):
+        stack.enter_context(patch.object(module, "attend", replace(module.attend)))
+    return stack
+
+
+def attention_gradient_noise(eps: float, device: str) -> ExitStack:
+    """A context in which the gradients of every attention's queries, keys and values get :func:`noisy` noise."""
+    generator = torch.Generator(device).manual_seed(0)
+
+    def with_noise(original):
+        def attend(q, k, v, *args, **kwargs):
             for t in (q, k, v):
                 if t.requires_grad:
                     t.register_hook(noisy(eps, generator))
             return original(q, k, v, *args, **kwargs)
 
-        stack.enter_context(patch.object(module, "attend", attend))
-    return stack
+        return attend
+
+    return attending_with(with_noise)
 
 
 def amplification(kind: str, eps: float, device: str, log_every: int = 1, on: str = "weights") -> list[float]:
@@ -115,10 +126,11 @@ def amplification(kind: str, eps: float, device: str, log_every: int = 1, on: st
     train = lambda model, member: test_gpu.losses(training.train(model, loss, member.batches, member.cfg))  # noqa: E731
     differences = []
     for m, member in zip(models, members):
-        clean = train(copy.deepcopy(m), member)
+        clean, noised = train(copy.deepcopy(m), member), copy.deepcopy(m)
+        if on == "weights":
+            with_gradient_noise(noised, eps, device)
         with attention_gradient_noise(eps, device) if on == "attention" else nullcontext():
-            noise = train(with_gradient_noise(copy.deepcopy(m), eps, device) if on == "weights" else copy.deepcopy(m), member)
-        differences.append(largest_difference(clean, noise))
+            differences.append(largest_difference(clean, train(noised, member)))
     return differences
 
 
@@ -150,16 +162,15 @@ def use_attention(kernels: str):
     what CUDA runs)."""
     if kernels == "math":
         return sdpa_kernel(SDPBackend.MATH)
-    stack = ExitStack()
-    if kernels in ("explicit", "fused"):
-        def attend(q, k, v, mask=None, causal=False, dropout=0.0):
-            if kernels == "explicit" and mask is None and not causal:
-                return transformer.explicit_attention(q, k, v, dropout)
-            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, dropout_p=dropout)
+    if kernels == "default":
+        return ExitStack()
 
-        for module in (transformer, hyper_block):
-            stack.enter_context(patch.object(module, "attend", attend))
-    return stack
+    def attend(q, k, v, mask=None, causal=False, dropout=0.0):
+        if kernels == "explicit" and mask is None and not causal:
+            return transformer.explicit_attention(q, k, v, dropout)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, dropout_p=dropout)
+
+    return attending_with(lambda original: attend)
 
 
 def relative_differences(a: list[float], b: list[float]) -> list[float]:
