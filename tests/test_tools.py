@@ -152,21 +152,21 @@ def test_gpu_slice_packs_what_a_carry_can_hold(tmp_path):
 
 
 def test_gpu_slice_runs_the_probes_and_the_benchmarks_it_is_given(tmp_path):
-    """``probes`` runs the four hyper_act probes of RUN.md, ``bench:kernels,train`` those two benchmarks
-    (each in a process of its own, ``python -m ponder.bench``'s way); here with a stand-in ``python3``
-    that only records its arguments."""
+    """``probes`` runs the four hyper_act probes of RUN.md, ``lengths`` the fuzzy-logic length probe,
+    ``bench:kernels,train`` those two benchmarks (each in a process of its own, ``python -m
+    ponder.bench``'s way); here with a stand-in ``python3`` that only records its arguments."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "python3").write_text(f'#!/bin/sh\necho "$*" >> {tmp_path}/calls\n')
     (bin_dir / "python3").chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
-    done = subprocess.run(["bash", str(ROOT / "tools" / "gpu-slice.sh"), str(tmp_path / "out"), "100", "probes", "bench:kernels,train"],
+    done = subprocess.run(["bash", str(ROOT / "tools" / "gpu-slice.sh"), str(tmp_path / "out"), "100", "probes", "lengths", "bench:kernels,train"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     calls = [line for line in (tmp_path / "calls").read_text().splitlines() if not line.startswith("-c ")]
     assert calls == ["tools/together-probe.py hyper_act 1 --log-every 5", "tools/together-probe.py hyper_act 1 --log-every 5 --attention explicit",
                      "tools/together-probe.py hyper_act 1 --log-every 5 --attention math", "tools/together-probe.py hyper_act --grad-noise 1e-5",
-                     "-m ponder.bench kernels train"]
+                     "tools/length-probe.py fuzzy gpu --steps 2000,8000 --jobs 6", "-m ponder.bench kernels train"]
 
 
 def test_gpu_plan_counts_the_training_streams_drawn_before_the_runs(tmp_path, capsys):
@@ -205,3 +205,27 @@ def test_together_probe_replays_seeds_together_against_each_alone(tmp_path):
         assert (line["grad_noise"], line["noise_on"]) == (1e-5, on) and len(line["max"]) == 3 and 0 < max(line["max"]) < 1e-5
     refused = subprocess.run([*probe, "ut_act", "--deterministic"], env=env, capture_output=True, text=True, timeout=300)
     assert refused.returncode != 0 and "CUBLAS_WORKSPACE_CONFIG=:4096:8" in refused.stderr
+
+
+def test_length_probe_trains_the_profiles_runs_at_each_length_and_judges_the_first_kind(capsys):
+    """``tools/length-probe.py``: one JSON line per kind × length × seed; at the profile's own length
+    the probe's run is the profile's run (the same cache entry, the same score); per length, the first
+    kind against the others by the ledger's rule."""
+    from ponder.experiments import hyla
+
+    probe = load_tool("length-probe")
+    probe.main(["fuzzy", "smoke", "--steps", "3,6", "--kinds", "hyla,softmax", "--jobs", "1"])
+    out = capsys.readouterr().out.splitlines()
+    lines = [json.loads(line) for line in out if line.startswith("{")]
+    assert [(line["kind"], line["steps"], line["seed"]) for line in lines] == [(kind, steps, seed) for steps in (3, 6) for kind in ("hyla", "softmax") for seed in (0, 1, 2)]
+    assert all(line["examples"] == line["steps"] * 16 and line["batch_size"] == 16 for line in lines)
+    base = hyla.fuzzy_setup("smoke", kind="hyla")
+    assert base.steps == 6
+    own = next(line for line in lines if (line["kind"], line["steps"], line["seed"]) == ("hyla", 6, 0))
+    assert own["ood"] == hyla.train_fuzzy_once(base, "smoke", 0)[1]["test_r2"]
+    summary = [line for line in out if not line.startswith("{")]
+    assert summary[0].startswith("3 steps: hyla ") and "softmax" in summary[0] and summary[2].startswith("6 steps: ")
+    assert summary[1].startswith("  hyla > softmax: ") and summary[1].split(": ")[1].split(" (")[0] in ("holds", "does not hold", "inconclusive")
+    for bad in (["--kinds", "hyla"], ["--kinds", "hyla,nope"]):
+        with pytest.raises(SystemExit):
+            probe.main(["fuzzy", "smoke", "--steps", "3", *bad])

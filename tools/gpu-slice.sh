@@ -21,6 +21,9 @@
 #   probes     tools/together-probe.py on the failing hyper_act test, about 40 s each: in the test's
 #              setting, with the explicit attention product, with the fused function's reference
 #              kernel, then the training's amplification of gradient noise 1e-5 (RUN.md, session 34);
+#   lengths    tools/length-probe.py: the three kinds' fuzzy-logic runs of hyla-a1 at the profile's 2,000
+#              steps and at 8,000, 3 seeds, 6 at a time (90k steps: about 2 minutes at lease 2's rates);
+#              the 2,000-step runs are hyla-a1's own and stay in the run cache (RUN.md, session 35);
 #   NAME[,NAME...]  notebooks at the `gpu` profile, the names joined by commas sharing one pool.
 # Into OUT (at most 8 files): logs.tgz (the logs and the benches' JSON), figures-gpu.tgz
 # (figures/gpu/ and the profile's ledger rows, results/gpu/claims/) and the gpu run cache in parts
@@ -59,6 +62,7 @@ for step in "$@"; do
     probes) for setting in "1 --log-every 5" "1 --log-every 5 --attention explicit" "1 --log-every 5 --attention math" "--grad-noise 1e-5"; do
               [ "$(left)" -gt 30 ] && timeout "$(left)" python3 tools/together-probe.py hyper_act $setting 2>&1 | tee -a "$logs/probes.log" | grep '^{'
             done ;;
+    lengths) timeout "$(left)" python3 tools/length-probe.py fuzzy gpu --steps 2000,8000 --jobs 6 2>&1 | tee "$logs/lengths.log" | grep -v '^{' ;;
     *) timeout "$(left)" python3 -m ponder.notebooks run ${step//,/ } --profile gpu 2>&1 | tee -a "$logs/figures.log" ;;
   esac
 done
