@@ -225,7 +225,10 @@ def test_length_probe_trains_the_profiles_runs_at_each_length_and_judges_the_fir
     assert own["ood"] == hyla.train_fuzzy_once(base, "smoke", 0)[1]["test_r2"]
     summary = [line for line in out if not line.startswith("{")]
     assert summary[0].startswith("3 steps: hyla ") and "softmax" in summary[0] and summary[2].startswith("6 steps: ")
-    assert summary[1].startswith("  hyla > softmax: ") and summary[1].split(": ")[1].split(" (")[0] in ("holds", "does not hold", "inconclusive")
+    verdicts = ("holds", "does not hold", "inconclusive")
+    assert summary[1].startswith("  hyla > softmax: ") and summary[1].split(": ")[1].split(" (")[0] in verdicts
+    assert summary[4] == "6 steps against 3:" and len(summary) == 7
+    assert [line.split(": ")[0] for line in summary[5:]] == ["  hyla gains", "  softmax gains"] and all(line.split(": ")[1].split(" (")[0] in verdicts for line in summary[5:])
     for bad in (["--kinds", "hyla"], ["--kinds", "hyla,nope"]):
         with pytest.raises(SystemExit):
             probe.main(["fuzzy", "smoke", "--steps", "3", *bad])

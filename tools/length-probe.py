@@ -12,7 +12,9 @@ other (under ``PONDER_RESULTS``) and trained ``--jobs`` at a time, one thread ea
 core), so a probe cut off resumes. Prints one JSON line per run (``ood``: OOD R² or all-features OOD
 accuracy; ``train``: the same on training tasks), then per length each kind's mean ± s.e. over the
 seeds and the first kind against each other, paired by seed (``d = first − other``), judged as the
-ledger judges a claim (holds / does not hold / inconclusive; 3 seeds at least).
+ledger judges a claim (holds / does not hold / inconclusive; 3 seeds at least); then whether each
+kind gains from the shortest length to the longest (``d = longest − shortest``, paired): where one
+does, the shorter runs had not converged, and a ranking drawn from them answers another question.
 """
 import ponder  # noqa: F401  (before torch: pinned numerics)
 import argparse
@@ -81,6 +83,12 @@ def main(argv=None) -> None:
         for other in others:
             verdict = greater(per_seed[first], per_seed[other])
             print(f"  {first} > {other}: {verdict.verdict} ({verdict.noise})")
+    if len(args.steps) > 1:  # converged? each kind's score at the longest length against at the shortest
+        short, long = min(args.steps), max(args.steps)
+        print(f"{long} steps against {short}:")
+        for kind in args.kinds:
+            verdict = greater([scores[kind, long, seed] for seed in args.seeds], [scores[kind, short, seed] for seed in args.seeds])
+            print(f"  {kind} gains: {verdict.verdict} ({verdict.noise})")
 
 
 if __name__ == "__main__":
