@@ -229,6 +229,10 @@ def test_length_probe_trains_the_profiles_runs_at_each_length_and_judges_the_fir
     assert summary[1].startswith("  hyla > softmax: ") and summary[1].split(": ")[1].split(" (")[0] in verdicts
     assert summary[4] == "6 steps against 3:" and len(summary) == 7
     assert [line.split(": ")[0] for line in summary[5:]] == ["  hyla gains", "  softmax gains"] and all(line.split(": ")[1].split(" (")[0] in verdicts for line in summary[5:])
+    assert all(line["held_out"] == 0.7 for line in lines)
+    probe.main(["fuzzy", "smoke", "--steps", "3", "--seeds", "0", "--kinds", "hyla,linear", "--held-out", "0.3", "--jobs", "1"])
+    (held,) = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{") and '"hyla"' in line]
+    assert held["held_out"] == 0.3 and held["ood"] == hyla.train_fuzzy_once(hyla.fuzzy_setup("smoke", kind="hyla", steps=3, frac_test=0.3), "smoke", 0)[1]["test_r2"]
     for bad in (["--kinds", "hyla"], ["--kinds", "hyla,nope"]):
         with pytest.raises(SystemExit):
             probe.main(["fuzzy", "smoke", "--steps", "3", *bad])

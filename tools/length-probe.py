@@ -3,13 +3,13 @@ of each kind, trained at several lengths on several seeds, scored out of distrib
 the ledger's rule: the probe behind "HYLA trains slower" in the README (fuzzy logic, `quick`).
 
     PONDER_RESULTS=/tmp/probe PYTHONPATH=lib python tools/length-probe.py TASK PROFILE --steps S[,S...] [--seeds 0,1,2]
-        [--kinds softmax,linear,hyla] [--batch B] [--lr LR] [--jobs N]
+        [--kinds hyla,softmax,linear] [--batch B] [--lr LR] [--held-out FRAC] [--jobs N]
 
 TASK: ``fuzzy`` (the base run of hyla-a1's fuzzy column: N = 32, 70 % held out) or ``sraven``. Each
 run is the profile's own (model, recipe, held-out split of its seed) with only its step count, and
-``--batch`` / ``--lr`` where given, changed; warmup stays the profile's. Runs are cached like any
-other (under ``PONDER_RESULTS``) and trained ``--jobs`` at a time, one thread each (default: one per
-core), so a probe cut off resumes. Prints one JSON line per run (``ood``: OOD R² or all-features OOD
+``--batch`` / ``--lr`` / ``--held-out`` where given, changed; warmup stays the profile's. Runs are
+cached like any other (under ``PONDER_RESULTS``) and trained ``--jobs`` at a time, one thread each
+(default: one per core), so a probe cut off resumes. Prints one JSON line per run (``ood``: OOD R² or all-features OOD
 accuracy; ``train``: the same on training tasks), then per length each kind's mean ± s.e. over the
 seeds and the first kind against each other, paired by seed (``d = first − other``), judged as the
 ledger judges a claim (holds / does not hold / inconclusive; 3 seeds at least); then whether each
@@ -28,10 +28,11 @@ from ponder.experiments import hyla
 from ponder.models.attention import KINDS
 from ponder.profiles import PROFILES
 
-# per task: the profile's base run, its trainer, and the metrics read as OOD and training-task scores
+# per task: the profile's base run, its trainer, the field of its held-out fraction, and the metrics
+# read as OOD and training-task scores
 TASKS = {
-    "fuzzy": (hyla.fuzzy_setup, hyla.train_fuzzy_once, "test_r2", "train_r2"),
-    "sraven": (hyla.sraven_setup, hyla.train_sraven_once, "ood_acc", "id_acc"),
+    "fuzzy": (hyla.fuzzy_setup, hyla.train_fuzzy_once, "frac_test", "test_r2", "train_r2"),
+    "sraven": (hyla.sraven_setup, hyla.train_sraven_once, "holdout", "ood_acc", "id_acc"),
 }
 
 
@@ -48,6 +49,7 @@ def arguments(argv=None) -> argparse.Namespace:
     parser.add_argument("--kinds", type=lambda text: text.split(","), default=["hyla", "softmax", "linear"], help="the first is judged against the others")
     parser.add_argument("--batch", type=int, help="batch size (default: the profile's)")
     parser.add_argument("--lr", type=float, help="peak learning rate (default: the profile's)")
+    parser.add_argument("--held-out", type=float, help="fraction of the combinations held out (default: the profile's base run's)")
     parser.add_argument("--jobs", type=int, help="runs trained at a time (default: one per core)")
     args = parser.parse_args(argv)
     if unknown := set(args.kinds) - set(KINDS):
@@ -59,14 +61,14 @@ def arguments(argv=None) -> argparse.Namespace:
 
 def probe_runs(args: argparse.Namespace) -> list[tuple[object, int]]:
     """``(run description, seed)`` for every kind × length × seed asked for."""
-    setup = TASKS[args.task][0]
-    changes = {name: value for name, value in (("batch_size", args.batch), ("lr", args.lr)) if value is not None}
+    setup, _, held_out = TASKS[args.task][:3]
+    changes = {name: value for name, value in (("batch_size", args.batch), ("lr", args.lr), (held_out, args.held_out)) if value is not None}
     return [(setup(args.profile, kind=kind, steps=steps, **changes), seed) for steps in args.steps for kind in args.kinds for seed in args.seeds]
 
 
 def main(argv=None) -> None:
     args = arguments(argv)
-    _, train, ood, seen = TASKS[args.task]
+    _, train, held_out, ood, seen = TASKS[args.task]
     runs = probe_runs(args)
     jobs = [partial(train, s, args.profile, seed) for s, seed in runs]
     parallel.prefetch(jobs, args.jobs)  # side by side; cached runs load below
@@ -75,7 +77,7 @@ def main(argv=None) -> None:
         metrics = job()[1]
         scores[s.kind, s.steps, seed] = metrics[ood]
         print(json.dumps({"task": args.task, "kind": s.kind, "seed": seed, "steps": s.steps, "batch_size": s.batch_size, "lr": s.lr,
-                          "examples": s.steps * s.batch_size, "ood": metrics[ood], "train": metrics[seen]}), flush=True)
+                          "held_out": getattr(s, held_out), "examples": s.steps * s.batch_size, "ood": metrics[ood], "train": metrics[seen]}), flush=True)
     first, others = args.kinds[0], args.kinds[1:]
     for steps in args.steps:
         per_seed = {kind: [scores[kind, steps, seed] for seed in args.seeds] for kind in args.kinds}
