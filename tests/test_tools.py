@@ -230,9 +230,15 @@ def test_length_probe_trains_the_profiles_runs_at_each_length_and_judges_the_fir
     assert summary[4] == "6 steps against 3:" and len(summary) == 7
     assert [line.split(": ")[0] for line in summary[5:]] == ["  hyla gains", "  softmax gains"] and all(line.split(": ")[1].split(" (")[0] in verdicts for line in summary[5:])
     assert all(line["held_out"] == 0.7 for line in lines)
-    probe.main(["fuzzy", "smoke", "--steps", "3", "--seeds", "0", "--kinds", "hyla,linear", "--held-out", "0.3", "--jobs", "1"])
-    (held,) = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{") and '"hyla"' in line]
-    assert held["held_out"] == 0.3 and held["ood"] == hyla.train_fuzzy_once(hyla.fuzzy_setup("smoke", kind="hyla", steps=3, frac_test=0.3), "smoke", 0)[1]["test_r2"]
+    # hyla-2's drop: two held-out fractions, each kind's drop from the lower to the higher, paired by seed
+    probe.main(["fuzzy", "smoke", "--steps", "3", "--kinds", "hyla,linear", "--held-out", "0.3,0.7", "--jobs", "1"])
+    out = capsys.readouterr().out.splitlines()
+    ood = {(line["kind"], line["held_out"], line["seed"]): line["ood"] for line in map(json.loads, (line for line in out if line.startswith("{")))}
+    assert len(ood) == 12 and ood["hyla", 0.3, 0] == hyla.train_fuzzy_once(hyla.fuzzy_setup("smoke", kind="hyla", steps=3, frac_test=0.3), "smoke", 0)[1]["test_r2"]
+    summary = [line for line in out if not line.startswith("{")]
+    assert summary[0].startswith("0.3 held out, 3 steps: hyla ") and summary[2].startswith("0.7 held out, 3 steps: hyla ")
+    drop = sum(ood["hyla", 0.3, seed] - ood["hyla", 0.7, seed] for seed in range(3)) / 3
+    assert summary[4].startswith(f"3 steps, the drop from 0.3 to 0.7 held out: hyla {drop:+.3g}") and summary[5].startswith("  hyla drops less than linear: ")
     for bad in (["--kinds", "hyla"], ["--kinds", "hyla,nope"]):
         with pytest.raises(SystemExit):
             probe.main(["fuzzy", "smoke", "--steps", "3", *bad])
