@@ -1,6 +1,6 @@
 """Do the attention kinds rank differently when trained longer? A profile's fuzzy-logic or sraven run
 of each kind, trained at several lengths on several seeds, scored out of distribution and judged by
-the ledger's rule: the probe behind "HYLA trains slower" in the README (fuzzy logic, `quick`).
+the ledger's rule: the probe behind the README's "Trained longer, HYLA leads on fuzzy logic".
 
     PONDER_RESULTS=/tmp/probe PYTHONPATH=lib python tools/length-probe.py TASK PROFILE --steps S[,S...] [--seeds 0,1,2]
         [--kinds hyla,softmax,linear] [--batch B] [--lr LR] [--held-out FRAC] [--jobs N]
@@ -22,7 +22,6 @@ lowest fraction to the highest, the first kind judged to drop less than each oth
 import ponder  # noqa: F401  (before torch: pinned numerics)
 import argparse
 import json
-from dataclasses import replace
 from functools import partial
 
 from ponder import parallel
