@@ -222,9 +222,11 @@ def test_length_probe_trains_the_profiles_runs_at_each_length_and_judges_the_fir
     base = hyla.fuzzy_setup("smoke", kind="hyla")
     assert base.steps == 6
     own = next(line for line in lines if (line["kind"], line["steps"], line["seed"]) == ("hyla", 6, 0))
-    assert own["ood"] == hyla.train_fuzzy_once(base, "smoke", 0)[1]["test_r2"]
+    own_metrics = hyla.train_fuzzy_once(base, "smoke", 0)[1]
+    assert own["ood"] == own_metrics["test_r2"] and own["baseline"] == own_metrics["test_r2_task_average"]  # the trivial predictor beside it
     summary = [line for line in out if not line.startswith("{")]
     assert summary[0].startswith("3 steps: hyla ") and "softmax" in summary[0] and summary[2].startswith("6 steps: ")
+    assert "; ignoring the context " in summary[0]
     verdicts = ("holds", "does not hold", "inconclusive")
     assert summary[1].startswith("  hyla > softmax: ") and summary[1].split(": ")[1].split(" (")[0] in verdicts
     assert summary[4] == "6 steps against 3:" and len(summary) == 7

@@ -10,9 +10,11 @@ run is the profile's own (model, recipe, held-out split of its seed) with only i
 ``--batch`` / ``--lr`` / ``--held-out`` where given, changed; warmup stays the profile's.
 ``--held-out`` may list several fractions (hyla-2's drop: ``0.3,0.7``). Runs are
 cached like any other (under ``PONDER_RESULTS``) and trained ``--jobs`` at a time, one thread each
-(default: one per core), so a probe cut off resumes. Prints one JSON line per run (``ood``: OOD R² or all-features OOD
-accuracy; ``train``: the same on training tasks), then per length each kind's mean ± s.e. over the
-seeds and the first kind against each other, paired by seed (``d = first − other``), judged as the
+(default: one per core), so a probe cut off resumes. Prints one JSON line per run (``ood``: OOD R²
+or all-features OOD accuracy; ``train``: the same on training tasks; ``baseline``: the OOD score of
+a trivial predictor, the R² of ignoring the context, i.e. the training tasks' average function at
+the query, or sraven's chance), then per length each kind's mean ± s.e. over the seeds (and the
+baseline's) and the first kind against each other, paired by seed (``d = first − other``), judged as the
 ledger judges a claim (holds / does not hold / inconclusive; 3 seeds at least); then whether each
 kind gains from the shortest length to the longest (``d = longest − shortest``, paired): where one
 does, the shorter runs had not converged, and a ranking drawn from them answers another question.
@@ -22,7 +24,9 @@ lowest fraction to the highest, the first kind judged to drop less than each oth
 import ponder  # noqa: F401  (before torch: pinned numerics)
 import argparse
 import json
+from collections.abc import Callable
 from functools import partial
+from typing import NamedTuple
 
 from ponder import parallel
 from ponder.claims import Estimate, greater
@@ -30,11 +34,23 @@ from ponder.experiments import hyla
 from ponder.models.attention import KINDS
 from ponder.profiles import PROFILES
 
-# per task: the profile's base run, its trainer, the field of its held-out fraction, and the metrics
-# read as OOD and training-task scores
+class Task(NamedTuple):
+    """A task's base run (``setup``), its trainer, the field of its held-out fraction, the metrics read
+    as OOD and training-task scores, and the OOD score of a trivial predictor (``baseline(run, metrics)``)."""
+
+    setup: Callable
+    train: Callable
+    held_out: str
+    ood: str
+    seen: str
+    baseline: Callable
+    baseline_name: str
+
+
 TASKS = {
-    "fuzzy": (hyla.fuzzy_setup, hyla.train_fuzzy_once, "frac_test", "test_r2", "train_r2"),
-    "sraven": (hyla.sraven_setup, hyla.train_sraven_once, "holdout", "ood_acc", "id_acc"),
+    "fuzzy": Task(hyla.fuzzy_setup, hyla.train_fuzzy_once, "frac_test", "test_r2", "train_r2",
+                  lambda s, metrics: metrics["test_r2_task_average"], "ignoring the context"),
+    "sraven": Task(hyla.sraven_setup, hyla.train_sraven_once, "holdout", "ood_acc", "id_acc", lambda s, metrics: s.f ** -s.k, "chance"),
 }
 
 
@@ -67,10 +83,10 @@ def arguments(argv=None) -> argparse.Namespace:
 
 def probe_runs(args: argparse.Namespace) -> list[tuple[object, int]]:
     """``(run description, seed)`` for every held-out fraction × length × kind × seed asked for."""
-    setup, _, field = TASKS[args.task][:3]
+    task = TASKS[args.task]
     changes = {name: value for name, value in (("batch_size", args.batch), ("lr", args.lr)) if value is not None}
-    held_out = [{field: frac} for frac in args.held_out] if args.held_out else [{}]
-    return [(setup(args.profile, kind=kind, steps=steps, **changes, **frac), seed) for frac in held_out for steps in args.steps for kind in args.kinds for seed in args.seeds]
+    held_out = [{task.held_out: frac} for frac in args.held_out] if args.held_out else [{}]
+    return [(task.setup(args.profile, kind=kind, steps=steps, **changes, **frac), seed) for frac in held_out for steps in args.steps for kind in args.kinds for seed in args.seeds]
 
 
 def judge_against(first: str, others: list[str], values: dict[str, list[float]], claim: str) -> None:
@@ -82,16 +98,17 @@ def judge_against(first: str, others: list[str], values: dict[str, list[float]],
 
 def main(argv=None) -> None:
     args = arguments(argv)
-    _, train, field, ood, seen = TASKS[args.task]
+    task = TASKS[args.task]
     runs = probe_runs(args)
-    jobs = [partial(train, s, args.profile, seed) for s, seed in runs]
+    jobs = [partial(task.train, s, args.profile, seed) for s, seed in runs]
     parallel.prefetch(jobs, args.jobs)  # side by side; cached runs load below
-    scores = {}
+    scores, baselines = {}, {}
     for (s, seed), job in zip(runs, jobs):
         metrics = job()[1]
-        scores[s.kind, s.steps, getattr(s, field), seed] = metrics[ood]
-        print(json.dumps({"task": args.task, "kind": s.kind, "seed": seed, "steps": s.steps, "batch_size": s.batch_size, "lr": s.lr,
-                          "held_out": getattr(s, field), "examples": s.steps * s.batch_size, "ood": metrics[ood], "train": metrics[seen]}), flush=True)
+        frac, baseline = getattr(s, task.held_out), task.baseline(s, metrics)
+        scores[s.kind, s.steps, frac, seed], baselines[frac, seed] = metrics[task.ood], baseline
+        print(json.dumps({"task": args.task, "kind": s.kind, "seed": seed, "steps": s.steps, "batch_size": s.batch_size, "lr": s.lr, "held_out": frac,
+                          "examples": s.steps * s.batch_size, "ood": metrics[task.ood], "train": metrics[task.seen], "baseline": baseline}), flush=True)
     first, others, seeds = args.kinds[0], args.kinds[1:], args.seeds
     held_out = sorted({frac for _, _, frac, _ in scores})
     short, long = min(args.steps), max(args.steps)
@@ -99,7 +116,8 @@ def main(argv=None) -> None:
         label = f"{frac:g} held out, " if len(held_out) > 1 else ""
         for steps in args.steps:
             per_seed = {kind: [scores[kind, steps, frac, seed] for seed in seeds] for kind in args.kinds}
-            print(f"{label}{steps} steps: " + ", ".join(f"{kind} {Estimate.of(values)}" for kind, values in per_seed.items()))
+            print(f"{label}{steps} steps: " + ", ".join(f"{kind} {Estimate.of(values)}" for kind, values in per_seed.items())
+                  + f"; {task.baseline_name} {Estimate.of([baselines[frac, seed] for seed in seeds])}")
             judge_against(first, others, per_seed, ">")
         if len(args.steps) > 1:  # converged? each kind's score at the longest length against at the shortest
             print(f"{label}{long} steps against {short}:")
