@@ -54,24 +54,21 @@ TASKS = {
 }
 
 
-def integers(text: str) -> list[int]:
-    return [int(part) for part in text.split(",")]
-
-
-def fractions(text: str) -> list[float]:
-    return [float(part) for part in text.split(",")]
+def separated(cast: Callable) -> Callable[[str], list]:
+    """An argparse type: a comma-separated list, each part ``cast``."""
+    return lambda text: [cast(part) for part in text.split(",")]
 
 
 def arguments(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("task", choices=TASKS)
     parser.add_argument("profile", choices=PROFILES)
-    parser.add_argument("--steps", type=integers, required=True, help="training lengths, comma-separated")
-    parser.add_argument("--seeds", type=integers, default=[0, 1, 2])
-    parser.add_argument("--kinds", type=lambda text: text.split(","), default=["hyla", "softmax", "linear"], help="the first is judged against the others")
+    parser.add_argument("--steps", type=separated(int), required=True, help="training lengths, comma-separated")
+    parser.add_argument("--seeds", type=separated(int), default=[0, 1, 2])
+    parser.add_argument("--kinds", type=separated(str), default=["hyla", "softmax", "linear"], help="the first is judged against the others")
     parser.add_argument("--batch", type=int, help="batch size (default: the profile's)")
     parser.add_argument("--lr", type=float, help="peak learning rate (default: the profile's)")
-    parser.add_argument("--held-out", type=fractions, help="fractions of the combinations held out, comma-separated (default: the profile's base run's)")
+    parser.add_argument("--held-out", type=separated(float), help="fractions of the combinations held out, comma-separated (default: the profile's base run's)")
     parser.add_argument("--jobs", type=int, help="runs trained at a time (default: one per core)")
     args = parser.parse_args(argv)
     if unknown := set(args.kinds) - set(KINDS):
