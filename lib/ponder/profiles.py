@@ -4,7 +4,8 @@
 * ``quick`` — default of ``make figures``: a 2-core laptop without a GPU, all notebooks ≤ 35 min.
   The comparisons that need several seeds to be judged mostly get one here (the ledger then says
   inconclusive), and the grids are thinned; ``cpu`` has the rest.
-* ``cpu``   — the same models and steps as ``quick`` on the same laptop, about 45 minutes after ``quick`` (75 cold): every
+* ``cpu``   — the same models and steps as ``quick`` (fuzzy logic's steps aside: 16 times
+  more, since the attention kinds' order settles late) on the same laptop, about 75 minutes after ``quick`` (105 cold): every
   judged comparison on 3 seeds and the full grids (pool sizes, budgets, depths, ablations). Its runs
   are ``quick``'s plus more, in one cache (:func:`ponder.paths.runs_dir`); its figures and ledger
   are committed under ``figures/cpu/``.
