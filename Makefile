@@ -1,7 +1,7 @@
 # ponder: every table and figure of the papers from one command.
 #   make help               this list
 #   make figures            execute every notebook (PROFILE=quick by default), write figures/ + CLAIMS.md
-#                           PROFILE=cpu: the same models with 3 seeds and the full grids (~75 min more after quick on 2 cores), figures/cpu/
+#                           PROFILE=cpu: the same models with 3 seeds and the full grids (~95 min more after quick on 2 cores), figures/cpu/
 #                           NOTEBOOKS="hyla_lm acm_vit" a subset; SEED=N another seed (figures/seed-N/); JOBS=N runs and notebooks at a time (default: one per core)
 #   make test               unit tests + nbval over every notebook in the smoke profile (what CI runs), one pytest-xdist worker per core (TEST_WORKERS=0: one process); its checked numbers: see refresh
 #   make refresh            re-run the smoke notebooks (NOTEBOOKS="..." some), store the outputs nbval checks, print what changed (alias: refresh-notebooks)
