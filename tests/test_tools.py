@@ -152,7 +152,8 @@ def test_gpu_slice_packs_what_a_carry_can_hold(tmp_path):
 
 
 def test_gpu_slice_runs_the_probes_and_the_benchmarks_it_is_given(tmp_path):
-    """``probes`` runs the four hyper_act probes of RUN.md, ``lengths`` the fuzzy-logic length probe,
+    """First the committed ledger's rows go back into the run cache (``tools/ledger-rows.py``); then
+    ``probes`` runs the four hyper_act probes of RUN.md, ``lengths`` the fuzzy-logic length probe,
     ``bench:kernels,train`` those two benchmarks (each in a process of its own, ``python -m
     ponder.bench``'s way); here with a stand-in ``python3`` that only records its arguments."""
     bin_dir = tmp_path / "bin"
@@ -164,7 +165,7 @@ def test_gpu_slice_runs_the_probes_and_the_benchmarks_it_is_given(tmp_path):
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     calls = [line for line in (tmp_path / "calls").read_text().splitlines() if not line.startswith("-c ")]
-    assert calls == ["tools/together-probe.py hyper_act 1 --log-every 5", "tools/together-probe.py hyper_act 1 --log-every 5 --attention explicit",
+    assert calls == ["tools/ledger-rows.py gpu", "tools/together-probe.py hyper_act 1 --log-every 5", "tools/together-probe.py hyper_act 1 --log-every 5 --attention explicit",
                      "tools/together-probe.py hyper_act 1 --log-every 5 --attention math", "tools/together-probe.py hyper_act --grad-noise 1e-5",
                      "tools/length-probe.py fuzzy gpu --steps 2000,8000 --jobs 6", "-m ponder.bench kernels train"]
 
@@ -244,3 +245,30 @@ def test_length_probe_trains_the_profiles_runs_at_each_length_and_judges_the_fir
     for bad in (["--kinds", "hyla"], ["--kinds", "hyla,nope"]):
         with pytest.raises(SystemExit):
             probe.main(["fuzzy", "smoke", "--steps", "3", *bad])
+
+
+def test_ledger_rows_puts_the_committed_rows_back_for_the_notebooks_not_run(isolated_outputs, monkeypatch):
+    """A gpu lease starts with no claims files: the committed ledger's rows come back as its notebooks
+    recorded them, with the code its header names (so ``gather`` marks them older), a row already
+    older keeps its mark, and a target with a file of its own keeps that file."""
+    from ponder import claims
+
+    tool = load_tool("ledger-rows")
+    monkeypatch.setattr(claims, "code_version", lambda: "aaaa/bbbb")
+    claims.claim("acm-9", "grouped is fast", 0.79, claims.below([0.9, 0.8, 0.7], 0.5), profile="gpu", paper="—")
+    claims.claim("acm-9", "a row that describes | with a bar", "1.5x", None, profile="gpu")
+    claims.claim("hyla-2", "HYLA drops least", 0.01, claims.greater([0.3, 0.2, 0.25], [0.1, 0.15, 0.05]), profile="gpu")
+    made = claims.rows("gpu")
+    text = claims.gather("gpu").read_text()
+    assert tool.committed_rows(text) == {"acm-9": made[:2], "hyla-2": made[2:]}
+
+    monkeypatch.setattr(claims, "code_version", lambda: "cccc/dddd")
+    older = tool.committed_rows(claims.gather("gpu").read_text())
+    assert {r["code"] for rows in older.values() for r in rows} == {"older than cccc/dddd"}
+
+    claims.clear("gpu")
+    claims.claim("hyla-2", "HYLA drops least", 0.02, None, profile="gpu")
+    monkeypatch.setattr(tool, "committed", lambda root, ref, path: text.encode() if path == "figures/gpu/CLAIMS.md" else None)
+    assert tool.restore("gpu") == ["acm-9"]
+    assert claims.rows("gpu") == made[:2] + [dict(made[2], ours="0.02", verdict=None, noise="", code="cccc/dddd")]
+    assert "Rows made by other code than cccc/dddd (marked *older*" in claims.gather("gpu").read_text()

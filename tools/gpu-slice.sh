@@ -36,6 +36,8 @@
 # ones, hyla_lm) in the call that trains them (calls on a machine still warm find results/gpu as the
 # last one left it). (On 2026-11-27 acm_vit was cut off with its ViTs' checkpoints in the cache, and
 # the pack came to 21 parts, of which the run tool brought back 4: nothing could be unpacked.)
+# Before the steps, tools/ledger-rows.py puts the committed gpu ledger's rows back into results/gpu/claims/ for
+# the notebooks this call does not run, so that the ledger it gathers holds every lease's rows.
 # The notebooks' packages (papermill, nbval, datasets, ...) come from wheels in .whl/ when there is one.
 set -u
 out=$1 budget=$2
@@ -49,6 +51,7 @@ if [ -d .whl ]; then
 fi
 export PYTHONPATH="$PWD/lib:/tmp/site" PYTHONUNBUFFERED=1 TQDM_DISABLE=1 HF_DATASETS_OFFLINE=1 HF_HUB_OFFLINE=1
 { nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; python3 -c "import torch; print('torch', torch.__version__)"; } | tee "$logs/device.log"
+python3 tools/ledger-rows.py gpu  # the committed ledger's rows of the notebooks not run here, so that this call's ledger keeps them
 xdist=$(python3 -c "import xdist" 2>/dev/null && echo "-n 8 --dist")  # + loadfile: one notebook per worker; load: tests spread
 for step in "$@"; do
   [ "$(left)" -gt 30 ] || { echo "no time left for $step"; break; }
