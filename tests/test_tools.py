@@ -153,8 +153,8 @@ def test_gpu_slice_packs_what_a_carry_can_hold(tmp_path):
 
 def test_gpu_slice_runs_the_probes_and_the_benchmarks_it_is_given(tmp_path):
     """First the committed ledger's rows go back into the run cache (``tools/ledger-rows.py``); then
-    ``probes`` runs the four hyper_act probes of RUN.md, ``lengths`` the fuzzy-logic length probe,
-    ``bench:kernels,train`` those two benchmarks (each in a process of its own, ``python -m
+    ``probes`` compares the stacked and the alone gradients of hyper_act and ut_act (RUN.md, lease 3),
+    ``lengths`` runs the fuzzy-logic length probe, ``bench:kernels,train`` those two benchmarks (each in a process of its own, ``python -m
     ponder.bench``'s way); here with a stand-in ``python3`` that only records its arguments."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -165,8 +165,7 @@ def test_gpu_slice_runs_the_probes_and_the_benchmarks_it_is_given(tmp_path):
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     calls = [line for line in (tmp_path / "calls").read_text().splitlines() if not line.startswith("-c ")]
-    assert calls == ["tools/ledger-rows.py gpu", "tools/together-probe.py hyper_act 1 --log-every 5", "tools/together-probe.py hyper_act 1 --log-every 5 --attention explicit",
-                     "tools/together-probe.py hyper_act 1 --log-every 5 --attention math", "tools/together-probe.py hyper_act --grad-noise 1e-5",
+    assert calls == ["tools/ledger-rows.py gpu", "tools/together-probe.py hyper_act,ut_act --gradients 0,12,13,20",
                      "tools/length-probe.py fuzzy gpu --steps 2000,8000 --jobs 6", "-m ponder.bench kernels train"]
 
 
@@ -204,6 +203,14 @@ def test_together_probe_replays_seeds_together_against_each_alone(tmp_path):
         assert noisy.returncode == 0, noisy.stderr
         (line,) = [json.loads(line) for line in noisy.stdout.splitlines()]
         assert (line["grad_noise"], line["noise_on"]) == (1e-5, on) and len(line["max"]) == 3 and 0 < max(line["max"]) < 1e-5
+    # one step's gradients, stacked against alone, tensor by tensor: on the CPU float32 rounding, with
+    # the halting unit held at step 0 (its two tensors get none) and training from step 12 on
+    stepped = subprocess.run([*probe, "hyper_act", "--gradients", "0,12"], env=env, capture_output=True, text=True, timeout=300)
+    assert stepped.returncode == 0, stepped.stderr
+    lines = [json.loads(line) for line in stepped.stdout.splitlines()]
+    assert [line["gradients_at"] for line in lines] == [0, 12] and all(len(line["seeds"]) == 3 for line in lines)
+    assert [{seed["of"] for seed in line["seeds"]} for line in lines] == [{38}, {40}]
+    assert all(seed["above_1e-5"] == 0 and len(seed["furthest"]) == 3 and 0 < seed["furthest"][0][1] < 1e-5 for line in lines for seed in line["seeds"])
     refused = subprocess.run([*probe, "ut_act", "--deterministic"], env=env, capture_output=True, text=True, timeout=300)
     assert refused.returncode != 0 and "CUBLAS_WORKSPACE_CONFIG=:4096:8" in refused.stderr
 

@@ -9,7 +9,9 @@ steps 7 and 8 for the others), repeats drifting not at all, and under determinis
 (:func:`ponder.models.transformer.attend` multiplies explicitly there), so the CPU's test of the
 same training cannot see what the fused kernels do under ``vmap``; ``--attention`` replays with
 the fused function's reference kernel (``math``), with the explicit product (``explicit``) or
-with the fused function (``fused``) on any device. Prints one JSON line per replay: each seed's largest relative loss difference
+with the fused function (``fused``) on any device. (Lease 3, 2026-11-28: with ``explicit`` and
+``math`` hyper_act parted as with the default kernels, 5.65e-4 and 5.70e-4 against 5.66e-4, so the
+fused kernels are not the cause; ``--gradients`` below is the next question.) Prints one JSON line per replay: each seed's largest relative loss difference
 together against alone (``max``), the first step where it passes 1e-4 (``null``: none) and how far
 its two trained models end apart (``end``: the weight tensor furthest apart, the largest logit
 difference on a fresh batch and the number of its examples whose halting step differs); from
@@ -17,7 +19,7 @@ the second replay of a kind on, also how far its alone and its together losses m
 first replay's (``alone_drift``, ``together_drift``: nonzero means the device does not repeat
 itself, and a difference of together against alone may be that alone).
 
-    PYTHONPATH=lib python3 tools/together-probe.py KIND[,KIND...] [REPEATS] [--deterministic] [--log-every N] [--attention default|math|explicit|fused] [--grad-noise EPS [--noise-on weights|attention]]
+    PYTHONPATH=lib python3 tools/together-probe.py KIND[,KIND...] [REPEATS] [--deterministic] [--log-every N] [--attention default|math|explicit|fused] [--grad-noise EPS [--noise-on weights|attention]] [--gradients STEP[,STEP...]]
 
 KIND: ut_act or hyper_act, several in the order given within one process (as pytest runs the
 parametrized cases); REPEATS (default 1) replays each that many times. The replays run as the test
@@ -33,6 +35,14 @@ the largest relative loss difference of the two. Float32 rounding is about 1e-7;
 ``--noise-on attention`` adds it to the gradients of attention's queries, keys and values instead
 of the weights': before the products that sum them into the weights' gradients, where the rounding
 of sums that cancel (the keys' gradient sums to zero over the keys) would enter.
+
+``--gradients STEP[,STEP...]`` asks where the two computations part, one step at a time: each seed
+trains alone for STEP steps (0: as built), then its gradients of the test's batch of that step,
+computed alone (``backward``) and stacked with the others (``vmap``, :mod:`ponder.ensemble`), are
+compared tensor by tensor, with the parameters the hold holds at that step held. The line gives
+each seed's three tensors furthest apart (``||stacked - alone|| / ||alone||``, the key biases left
+out: their gradient is rounding) and how many are above 1e-5. Float32 rounding gives about 1e-7
+on the CPU; a tensor at 1e-4 or more on the GPU is the one that carries the parting.
 """
 import ponder  # noqa: F401  (before torch: pinned numerics)
 import argparse
@@ -134,6 +144,30 @@ def amplification(kind: str, eps: float, device: str, log_every: int = 1, on: st
     return differences
 
 
+def gradients_apart(kind: str, step: int, device: str) -> list[dict]:
+    """Per seed, how far its gradients of step ``step``'s batch are apart computed stacked and alone,
+    at the weights of its run alone after ``step`` steps (``--gradients``)."""
+    models, members, _, loss = setup(kind, log_every=1)
+    cfg = members[0].cfg
+    for model, member in zip(models, members):
+        if step:
+            training.train(model, loss, member.batches, dataclasses.replace(member.cfg, steps=step))
+        model.to(device).train()
+    stacked = ensemble.Stacked(models, cfg)
+    stacked.hold(step)
+    together, _ = stacked.gradient_function(loss)(ensemble.stacked_batch(members, step, torch.device(device)))
+    found = []
+    for s, (model, member) in enumerate(zip(models, members)):
+        training.hold_parameters(model, step, cfg)
+        model.zero_grad(set_to_none=True)
+        loss(model, tuple(t.to(device) for t in member.batches(step))).backward()
+        apart = {n: ((together[n][s] - p.grad).norm() / p.grad.norm().clamp_min(1e-30)).item()
+                 for n, p in model.named_parameters() if p.grad is not None and not n.endswith(KEY_BIASES)}
+        furthest = sorted(apart.items(), key=lambda item: -item[1])[:3]
+        found.append({"furthest": [[n, float(f"{d:.3g}")] for n, d in furthest], "above_1e-5": sum(d > 1e-5 for d in apart.values()), "of": len(apart)})
+    return found
+
+
 @torch.no_grad()
 def end_difference(alone: torch.nn.Module, together: torch.nn.Module, batch) -> dict:
     """How far a seed's model trained together ends from the same seed's trained alone: the weight
@@ -205,6 +239,7 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--attention", choices=("default", "math", "explicit", "fused"), default="default", help="the attention kernels (use_attention)")
     parser.add_argument("--grad-noise", type=float, default=0.0, help="instead: alone against alone with this gradient noise (amplification)")
     parser.add_argument("--noise-on", choices=("weights", "attention"), default="weights", help="where --grad-noise goes (amplification)")
+    parser.add_argument("--gradients", default="", help="instead: the gradients of these steps, stacked against alone (gradients_apart)")
     args = parser.parse_args(argv)
     if args.deterministic and os.environ.get("CUBLAS_WORKSPACE_CONFIG") != DETERMINISTIC_WORKSPACE:
         raise SystemExit(f"--deterministic needs CUBLAS_WORKSPACE_CONFIG={DETERMINISTIC_WORKSPACE} in the environment (cuBLAS reads it when CUDA starts)")
@@ -213,6 +248,12 @@ def main(argv: list[str]) -> None:
     torch.use_deterministic_algorithms(args.deterministic, warn_only=True)
     setting = ("deterministic" if args.deterministic else "default") + ("" if args.attention == "default" else f", {args.attention} attention")
     for kind in args.kinds.split(","):
+        if args.gradients:
+            with use_attention(args.attention):
+                for step in map(int, args.gradients.split(",")):
+                    print(json.dumps({"kind": kind, "setting": setting, "device": device, "gradients_at": step,
+                                      "seeds": gradients_apart(kind, step, device)}), flush=True)
+            continue
         if args.grad_noise:
             with use_attention(args.attention):
                 print(json.dumps({"kind": kind, "setting": setting, "device": device, "grad_noise": args.grad_noise, "noise_on": args.noise_on,
