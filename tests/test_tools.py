@@ -279,3 +279,21 @@ def test_ledger_rows_puts_the_committed_rows_back_for_the_notebooks_not_run(isol
     assert tool.restore("gpu") == ["acm-9"]
     assert claims.rows("gpu") == made[:2] + [dict(made[2], ours="0.02", verdict=None, noise="", code="cccc/dddd")]
     assert "Rows made by other code than cccc/dddd (marked *older*" in claims.gather("gpu").read_text()
+
+
+def test_scene_probe_trains_the_base_vit_and_its_exits_per_scene_outside_the_run_cache(tmp_path):
+    """``tools/scene-probe.py``: one JSON line per scene, the scene's knobs as given over the textured
+    ones, its runs under ``--out`` (a scene is not in a run's key, so never in the run cache); a
+    malformed scene is refused before anything trains."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "lib"), "PONDER_RESULTS": str(tmp_path / "results"), "TQDM_DISABLE": "1"}
+    probe = [sys.executable, str(ROOT / "tools" / "scene-probe.py"), "smoke"]
+    done = subprocess.run([*probe, "textured", "noise=0.2,jitter=0.5", "--out", str(tmp_path / "out")], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [line["scene"] for line in lines] == ["textured", "noise=0.2,jitter=0.5"]
+    assert lines[0]["knobs"] == {"jitter": 0.25, "texture": 0.3, "noise": 0.03} and lines[1]["knobs"] == {"jitter": 0.5, "texture": 0.3, "noise": 0.2}
+    assert all(0 <= line["base_accuracy"] <= 1 and line["base_mmacs"] > 0 for line in lines)
+    assert {p.name for p in (tmp_path / "out" / "smoke").iterdir()} == {"textured", "noise=0.2,jitter=0.5"}
+    assert not (tmp_path / "results").exists()
+    refused = subprocess.run([*probe, "blur=2"], env=env, capture_output=True, text=True, timeout=300)
+    assert refused.returncode != 0 and "KNOB=VALUE" in refused.stderr
