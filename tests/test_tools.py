@@ -295,5 +295,8 @@ def test_scene_probe_trains_the_base_vit_and_its_exits_per_scene_outside_the_run
     assert all(0 <= line["base_accuracy"] <= 1 and line["base_mmacs"] > 0 for line in lines)
     assert {p.name for p in (tmp_path / "out" / "smoke").iterdir()} == {"textured", "noise=0.2,jitter=0.5"}
     assert not (tmp_path / "results").exists()
+    # each scene in a fresh process: the second scene's knobs are not the first one's changed again
+    again = subprocess.run([*probe, "noise=0.2", "jitter=0.5", "--jobs", "1", "--out", str(tmp_path / "again")], env=env, capture_output=True, text=True, timeout=300)
+    assert [json.loads(line)["knobs"] for line in again.stdout.splitlines()] == [{"jitter": 0.25, "texture": 0.3, "noise": 0.2}, {"jitter": 0.5, "texture": 0.3, "noise": 0.03}]
     refused = subprocess.run([*probe, "blur=2"], env=env, capture_output=True, text=True, timeout=300)
     assert refused.returncode != 0 and "KNOB=VALUE" in refused.stderr
