@@ -154,19 +154,20 @@ def test_gpu_slice_packs_what_a_carry_can_hold(tmp_path):
 def test_gpu_slice_runs_the_probes_and_the_benchmarks_it_is_given(tmp_path):
     """First the committed ledger's rows go back into the run cache (``tools/ledger-rows.py``); then
     ``probes`` compares the stacked and the alone gradients of hyper_act and ut_act (RUN.md, lease 3),
-    ``lengths`` runs the fuzzy-logic length probe, ``bench:kernels,train`` those two benchmarks (each in a process of its own, ``python -m
+    ``lengths`` runs the fuzzy-logic length probe, ``scenes`` the image stand-in probe, ``bench:kernels,train`` those two benchmarks (each in a process of its own, ``python -m
     ponder.bench``'s way); here with a stand-in ``python3`` that only records its arguments."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "python3").write_text(f'#!/bin/sh\necho "$*" >> {tmp_path}/calls\n')
     (bin_dir / "python3").chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
-    done = subprocess.run(["bash", str(ROOT / "tools" / "gpu-slice.sh"), str(tmp_path / "out"), "100", "probes", "lengths", "bench:kernels,train"],
+    done = subprocess.run(["bash", str(ROOT / "tools" / "gpu-slice.sh"), str(tmp_path / "out"), "100", "probes", "lengths", "scenes", "bench:kernels,train"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     calls = [line for line in (tmp_path / "calls").read_text().splitlines() if not line.startswith("-c ")]
     assert calls == ["tools/ledger-rows.py gpu", "tools/together-probe.py hyper_act,ut_act --gradients 0,12,13,20",
-                     "tools/length-probe.py fuzzy gpu --steps 2000,8000 --jobs 6", "-m ponder.bench kernels train"]
+                     "tools/length-probe.py fuzzy gpu --steps 2000,8000 --jobs 6",
+                     "tools/scene-probe.py gpu noise=0.15 texture=0.7 jitter=0.5,texture=0.6,noise=0.1 --jobs 3", "-m ponder.bench kernels train"]
 
 
 def test_gpu_plan_counts_the_training_streams_drawn_before_the_runs(tmp_path, capsys):
