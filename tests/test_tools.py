@@ -170,6 +170,25 @@ def test_gpu_slice_runs_the_probes_and_the_benchmarks_it_is_given(tmp_path):
                      "tools/scene-probe.py gpu noise=0.15 texture=0.7 jitter=0.5,texture=0.6,noise=0.1 --jobs 3", "-m ponder.bench kernels train"]
 
 
+def test_gpu_slice_installs_the_wheels_once_per_machine(tmp_path):
+    """The next call on a warm machine finds the same wheels installed and skips pip; other wheels
+    (a carry with one more) are installed again."""
+    bin_dir, wheels = tmp_path / "bin", tmp_path / ".whl"
+    bin_dir.mkdir(), wheels.mkdir()
+    (wheels / "a-1-py3-none-any.whl").write_text("")
+    (bin_dir / "python3").write_text(f'#!/bin/sh\necho "$*" >> {tmp_path}/calls\n')
+    (bin_dir / "python3").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "GPU_SLICE_SITE": str(tmp_path / "site")}
+    installs = []
+    for extra in (None, None, "b-1-py3-none-any.whl"):
+        if extra:
+            (wheels / extra).write_text("")
+        done = subprocess.run(["bash", str(ROOT / "tools" / "gpu-slice.sh"), str(tmp_path / "out"), "100"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        installs.append(sum(line.startswith("-m pip install") for line in (tmp_path / "calls").read_text().splitlines()))
+    assert installs == [1, 1, 2]
+
+
 def test_gpu_plan_counts_the_training_streams_drawn_before_the_runs(tmp_path, capsys):
     tool = load_tool("gpu-plan")
     from ponder.experiments.hyper_ut import SIZES

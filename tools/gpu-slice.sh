@@ -48,10 +48,12 @@ begin=$(date +%s)
 left() { echo $((budget - 30 - $(date +%s) + begin)); }
 logs=$(mktemp -d)
 mkdir -p "$out"
-if [ -d .whl ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
+site=${GPU_SLICE_SITE:-/tmp/site}  # where the wheels go; on a warm machine's next call they are there already
+if [ -d .whl ] && [ "$(ls .whl | md5sum)" != "$(cat "$site/.wheels" 2>/dev/null)" ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$site" .whl/*.whl || exit 1
+  mkdir -p "$site" && ls .whl | md5sum > "$site/.wheels"
 fi
-export PYTHONPATH="$PWD/lib:/tmp/site" PYTHONUNBUFFERED=1 TQDM_DISABLE=1 HF_DATASETS_OFFLINE=1 HF_HUB_OFFLINE=1
+export PYTHONPATH="$PWD/lib:$site" PYTHONUNBUFFERED=1 TQDM_DISABLE=1 HF_DATASETS_OFFLINE=1 HF_HUB_OFFLINE=1
 { nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; python3 -c "import torch; print('torch', torch.__version__)"; } | tee "$logs/device.log"
 python3 tools/ledger-rows.py gpu  # the committed ledger's rows of the notebooks not run here, so that this call's ledger keeps them
 xdist=$(python3 -c "import xdist" 2>/dev/null && echo "-n 8 --dist")  # + loadfile: one notebook per worker; load: tests spread
