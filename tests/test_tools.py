@@ -231,6 +231,8 @@ def test_together_probe_replays_seeds_together_against_each_alone(tmp_path):
     assert [line["gradients_at"] for line in lines] == [0, 12] and all(len(line["seeds"]) == 3 for line in lines)
     assert [{seed["of"] for seed in line["seeds"]} for line in lines] == [{38}, {40}]
     assert all(seed["above_1e-5"] == 0 and len(seed["furthest"]) == 3 and 0 < seed["furthest"][0][1] < 1e-5 for line in lines for seed in line["seeds"])
+    # and both paths are float32's rounding away from the same gradients in float64
+    assert all(0 < seed[path][0][1] < 1e-5 for line in lines for seed in line["seeds"] for path in ("alone_from_float64", "stacked_from_float64"))
     refused = subprocess.run([*probe, "ut_act", "--deterministic"], env=env, capture_output=True, text=True, timeout=300)
     assert refused.returncode != 0 and "CUBLAS_WORKSPACE_CONFIG=:4096:8" in refused.stderr
 

@@ -41,8 +41,10 @@ trains alone for STEP steps (0: as built), then its gradients of the test's batc
 computed alone (``backward``) and stacked with the others (``vmap``, :mod:`ponder.ensemble`), are
 compared tensor by tensor, with the parameters the hold holds at that step held. The line gives
 each seed's three tensors furthest apart (``||stacked - alone|| / ||alone||``, the key biases left
-out: their gradient is rounding) and how many are above 1e-5. Float32 rounding gives about 1e-7
-on the CPU; a tensor at 1e-4 or more on the GPU is the one that carries the parting.
+out: their gradient is rounding) and how many are above 1e-5, and the three furthest from the
+gradients computed alone in float64, for each path. On the CPU every tensor of either path is
+within 4e-6 of float64 and of the other; a tensor at 1e-4 or more on the GPU is the one that
+carries the parting, and the path that is far from float64 is the one computing at lower precision.
 """
 import ponder  # noqa: F401  (before torch: pinned numerics)
 import argparse
@@ -146,7 +148,9 @@ def amplification(kind: str, eps: float, device: str, log_every: int = 1, on: st
 
 def gradients_apart(kind: str, step: int, device: str) -> list[dict]:
     """Per seed, how far its gradients of step ``step``'s batch are apart computed stacked and alone,
-    at the weights of its run alone after ``step`` steps (``--gradients``)."""
+    at the weights of its run alone after ``step`` steps, and how far each is from the same gradients
+    computed alone in float64 (``--gradients``): the path off float64 by more than float32 rounding
+    is the one that computes at lower precision."""
     models, members, _, loss = setup(kind, log_every=1)
     cfg = members[0].cfg
     for model, member in zip(models, members):
@@ -158,14 +162,32 @@ def gradients_apart(kind: str, step: int, device: str) -> list[dict]:
     together, _ = stacked.gradient_function(loss)(ensemble.stacked_batch(members, step, torch.device(device)))
     found = []
     for s, (model, member) in enumerate(zip(models, members)):
-        training.hold_parameters(model, step, cfg)
-        model.zero_grad(set_to_none=True)
-        loss(model, tuple(t.to(device) for t in member.batches(step))).backward()
-        apart = {n: ((together[n][s] - p.grad).norm() / p.grad.norm().clamp_min(1e-30)).item()
-                 for n, p in model.named_parameters() if p.grad is not None and not n.endswith(KEY_BIASES)}
-        furthest = sorted(apart.items(), key=lambda item: -item[1])[:3]
-        found.append({"furthest": [[n, float(f"{d:.3g}")] for n, d in furthest], "above_1e-5": sum(d > 1e-5 for d in apart.values()), "of": len(apart)})
+        batch = tuple(t.to(device) for t in member.batches(step))
+        alone, exact = gradients(model, loss, batch, step, cfg), gradients(copy.deepcopy(model).double(), loss, batch, step, cfg)
+        mine = {n: g[s] for n, g in together.items() if n in alone}
+        found.append({"furthest": furthest(mine, alone), "above_1e-5": sum(d > 1e-5 for d in apart(mine, alone).values()), "of": len(alone),
+                      "alone_from_float64": furthest(alone, exact), "stacked_from_float64": furthest(mine, exact)})
     return found
+
+
+def gradients(model: torch.nn.Module, loss, batch, step: int, cfg) -> dict[str, torch.Tensor]:
+    """``model``'s gradients of ``loss`` on ``batch`` (its floats in the model's dtype), the hold of
+    ``step`` applied, the key biases left out (their gradient is rounding)."""
+    training.hold_parameters(model, step, cfg)
+    model.zero_grad(set_to_none=True)
+    dtype = next(model.parameters()).dtype
+    loss(model, tuple(t.to(dtype) if t.is_floating_point() else t for t in batch)).backward()
+    return {n: p.grad for n, p in model.named_parameters() if p.grad is not None and not n.endswith(KEY_BIASES)}
+
+
+def apart(grads: dict[str, torch.Tensor], reference: dict[str, torch.Tensor]) -> dict[str, float]:
+    """``||g - ref|| / ||ref||`` per tensor, in float64."""
+    return {n: ((g.double() - reference[n].double()).norm() / reference[n].double().norm().clamp_min(1e-300)).item() for n, g in grads.items()}
+
+
+def furthest(grads: dict[str, torch.Tensor], reference: dict[str, torch.Tensor]) -> list[list]:
+    """The three tensors of ``grads`` furthest from ``reference`` (:func:`apart`), ``[[name, distance]]``."""
+    return [[n, float(f"{d:.3g}")] for n, d in sorted(apart(grads, reference).items(), key=lambda item: -item[1])[:3]]
 
 
 @torch.no_grad()
