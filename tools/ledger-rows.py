@@ -17,14 +17,14 @@ import sys
 from pathlib import PurePosixPath
 
 import ponder  # noqa: F401  (pins the numerics before torch)
+from ponder.claims import OLDER, SHOWN
 from ponder.paths import ROOT, claims_dir, profile_folder, seed_tag
 from ponder.profiles import check_profile
 from ponder.runs import write_json
 from ponder.verify import committed, ledger
 
 HEADER = re.compile(r"^# Claims ledger \((?P<profile>\S+) profile, .*, code (?P<code>[^)]+)\)$", re.MULTILINE)
-VERDICTS = {"holds": "holds", "**does not hold**": "does not hold", "inconclusive": "inconclusive", "—": None}
-OLDER = " (*older*)"
+VERDICTS = {cell: verdict for verdict, cell in SHOWN.items()}  # a verdict's cell -> the verdict
 
 
 def committed_rows(text: str) -> dict[str, list[dict]]:

@@ -24,8 +24,12 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-KNOBS = ("jitter", "texture", "noise")
+import ponder  # noqa: F401  (pins the numerics before torch)
+from ponder.experiments import acm
+from ponder.paths import ROOT
+from ponder.tasks import images
+
+KNOBS = tuple(images.SCENES[acm.SCENE])  # jitter, texture, noise
 
 
 def parse_scene(text: str) -> dict[str, float]:
@@ -43,11 +47,7 @@ def parse_scene(text: str) -> dict[str, float]:
 
 def probe(profile: str, scene: str, seed: int, out: Path) -> dict:
     """Train and evaluate the base ViT and its exits on ``scene`` (in this process: it changes the scene)."""
-    os.environ["PONDER_RESULTS"] = str(out / profile / scene)
-    import ponder  # noqa: F401  (pins the numerics before torch)
-    from ponder.experiments import acm
-    from ponder.tasks import images
-
+    os.environ["PONDER_RESULTS"] = str(out / profile / scene)  # read by the run cache when it is used
     images.SCENES[acm.SCENE] = dict(images.SCENES[acm.SCENE], **parse_scene(scene))
     _, base = acm.base_model(profile, seed)
     _, exits = acm.early_exits(profile, seed)

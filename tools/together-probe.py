@@ -180,9 +180,9 @@ def gradients(model: torch.nn.Module, loss, batch, step: int, cfg) -> dict[str, 
     return {n: p.grad for n, p in model.named_parameters() if p.grad is not None and not n.endswith(KEY_BIASES)}
 
 
-def apart(grads: dict[str, torch.Tensor], reference: dict[str, torch.Tensor]) -> dict[str, float]:
-    """``||g - ref|| / ||ref||`` per tensor, in float64."""
-    return {n: ((g.double() - reference[n].double()).norm() / reference[n].double().norm().clamp_min(1e-300)).item() for n, g in grads.items()}
+def apart(tensors: dict[str, torch.Tensor], reference: dict[str, torch.Tensor]) -> dict[str, float]:
+    """``||t - ref|| / ||ref||`` per tensor (gradients, or weights), in float64."""
+    return {n: ((t.double() - reference[n].double()).norm() / reference[n].double().norm().clamp_min(1e-300)).item() for n, t in tensors.items()}
 
 
 def furthest(grads: dict[str, torch.Tensor], reference: dict[str, torch.Tensor]) -> list[list]:
@@ -198,13 +198,12 @@ def end_difference(alone: torch.nn.Module, together: torch.nn.Module, batch) -> 
     difference and the examples whose halting step ``N`` (the integer part of ``N + R``) differs.
     Weights close while the losses parted say an example's halting step tipped; weights apart say
     the steps themselves differ."""
-    a, t = dict(alone.named_parameters()), dict(together.named_parameters())
-    apart = {n: ((t[n] - a[n]).norm() / a[n].norm().clamp_min(1e-30)).item() for n in a}
-    furthest = lambda names: max(((n, apart[n]) for n in names), key=lambda item: item[1], default=None)  # noqa: E731
+    distances = apart(dict(together.named_parameters()), dict(alone.named_parameters()))
+    largest = lambda names: max(((n, distances[n]) for n in names), key=lambda item: item[1], default=None)  # noqa: E731
     x = batch[0].to(next(alone.parameters()).device)
     out_a, out_t = alone(x), together(x)
-    return {"weights": furthest([n for n in apart if not n.endswith(KEY_BIASES)]),
-            "key_biases": furthest([n for n in apart if n.endswith(KEY_BIASES)]),
+    return {"weights": largest([n for n in distances if not n.endswith(KEY_BIASES)]),
+            "key_biases": largest([n for n in distances if n.endswith(KEY_BIASES)]),
             "logits": (out_t.logits - out_a.logits).abs().max().item(),
             "halting_steps_differ": int((out_t.ponder.floor() != out_a.ponder.floor()).sum().item())}
 

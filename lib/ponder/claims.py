@@ -45,6 +45,8 @@ RULE = (
     f"**inconclusive** otherwise or with fewer than {MIN_SEEDS} seeds. Rows marked exact involve no noise; "
     f"— describes what is seen."
 )
+SHOWN = {"holds": "holds", "does not hold": "**does not hold**", "inconclusive": "inconclusive", None: "—"}  # a verdict's cell in the ledger
+OLDER = " (*older*)"  # after the verdict of a row made by other code than the ledger's
 _RECORDED: dict[tuple[str, str], dict] = {}  # (target, claim) -> the row this process recorded last
 
 
@@ -262,7 +264,6 @@ def gather(profile: str) -> Path:
     """Write the ledger of ``profile`` as a Markdown table with a count per verdict; return its path."""
     check_profile(profile)
     found, code = rows(profile), code_version()
-    shown = {"holds": "holds", "does not hold": "**does not hold**", "inconclusive": "inconclusive", None: "—"}
     lines = [
         f"# Claims ledger ({profile} profile, seed {seed()}, commit {commit()}, code {code})",
         "",
@@ -277,7 +278,7 @@ def gather(profile: str) -> Path:
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for r in found:
-        cells = [r["id"], r["claim"], r["paper"], r["ours"], r["noise"], shown[r["verdict"]] + ("" if r.get("code") == code else " (*older*)")]
+        cells = [r["id"], r["claim"], r["paper"], r["ours"], r["noise"], SHOWN[r["verdict"]] + ("" if r.get("code") == code else OLDER)]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     out = figures_dir(profile) / "CLAIMS.md"
     out.parent.mkdir(parents=True, exist_ok=True)
