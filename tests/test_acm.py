@@ -322,6 +322,26 @@ def test_acm_run_keys_hold_the_evaluation_size_and_the_base_weights(monkeypatch)
     assert {name: configs[name]["base"] for name in built_on_base} == dict.fromkeys(built_on_base, acm._state_key(base))
 
 
+def test_acm_digits_base_config_holds_its_profiles_scene(monkeypatch):
+    """The digits base model's config holds the knobs of its profile's scene (a name or a Scene in the row), so
+    a profile that changes its scene trains new runs; the speech base model has none. The same scene named or
+    spelled out is the same config."""
+    from ponder.experiments import acm
+    from ponder.tasks import images
+
+    configs = []
+    monkeypatch.setattr(acm, "train_run", lambda run, *args, **kwargs: configs.append(run.config) or (None, {}))
+    acm.base_model("smoke"), acm.base_model("smoke", task="speech")
+    monkeypatch.setitem(acm.SIZES, "smoke", dict(acm.SIZES["smoke"], scene=images.Scene(jitter=0.25, texture=0.3, noise=0.03)))
+    acm.base_model("smoke")
+    monkeypatch.setitem(acm.SIZES, "smoke", dict(acm.SIZES["smoke"], scene=images.Scene(jitter=0.25, texture=0.3, noise=0.15)))
+    acm.base_model("smoke")
+    assert configs[0]["scene"] == {"jitter": 0.25, "texture": 0.3, "noise": 0.03} and "scene" not in configs[1]
+    assert configs[2] == configs[0] and configs[3]["scene"]["noise"] == 0.15
+    noisy = images.images("test", scene=images.Scene(**configs[3]["scene"]), copies=acm.TEST_COPIES)[0]
+    assert torch.equal(acm.test_set("smoke")[0], noisy[: len(acm.test_set("smoke")[0])])  # the test set is drawn in the scene too
+
+
 def test_warm_start_bias_is_the_least_squares_solution_and_builds_are_bit_identical():
     torch.manual_seed(0)
     base = ViT(image=8, patch=4, dim=8, depth=1, heads=2).eval()

@@ -76,6 +76,21 @@ def test_textured_data_are_byte_identical():
     assert {"test": digest(x, y), "sample": digest(xs, ys)} == PINNED_TEXTURED
 
 
+def test_a_scene_of_ones_own_draws_as_its_named_twin_and_each_knob_counts():
+    """A :class:`images.Scene` with the textured knobs gives the textured bytes; with none, the plain ones;
+    changing one knob changes the images; knobs outside [0, 1] are refused."""
+    own = images.Scene(jitter=0.25, texture=0.3, noise=0.03)
+    assert torch.equal(images.images("test", size=8, canvas=16, scene=own, copies=2)[0], images.images("test", size=8, canvas=16, scene="textured", copies=2)[0])
+    assert torch.equal(images.sample(16, seed=3, scene=own)[0], images.sample(16, seed=3, scene="textured")[0])
+    assert torch.equal(images.images("test", scene=images.Scene())[0], images.images("test")[0])
+    for knob in ("jitter", "texture", "noise"):
+        changed = images.Scene(**{**vars(own), knob: 0.6})
+        assert not torch.equal(images.sample(16, seed=3, scene=changed)[0], images.sample(16, seed=3, scene=own)[0])
+    for bad in (dict(noise=-0.1), dict(texture=1.5), dict(jitter=True)):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            images.Scene(**bad)
+
+
 @pytest.mark.parametrize("kind", images.CORRUPTIONS)
 def test_corruption_grows_with_severity(kind):
     x, _ = images.images("test")

@@ -79,3 +79,29 @@ def test_the_json_grows_row_by_row_and_a_failing_bf16_variant_keeps_the_others(t
     assert written["families"][1] == {"family": "compiled a", "error": "compiled a failed"}
     monkeypatch.setattr(bench, "families", lambda profile: dict.fromkeys(["a", "compiled a"]))
     assert bench.main()["complete"] and json.loads((tmp_path / "train.json").read_text())["complete"]
+
+
+def test_the_acm_families_train_what_acm_vit_trains():
+    """The ACM phase-III family steps a ViT whose every MLP and projection is an ACM, on the profile's scene,
+    with phase III's loss at the lowest budget; the A-ViT family a halting ViT: the plan counts those runs at
+    their rates (tools/gpu-plan.py), not at the plain ViT's."""
+    from ponder.experiments import acm
+    from ponder.models.acmize import acms
+    from ponder.models.halting import HaltingViT
+    from ponder.tasks import images
+
+    rows = bench.families("smoke")
+    (phase3,) = [n for n in rows if n.startswith("ACM phase III")]
+    (avit,) = [n for n in rows if n.startswith("A-ViT")]
+    make, batches, loss_fn = rows[phase3]
+    torch.manual_seed(0)
+    model = make()
+    assert len(acms(model)) == 5 * acm.sizes("smoke")["depth"] and all(p.requires_grad for p in model.parameters())
+    assert torch.equal(batches(3)[0], images.sample(acm.sizes("smoke")["batch"], seed=3, scene=acm.scene("smoke"))[0])
+    loss_fn(model, batches(0)).backward()
+    assert all(p.grad is not None for m in acms(model) for p in m.parameters())
+    make, batches, loss_fn = rows[avit]
+    model = make()
+    assert isinstance(model, HaltingViT)
+    loss = loss_fn(model, batches(0))
+    assert math.isfinite(loss.item())

@@ -154,20 +154,23 @@ def test_gpu_slice_packs_what_a_carry_can_hold(tmp_path):
 def test_gpu_slice_runs_the_probes_and_the_benchmarks_it_is_given(tmp_path):
     """First the committed ledger's rows go back into the run cache (``tools/ledger-rows.py``); then
     ``probes`` compares the stacked and the alone gradients of hyper_act and ut_act (RUN.md, lease 3),
-    ``lengths`` runs the fuzzy-logic length probe, ``scenes`` the image stand-in probe, ``bench:kernels,train`` those two benchmarks (each in a process of its own, ``python -m
-    ponder.bench``'s way); here with a stand-in ``python3`` that only records its arguments."""
+    ``lengths`` runs the fuzzy-logic length probe, ``scenes`` the image stand-in probe, ``sraven-batch`` the three
+    sraven runs at smaller batches side by side (in any order), ``bench:kernels,train`` those two benchmarks (each in
+    a process of its own, ``python -m ponder.bench``'s way); here with a stand-in ``python3`` that only records its arguments."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "python3").write_text(f'#!/bin/sh\necho "$*" >> {tmp_path}/calls\n')
     (bin_dir / "python3").chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
-    done = subprocess.run(["bash", str(ROOT / "tools" / "gpu-slice.sh"), str(tmp_path / "out"), "100", "probes", "lengths", "scenes", "bench:kernels,train"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(["bash", str(ROOT / "tools" / "gpu-slice.sh"), str(tmp_path / "out"), "100", "probes", "lengths", "scenes", "sraven-batch",
+                           "bench:kernels,train"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     calls = [line for line in (tmp_path / "calls").read_text().splitlines() if not line.startswith("-c ")]
-    assert calls == ["tools/ledger-rows.py gpu", "tools/together-probe.py hyper_act,ut_act --gradients 0,12,13,20",
-                     "tools/length-probe.py fuzzy gpu --steps 2000,8000 --jobs 6",
-                     "tools/scene-probe.py gpu noise=0.15 texture=0.7 jitter=0.5,texture=0.6,noise=0.1 --jobs 3", "-m ponder.bench kernels train"]
+    side_by_side = ["tools/sraven-probe.py hyla 80000 128 600", "tools/sraven-probe.py softmax 80000 128 600", "tools/sraven-probe.py hyla 40000 256 300"]
+    assert calls[:4] == ["tools/ledger-rows.py gpu", "tools/together-probe.py hyper_act,ut_act --gradients 0,12,13,20",
+                         "tools/length-probe.py fuzzy gpu --steps 2000,8000 --jobs 6",
+                         "tools/scene-probe.py gpu noise=0.15 texture=0.7 jitter=0.5,texture=0.6,noise=0.1 --jobs 3"]
+    assert sorted(calls[4:7]) == sorted(side_by_side) and calls[7:] == ["-m ponder.bench kernels train"]
 
 
 def test_gpu_slice_installs_the_wheels_once_per_machine(tmp_path):
@@ -303,22 +306,26 @@ def test_ledger_rows_puts_the_committed_rows_back_for_the_notebooks_not_run(isol
     assert "Rows made by other code than cccc/dddd (marked *older*" in claims.gather("gpu").read_text()
 
 
-def test_scene_probe_trains_the_base_vit_and_its_exits_per_scene_outside_the_run_cache(tmp_path):
-    """``tools/scene-probe.py``: one JSON line per scene, the scene's knobs as given over the textured
-    ones, its runs under ``--out`` (a scene is not in a run's key, so never in the run cache); a
-    malformed scene is refused before anything trains."""
+def test_scene_probe_trains_the_base_vit_and_its_exits_per_scene_in_the_run_cache(tmp_path):
+    """``tools/scene-probe.py``: one JSON line per scene, the scene's knobs as given over the profile's
+    (textured) ones; its runs go to the run cache, keyed by the scene (the base model's config holds
+    it), so a scene probed again trains nothing; a malformed scene is refused before anything trains."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "lib"), "PONDER_RESULTS": str(tmp_path / "results"), "TQDM_DISABLE": "1"}
     probe = [sys.executable, str(ROOT / "tools" / "scene-probe.py"), "smoke"]
-    done = subprocess.run([*probe, "textured", "noise=0.2,jitter=0.5", "--out", str(tmp_path / "out")], env=env, capture_output=True, text=True, timeout=300)
+    runs = lambda: sorted(p.parent.relative_to(tmp_path) for p in (tmp_path / "results").rglob("metrics.json"))  # noqa: E731
+    done = subprocess.run([*probe, "textured", "noise=0.2,jitter=0.5"], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     assert [line["scene"] for line in lines] == ["textured", "noise=0.2,jitter=0.5"]
     assert lines[0]["knobs"] == {"jitter": 0.25, "texture": 0.3, "noise": 0.03} and lines[1]["knobs"] == {"jitter": 0.5, "texture": 0.3, "noise": 0.2}
     assert all(0 <= line["base_accuracy"] <= 1 and line["base_mmacs"] > 0 for line in lines)
-    assert {p.name for p in (tmp_path / "out" / "smoke").iterdir()} == {"textured", "noise=0.2,jitter=0.5"}
-    assert not (tmp_path / "results").exists()
+    assert len(runs()) == 4  # per scene a base model and its exits
     # each scene in a fresh process: the second scene's knobs are not the first one's changed again
-    again = subprocess.run([*probe, "noise=0.2", "jitter=0.5", "--jobs", "1", "--out", str(tmp_path / "again")], env=env, capture_output=True, text=True, timeout=300)
+    again = subprocess.run([*probe, "noise=0.2", "jitter=0.5", "--jobs", "1"], env=env, capture_output=True, text=True, timeout=300)
     assert [json.loads(line)["knobs"] for line in again.stdout.splitlines()] == [{"jitter": 0.25, "texture": 0.3, "noise": 0.2}, {"jitter": 0.5, "texture": 0.3, "noise": 0.03}]
+    trained = runs()
+    assert len(trained) == 8
+    repeated = subprocess.run([*probe, "noise=0.2,jitter=0.5"], env=env, capture_output=True, text=True, timeout=300)
+    assert json.loads(repeated.stdout) == lines[1] and runs() == trained
     refused = subprocess.run([*probe, "blur=2"], env=env, capture_output=True, text=True, timeout=300)
     assert refused.returncode != 0 and "KNOB=VALUE" in refused.stderr

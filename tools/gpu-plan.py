@@ -39,9 +39,12 @@ FAMILY = {
     "hut": ("C-PVR", True),
     "survey/cpvr": ("C-PVR", False),
     "survey/parity": ("parity", False),
-    "acm": ("ViT", False),  # the speech model too: no family of its own
+    "acm": ("ViT", False),  # the base models and MoEfication; the speech model too: no family of its own
+    "acm/phase": ("ACM phase III", False),  # phases I and II (ACM layers, the base model as teacher) counted as III
+    "acm/speech/phase": ("ACM phase III", False),
+    "acm/avit": ("A-ViT", False),
 }
-BORROWED = {"fuzzy": "sraven", "text": "sraven", "digits U-ViT": "ViT"}  # until a benchmark measures them
+BORROWED = {"fuzzy": "sraven", "text": "sraven", "digits U-ViT": "ViT", "ACM phase III": "ViT", "A-ViT": "ViT"}  # until a benchmark measures them
 # how a run trains: "eager", "captured" (its step a CUDA graph), "together" (captured, its seeds in one
 # step: ponder.ensemble) or "compiled" (captured, its loss compiled: ponder.compilation)
 MODES = ("eager", "captured", "together", "compiled")

@@ -26,6 +26,10 @@
 #              the 2,000-step runs are hyla-a1's own and stay in the run cache (RUN.md, session 35);
 #   scenes     tools/scene-probe.py: the gpu base ViT and its exits on three scenes harder than the textured
 #              digits, 3 processes (unmeasured: about 6-8 minutes), for ACM's stand-in at gpu (RUN.md, lease 3);
+#              its runs are in the run cache, keyed by their scene: the adopted scene's base and exits are trained;
+#   sraven-batch  tools/sraven-probe.py: the gpu sraven model at the same 10.24M instances in batches of 128
+#              (80,000 steps, the paper's batch and updates: HYLA and softmax) and of 256 (40,000: HYLA), 3 processes
+#              (unmeasured: about 6-8 minutes); RUN.md's rule (session 38) sets the gpu Sraven row's batch from it;
 #   NAME[,NAME...]  notebooks at the `gpu` profile, the names joined by commas sharing one pool.
 # Into OUT (at most 8 files): logs.tgz (the logs and the benches' JSON), figures-gpu.tgz
 # (figures/gpu/ and the profile's ledger rows, results/gpu/claims/) and the gpu run cache in parts
@@ -68,6 +72,9 @@ for step in "$@"; do
            cp results/bench/streams.json results/bench/kernels.json results/bench/acm.json results/bench/train.json results/bench/seeds.json "$logs/" 2>/dev/null ;;
     probes) timeout "$(left)" python3 tools/together-probe.py hyper_act,ut_act --gradients 0,12,13,20 2>&1 | tee "$logs/probes.log" | grep '^{' ;;
     lengths) timeout "$(left)" python3 tools/length-probe.py fuzzy gpu --steps 2000,8000 --jobs 6 2>&1 | tee "$logs/lengths.log" | grep -v '^{' ;;
+    sraven-batch) for probe in "hyla 80000 128 600" "softmax 80000 128 600" "hyla 40000 256 300"; do
+             timeout "$(left)" python3 tools/sraven-probe.py $probe >> "$logs/sraven-batch.log" 2>&1 &
+           done; wait; grep '^{' "$logs/sraven-batch.log" ;;
     scenes) timeout "$(left)" python3 tools/scene-probe.py gpu noise=0.15 texture=0.7 jitter=0.5,texture=0.6,noise=0.1 --jobs 3 2>&1 | tee "$logs/scenes.log" | grep '^{' ;;
     *) timeout "$(left)" python3 -m ponder.notebooks run ${step//,/ } --profile gpu 2>&1 | tee -a "$logs/figures.log" ;;
   esac

@@ -6,7 +6,8 @@ as one JSON line: the probe that sized that profile (figures/gpu/RUN.md).
 KIND is an attention kind of ``ponder.experiments.hyla.KINDS`` (softmax, linear, hyla, ...); BATCH
 defaults to the profile's (512; the paper's is 128), WARMUP (steps of linear warmup) to the
 profile's (150; the paper's grid has 1,000 and 3,000 at batch 128). The run is cached like any
-other, so a probe cut off by a lease's end resumes in the next.
+other, so a probe cut off by a lease's end resumes in the next. ``tools/gpu-slice.sh``'s ``sraven-batch``
+step runs three of them side by side: the same 10.24M instances in batches of 128 and 256 (RUN.md, session 38).
 """
 import ponder  # noqa: F401  (before torch: pinned numerics)
 import json

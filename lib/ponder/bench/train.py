@@ -43,7 +43,10 @@ from torch.utils.flop_counter import FlopCounterMode
 from .. import parallel
 from ..experiments import acm, hyla, hyper_ut, hyper_ut_vision
 from ..experiments.survey_parity import parity_loss, parity_settings
+from ..models.acm_phases import finetune_loss
+from ..models.acmize import acmize
 from ..models.attention_transformer import CausalLM
+from ..models.halting import HaltingViT, halting_loss
 from ..models.recurrent import RecurrentPonderer
 from ..models.vit import ViT
 from ..profiles import by_profile
@@ -107,6 +110,8 @@ def run_families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]
     fuzzy_train = fuzzy.split(fz.n_vars, fz.n_terms, fz.frac_test, seed=0)["train"]
     corpus = text.splits()["train"]
     vi = by_profile(hyper_ut_vision.SIZES, profile)
+    vit_arch = dict(image=32, patch=4, dim=vit["dim"], depth=vit["depth"], heads=vit["heads"])
+    digits = lambda step: images.sample(vit["batch"], seed=step, scene=acm.scene(profile))  # noqa: E731
     # the runs' own data: their training stream (drawn once, in the untimed warm-up, then read)
     cpvr_stream = hyper_ut.training_batches(TrainConfig(steps=cp["steps"], batch_size=cp["batch_size"]), length, hops)
     cpvr_batches = lambda step: cpvr_stream(step % cp["steps"])  # noqa: E731
@@ -121,8 +126,14 @@ def run_families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]
         **{f"C-PVR {kind} L={length} dim {cp['model']['dim']} T={cp['model']['steps']} batch {cp['batch_size']}": (
             partial(hyper_ut.build, kind, length, cp["model"]), cpvr_batches, hyper_ut.loss_fn(cp["model"]["tau"])) for kind in ("ut_act", "hyper_act")},
         f"ViT dim {vit['dim']} depth {vit['depth']} batch {vit['batch']}": (
-            lambda: ViT(image=32, patch=4, dim=vit["dim"], depth=vit["depth"], heads=vit["heads"]), lambda step: images.sample(vit["batch"], seed=step),
-            lambda m, b: torch.nn.functional.cross_entropy(m(b[0]), b[1])),
+            lambda: ViT(**vit_arch), digits, lambda m, b: torch.nn.functional.cross_entropy(m(b[0]), b[1])),
+        # ACM's phase III (every MLP and projection an ACM of 4 learners, at the lowest budget) and A-ViT's token
+        # halting (at the lowest target depth), each from the same ViT: their steps cost more than the plain ViT's
+        f"ACM phase III N=4 ViT dim {vit['dim']} depth {vit['depth']} batch {vit['batch']}": (
+            lambda: acm.trainable(acmize(ViT(**vit_arch), 4, acm.GATE_HIDDEN), "all"), digits,
+            partial(_phase3_loss, budget=acm.budgets(profile)[0], weights=acm.loss_weights(profile))),
+        f"A-ViT ViT dim {vit['dim']} depth {vit['depth']} batch {vit['batch']}": (
+            lambda: HaltingViT(ViT(**vit_arch)), digits, partial(_halting_loss, target_depth=acm.avit_depths(profile)[0])),
         f"digits U-ViT hyper_act canvas {vi['canvas']} dim {vi['model']['dim']} T={vi['model']['steps']} batch {vi['batch_size']}": (
             lambda: hyper_ut.build("hyper_act", 0, vi["model"], embedding=hyper_ut_vision.PatchEmbedding(vi["canvas"], vi["patch"], vi["model"]["dim"]), classes=images.CLASSES),
             lambda step: (lambda x, y: (x, y, y))(*images.sample(vi["batch_size"], seed=step, size=vi["size"], canvas=vi["canvas"])),
@@ -131,6 +142,15 @@ def run_families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]
             lambda: RecurrentPonderer(pa["dim"], pa["hidden"], pa["max_steps"], "act", pa["halting_bias"]),
             lambda step: parity.sample(pa["batch_size"], pa["dim"], list(range(1, pa["train_max"] + 1)), seed=step), parity_loss("act", pa["tau"], 0, 0)),
     }
+
+
+def _phase3_loss(model, batch, budget: float, weights: dict) -> torch.Tensor:
+    """ACM's phase-III loss as :func:`ponder.experiments.acm.acm_model` trains it (the budget term on the arg-max choices too)."""
+    return finetune_loss(model, batch[0], batch[1], budget, weights, argmax_budget=True)
+
+
+def _halting_loss(model, batch, target_depth: float) -> torch.Tensor:
+    return halting_loss(model, batch[0], batch[1], target_depth)
 
 
 def step_function(make: Callable, loss_fn: Callable, capture: bool, seeds: int = 1) -> Callable:

@@ -5,6 +5,7 @@ the notebooks call these, :func:`train_all` trains them all without plotting.
 """
 import copy
 from collections.abc import Callable
+from dataclasses import asdict
 from functools import partial
 
 import torch
@@ -29,7 +30,7 @@ from ..tasks import images, speech
 from ..training import TrainConfig, default_device, train_run
 
 TASKS = ("digits", "speech")
-SCENE, TEST_COPIES = "textured", 16  # the digits stand-in: textured scenes, 16 renderings of each test digit (5,744 images)
+TEST_COPIES = 16  # the digits stand-in's test set: 16 renderings of each test digit (5,744 images), in the profile's scene
 GATE_HIDDEN = 4
 CODE_TASK = {"digits": ["ponder.tasks.images", "ponder.models.vit"], "speech": ["ponder.tasks.speech", "ponder.models.audio"]}
 CODE_ACM = ["ponder.models.transformer", "ponder.models.acm", "ponder.models.acmize", "ponder.models.acm_phases"]
@@ -85,6 +86,12 @@ def sizes(profile: str, task: str = "digits") -> dict:
     return s | by_profile(SPEECH_SIZES, profile) if task == "speech" else s
 
 
+def scene(profile: str) -> images.Scene:
+    """The scene the profile's digits are drawn in (its row's ``scene``: a name of :data:`images.SCENES` or a
+    :class:`images.Scene`); the base model's config holds its knobs, so every run downstream of it follows."""
+    return images.scene_of(sizes(profile)["scene"])
+
+
 def code(task: str, *extra: str) -> list[str]:
     """The modules a run of ``task`` depends on.
 
@@ -96,16 +103,16 @@ def code(task: str, *extra: str) -> list[str]:
     return CODE_TASK[task] + ["ponder.models.transformer", "ponder.experiments.acm", *extra]
 
 
-def batches(batch: int, seed: int, task: str = "digits") -> Callable[[int], tuple]:
+def batches(profile: str, batch: int, seed: int, task: str = "digits") -> Callable[[int], tuple]:
     """Training batches, a function of the step."""
-    sampler = partial(images.sample, scene=SCENE) if task == "digits" else speech.sample
+    sampler = partial(images.sample, scene=scene(profile)) if task == "digits" else speech.sample
     return lambda step: sampler(batch, seed=seed * 1_000_003 + step)
 
 
 def test_set(profile: str, task: str = "digits") -> tuple[torch.Tensor, torch.Tensor]:
     """Evaluation inputs (images, or log-mel frames) and labels."""
     if task == "digits":
-        x, y = images.images("test", scene=SCENE, copies=TEST_COPIES)
+        x, y = images.images("test", scene=scene(profile), copies=TEST_COPIES)
     else:
         x, y = speech.fixed_features("test")
     n = sizes(profile, task)["eval_images"]
@@ -137,9 +144,10 @@ def base_model(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Mo
         arch = dict(frames=speech.frames(), features=speech.MELS, classes=len(speech.WORDS), dim=s["dim"], depth=s["depth"], heads=s["heads"])
         make = lambda: FrameTransformer(**arch)  # noqa: E731
     cfg = TrainConfig(steps=s["base_steps"], batch_size=s["batch"], lr=s["base_lr"], weight_decay=0.05, seed=seed)
-    run = Run(f"{PREFIX[task]}/base", {"arch": arch, "train": cfg.as_dict(), "eval_images": s["eval_images"]}, profile, code=code(task))
+    config = {"arch": arch, "train": cfg.as_dict(), "eval_images": s["eval_images"]} | ({"scene": asdict(scene(profile))} if task == "digits" else {})
+    run = Run(f"{PREFIX[task]}/base", config, profile, code=code(task))
     x, y = test_set(profile, task)
-    return train_run(run, make, lambda m, b: F.cross_entropy(m(b[0]), b[1]), batches(cfg.batch_size, seed, task), cfg, evaluate=lambda m: evaluate(m, x, y))
+    return train_run(run, make, lambda m, b: F.cross_entropy(m(b[0]), b[1]), batches(profile, cfg.batch_size, seed, task), cfg, evaluate=lambda m: evaluate(m, x, y))
 
 
 def trainable(model: nn.Module, part: str) -> nn.Module:
@@ -165,7 +173,7 @@ def distilled(profile: str, seed: int = 0, n: int = 4, steps: int | None = None,
     cfg = TrainConfig(steps=steps, batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
     config = {"base": _state_key(base), "n": n, "gate_hidden": GATE_HIDDEN, "train": cfg.as_dict()} | ({} if warm_start else {"warm_start": False})
     run = Run(f"{PREFIX[task]}/phase1-n{n}", config, profile, code=code(task, *CODE_ACM))
-    return parallel.train_one_thread(run, make, lambda m, b: distill_loss(base, m, b[0]), batches(cfg.batch_size, seed, task), cfg)
+    return parallel.train_one_thread(run, make, lambda m, b: distill_loss(base, m, b[0]), batches(profile, cfg.batch_size, seed, task), cfg)
 
 
 def gates_pretrained(profile: str, seed: int = 0, n: int = 4, distill_steps: int | None = None, task: str = "digits", warm_start: bool = True) -> tuple[nn.Module, dict]:
@@ -176,7 +184,7 @@ def gates_pretrained(profile: str, seed: int = 0, n: int = 4, distill_steps: int
     cfg = TrainConfig(steps=s["gate_steps"], batch_size=s["batch"], lr=1e-2, weight_decay=0.0, seed=seed)
     run = Run(f"{PREFIX[task]}/phase2-n{n}", {"phase1": _state_key(phase1), "train": cfg.as_dict()}, profile, code=code(task, *CODE_ACM))
     make = lambda: trainable(copy.deepcopy(phase1), "gate")  # noqa: E731
-    return parallel.train_one_thread(run, make, lambda m, b: gate_loss(base, m, b[0]), batches(cfg.batch_size, seed, task), cfg)
+    return parallel.train_one_thread(run, make, lambda m, b: gate_loss(base, m, b[0]), batches(profile, cfg.batch_size, seed, task), cfg)
 
 
 def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: dict | None = None, pretraining: str = "full", steps: int | None = None,
@@ -214,7 +222,7 @@ def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: d
         return model
 
     x, y = test_set(profile, task)
-    return parallel.train_one_thread(run, make, lambda m, b: finetune_loss(m, b[0], b[1], budget, weights, argmax_budget), batches(cfg.batch_size, seed, task), cfg,
+    return parallel.train_one_thread(run, make, lambda m, b: finetune_loss(m, b[0], b[1], budget, weights, argmax_budget), batches(profile, cfg.batch_size, seed, task), cfg,
                      evaluate=lambda m: evaluate_acm(m, x, y))
 
 
@@ -261,7 +269,7 @@ def mean_learners(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
 def content_patches(profile: str, grid: int, threshold: float = 0.05) -> torch.Tensor:
     """``[B, grid, grid]`` bool: the patches of :func:`test_set`'s images whose mean ink (the digit layer,
     not the textured background) exceeds ``threshold``."""
-    ink = images.content("test", scene=SCENE, copies=TEST_COPIES)[: sizes(profile)["eval_images"]]
+    ink = images.content("test", scene=scene(profile), copies=TEST_COPIES)[: sizes(profile)["eval_images"]]
     return F.adaptive_avg_pool2d(ink, grid)[:, 0] > threshold
 
 
@@ -352,7 +360,7 @@ def moefied(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Modul
     cfg = TrainConfig(steps=s["finetune_steps"], batch_size=s["batch"], lr=5e-4, weight_decay=0.05, seed=seed)
     count = experts(profile)
     run = Run(f"{PREFIX[task]}/moe-relu", {"base": _state_key(base), "experts": count, "train": cfg.as_dict()}, profile, code=modules)
-    relu, _ = parallel.train_one_thread(run, lambda: moe_lib.moefy(copy.deepcopy(base), count), lambda m, b: F.cross_entropy(m(b[0]), b[1]), batches(cfg.batch_size, seed, task), cfg)
+    relu, _ = parallel.train_one_thread(run, lambda: moe_lib.moefy(copy.deepcopy(base), count), lambda m, b: F.cross_entropy(m(b[0]), b[1]), batches(profile, cfg.batch_size, seed, task), cfg)
 
     def make():
         model = copy.deepcopy(relu)
@@ -365,7 +373,7 @@ def moefied(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Modul
     cfg = TrainConfig(steps=s["distill_steps"] + s["gate_steps"], batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
     run = Run(f"{PREFIX[task]}/moe-router", {"relu": _state_key(relu), "train": cfg.as_dict(), "eval_images": s["eval_images"]}, profile, code=modules)
     x, y = test_set(profile, task)
-    return parallel.train_one_thread(run, make, lambda m, b: moe_lib.router_loss(m, _mlp_inputs(m, b[0])), batches(cfg.batch_size, seed, task), cfg, evaluate=lambda m: {"curve": moe_curve(m, x, y, moe_top_k(profile))})
+    return parallel.train_one_thread(run, make, lambda m, b: moe_lib.router_loss(m, _mlp_inputs(m, b[0])), batches(profile, cfg.batch_size, seed, task), cfg, evaluate=lambda m: {"curve": moe_curve(m, x, y, moe_top_k(profile))})
 
 
 def _mlp_inputs(model: nn.Module, x: torch.Tensor) -> dict:
@@ -399,7 +407,7 @@ def halting(profile: str, target_depth: float, seed: int = 0) -> tuple[nn.Module
     cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=5e-4, weight_decay=0.0, grad_clip=1.5, seed=seed)
     run = Run("acm/avit", {"base": _state_key(base), "target_depth": target_depth, "train": cfg.as_dict(), "eval_images": s["eval_images"]}, profile, code=code("digits", "ponder.models.halting"))
     x, y = test_set(profile)
-    return parallel.train_one_thread(run, lambda: HaltingViT(copy.deepcopy(base)), lambda m, b: halting_loss(m, b[0], b[1], target_depth), batches(cfg.batch_size, seed), cfg,
+    return parallel.train_one_thread(run, lambda: HaltingViT(copy.deepcopy(base)), lambda m, b: halting_loss(m, b[0], b[1], target_depth), batches(profile, cfg.batch_size, seed), cfg,
                      evaluate=lambda m: evaluate(m, x, y, macs=lambda mm, n: flops.halting_vit(mm)))
 
 
@@ -416,7 +424,7 @@ def early_exits(profile: str, seed: int = 0) -> tuple[nn.Module, dict]:
         return model
 
     x, y = test_set(profile)
-    return parallel.train_one_thread(run, make, lambda m, b: exit_loss(m, b[0], b[1]), batches(cfg.batch_size, seed), cfg, evaluate=lambda m: {"curve": exit_curve(m, x, y)})
+    return parallel.train_one_thread(run, make, lambda m, b: exit_loss(m, b[0], b[1]), batches(profile, cfg.batch_size, seed), cfg, evaluate=lambda m: {"curve": exit_curve(m, x, y)})
 
 
 @torch.no_grad()

@@ -80,7 +80,9 @@ SRAVEN = {
     # GPU and the sraven runs of the four HYLA notebooks (~385k steps) about 40 minutes, over several
     # leases (the run cache carried from one to the next: tools/gpu-slice.sh). Compiled: on the H200
     # (2026-11-27, figures/gpu/bench-train.json) the compiled captured step ran 194 steps/s summed over
-    # 6 processes against 104 (1.86x; RUN.md's rule asks 1.1x), and its CUDA test passed
+    # 6 processes against 104 (1.86x; RUN.md's rule asks 1.1x), and its CUDA test passed. The batch of 512 makes
+    # 10.24M a quarter of the paper's updates (78k steps of 128) and HYLA's loss was still falling at the end:
+    # a lease's `sraven-batch` step (tools/gpu-slice.sh) and RUN.md's rule of session 38 decide 512, 256 or 128
     "gpu": Sraven(k=4, dim=128, heads=16, head_dim=4, depth=4, steps=20_000, batch_size=512, lr=1e-3, weight_decay=0.1, warmup_steps=150, eval_n=8192,
                   compiled=True),
     "paper": Sraven(k=4, dim=128, heads=16, head_dim=4, depth=4, steps=156_250, batch_size=128, lr=1e-3, weight_decay=0.1, warmup_steps=1000, eval_n=51_200),

@@ -5,11 +5,11 @@ The 1797 grey 8×8 digits (values 0..16) are scaled to ``[0, 1]``, upsampled bil
 With the defaults (``size=16``, ``canvas=32``) and a ViT patch of 4 there are 8×8 = 64
 patches, 65 tokens with the class token.
 
-Two scenes (keyword ``scene``):
+Two named scenes (keyword ``scene``, a name of :data:`SCENES` or a :class:`Scene` of one's own):
 
 * ``"plain"`` (default): the digit on a black canvas. About 70 % of the patches are exactly
   zero, so skipping the background costs an adaptive model nothing (Hyper-UT's hut-8 uses it).
-* ``"textured"`` (:data:`SCENES`, ACM's stand-in): each digit is first jittered by a random
+* ``"textured"`` (ACM's stand-in at every profile so far): each digit is first jittered by a random
   affine map (rotation, scale, shear), then laid as bright ink (its intensity is the opacity)
   over a smooth random texture (value noise at 4×4, 8×8 and 16×16 cells) and Gaussian pixel
   noise is added: no patch is constant, and "background" has to be recognised, not read off zeros.
@@ -21,6 +21,7 @@ Two scenes (keyword ``scene``):
 * :func:`sample` — a training batch as a deterministic function of ``seed`` (fresh renderings).
 * :func:`corrupt` — ImageNet-C-like corruptions at severity 1..5 (for robustness, acm-10).
 """
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -57,10 +58,24 @@ def split_indices() -> dict[str, torch.Tensor]:
     return {"train": torch.cat(train).sort().values, "test": torch.cat(test).sort().values}
 
 
-SCENES = {  # affine jitter strength (of ROTATION, LOG_SCALE, SHEAR), texture contrast, pixel noise σ
-    "plain": dict(jitter=0.0, texture=0.0, noise=0.0),
-    "textured": dict(jitter=0.25, texture=0.3, noise=0.03),
-}
+@dataclass(frozen=True)
+class Scene:
+    """How a digit is drawn onto its canvas: the strength of its random affine jitter (a fraction of
+    :data:`ROTATION`, :data:`LOG_SCALE`, :data:`SHEAR`), the contrast of the texture behind it and the
+    σ of the Gaussian pixel noise over it. With no texture and no noise the canvas is black (plain)."""
+
+    jitter: float = 0.0
+    texture: float = 0.0
+    noise: float = 0.0
+
+    def __post_init__(self):
+        for knob in ("jitter", "texture", "noise"):
+            value = getattr(self, knob)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                raise ValueError(f"a scene's {knob}={value!r} must be a number in [0, 1]")
+
+
+SCENES = {"plain": Scene(), "textured": Scene(jitter=0.25, texture=0.3, noise=0.03)}
 ROTATION, LOG_SCALE, SHEAR = 0.3, 0.15, 0.3  # the largest jitter: radians, log of the zoom, shear
 TEXTURE_CELLS = ((4, 0.5), (8, 0.3), (16, 0.2))  # value-noise grids and their weights (sum 1)
 
@@ -91,34 +106,39 @@ def _texture(n: int, canvas: int, generator: torch.Generator) -> torch.Tensor:
     return out[:, 0]
 
 
-def _render(digits: torch.Tensor, size: int, canvas: int, scene: str, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def scene_of(scene: "str | Scene") -> Scene:
+    """The :class:`Scene` of a name of :data:`SCENES`, or ``scene`` itself."""
+    if isinstance(scene, Scene):
+        return scene
+    return SCENES[check_choice("scene", scene, tuple(SCENES))]
+
+
+def _render(digits: torch.Tensor, size: int, canvas: int, scene: Scene, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     """``[n, 8, 8] ->`` images ``[n, 1, canvas, canvas]`` and their digit layers (same shape, the ink's
     opacity): the jittered digit pasted at a random offset, over the scene's texture and noise."""
-    knobs = SCENES[scene]
-    small = _digit_layer(digits, size, knobs["jitter"], generator)
+    small = _digit_layer(digits, size, scene.jitter, generator)
     n, room = len(digits), canvas - size
     offsets = torch.randint(0, room + 1, (n, 2), generator=generator)
     rows = (offsets[:, 0, None] + torch.arange(size))[:, :, None]  # [n, size, 1]
     cols = (offsets[:, 1, None] + torch.arange(size))[:, None, :]  # [n, 1, size]
     ink = torch.zeros(n, canvas, canvas)
     ink[torch.arange(n)[:, None, None], rows, cols] = small
-    if scene == "plain":
+    if scene.texture == 0 and scene.noise == 0:
         return ink[:, None], ink[:, None]
-    background = knobs["texture"] * _texture(n, canvas, generator)
-    noisy = ink + (1 - ink) * background + knobs["noise"] * torch.randn(n, canvas, canvas, generator=generator)
+    background = scene.texture * _texture(n, canvas, generator)
+    noisy = ink + (1 - ink) * background + scene.noise * torch.randn(n, canvas, canvas, generator=generator)
     return noisy.clamp(0, 1)[:, None], ink[:, None]
 
 
-def _check_geometry(size: int, canvas: int, scene: str) -> None:
+def _check_geometry(size: int, canvas: int) -> None:
     check_int("size", size, minimum=8, maximum=256)
     check_int("canvas", canvas, minimum=size, maximum=512)
-    check_choice("scene", scene, tuple(SCENES))
 
 
 @lru_cache(maxsize=4)
-def _rendered(split: str, size: int, canvas: int, seed: int, scene: str, copies: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _rendered(split: str, size: int, canvas: int, seed: int, scene: Scene, copies: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     check_choice("split", split, SPLITS)
-    _check_geometry(size, canvas, scene)
+    _check_geometry(size, canvas)
     check_int("copies", copies, minimum=1, maximum=100)
     x, y = _digits()
     idx = split_indices()[split].repeat(copies)  # every source digit once, then again, ...
@@ -126,26 +146,27 @@ def _rendered(split: str, size: int, canvas: int, seed: int, scene: str, copies:
     return *_render(x[idx], size, canvas, scene, generator), y[idx]
 
 
-def images(split: str, size: int = 16, canvas: int = 32, seed: int = 0, scene: str = "plain", copies: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+def images(split: str, size: int = 16, canvas: int = 32, seed: int = 0, scene: str | Scene = "plain", copies: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
     """One split, ``x [n, 1, canvas, canvas]`` in ``[0, 1]`` and labels ``y [n]``, ``n = copies × digits``.
 
     Renderings (placement, jitter, texture, noise) are drawn once from ``seed`` so the split is a
     fixed evaluation set; ``copies`` renders each source digit of the split that many times.
     """
-    x, _, y = _rendered(split, size, canvas, seed, scene, copies)
+    x, _, y = _rendered(split, size, canvas, seed, scene_of(scene), copies)
     return x.clone(), y.clone()
 
 
-def content(split: str, size: int = 16, canvas: int = 32, seed: int = 0, scene: str = "plain", copies: int = 1) -> torch.Tensor:
+def content(split: str, size: int = 16, canvas: int = 32, seed: int = 0, scene: str | Scene = "plain", copies: int = 1) -> torch.Tensor:
     """``[n, 1, canvas, canvas]``: the digit layer (ink opacity in ``[0, 1]``) of the same :func:`images`."""
-    return _rendered(split, size, canvas, seed, scene, copies)[1].clone()
+    return _rendered(split, size, canvas, seed, scene_of(scene), copies)[1].clone()
 
 
-def sample(n: int, seed: int, split: str = "train", size: int = 16, canvas: int = 32, scene: str = "plain") -> tuple[torch.Tensor, torch.Tensor]:
+def sample(n: int, seed: int, split: str = "train", size: int = 16, canvas: int = 32, scene: str | Scene = "plain") -> tuple[torch.Tensor, torch.Tensor]:
     """A batch of ``n`` images of ``split`` drawn with replacement, fresh renderings; same ``seed`` → same batch."""
     check_int("n", n, minimum=1)
     check_choice("split", split, SPLITS)
-    _check_geometry(size, canvas, scene)
+    _check_geometry(size, canvas)
+    scene = scene_of(scene)
     x, y = _digits()
     idx = split_indices()[split]
     generator = torch.Generator().manual_seed(seed)
