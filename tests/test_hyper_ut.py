@@ -262,6 +262,18 @@ def test_patch_embedding_is_the_vits_and_every_image_model_runs():
         assert model(images).logits.shape == (2, 10)
 
 
+def test_image_act_kinds_hold_the_halting_unit_as_on_cpvr(monkeypatch):
+    from ponder.experiments import hyper_ut_vision as V
+
+    seen = {}
+    monkeypatch.setattr(V, "train_run", lambda run, make, loss, batches, cfg, evaluate: seen.setdefault(run.name, cfg))
+    for kind in V.KINDS:
+        V.train_vision(kind, "smoke", 0)
+    for kind in ("ut_act", "hyper_act"):
+        assert (seen[f"hut/vision/{kind}"].hold, seen[f"hut/vision/{kind}"].hold_for) == ("depth.halting", H.MODEL["act_hold"])
+    assert seen["hut/vision/transformer"].hold == ""
+
+
 # -- the explorer ---------------------------------------------------------------------------
 def test_ponder_trace_and_explorer_controls():
     import matplotlib.pyplot as plt

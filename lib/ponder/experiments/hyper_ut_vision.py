@@ -25,7 +25,7 @@ from ..runs import Run
 from ..sizes.hyper_ut_vision import SIZES
 from ..tasks import images
 from ..training import TrainConfig, default_device, train_run
-from .hyper_ut import build, code, parameter_count
+from .hyper_ut import ACT_KINDS, build, code, parameter_count
 
 KINDS = ("transformer", "ut_act", "hyper_act")
 LABELS = {"transformer": "ViT", "ut_act": "U-ViT+ACT", "hyper_act": "HyperU-ViT"}
@@ -47,11 +47,16 @@ class PatchEmbedding(nn.Module):
 def train_vision(kind: str, profile: str, seed: int):
     """Train (or load) one digits model; ``(model, metrics)`` with ``top1``, ``layers`` and ``params``.
 
+    The ACT kinds hold their halting unit for the model's ``act_hold`` of training, as on C-PVR
+    (``hyper_ut.cpvr_parts``): without it, U-ViT+ACT at the gpu size halted every image after one layer
+    within 50 steps in a probe on the CPU, its loss still at chance, and the gpu run of lease 4
+    (figures/gpu/RUN.md) ended at one layer.
     The step is not captured as a CUDA graph: captured, ACT runs all ``T`` = 12 steps masked, and on
     the H200 that ran 39 steps/s summed over 6 processes against 367 eagerly (figures/gpu/RUN.md)."""
     sizes = by_profile(SIZES, profile)
     m = sizes["model"]
-    cfg = TrainConfig(steps=sizes["steps"], batch_size=sizes["batch_size"], lr=sizes["lr"], seed=seed)
+    hold = {"hold": "depth.halting", "hold_for": m["act_hold"]} if kind in ACT_KINDS else {}
+    cfg = TrainConfig(steps=sizes["steps"], batch_size=sizes["batch_size"], lr=sizes["lr"], seed=seed, **hold)
     run = Run(f"hut/vision/{kind}", {"kind": kind, "sizes": run_sizes(sizes), "train": cfg.as_dict()}, profile, code=code(kind) + CODE)
     geometry = dict(size=sizes["size"], canvas=sizes["canvas"])
 
