@@ -167,10 +167,11 @@ def test_gpu_slice_runs_the_probes_and_the_benchmarks_it_is_given(tmp_path):
     assert done.returncode == 0, done.stderr
     calls = [line for line in (tmp_path / "calls").read_text().splitlines() if not line.startswith("-c ")]
     side_by_side = ["tools/sraven-probe.py hyla 80000 128 600", "tools/sraven-probe.py softmax 80000 128 600", "tools/sraven-probe.py hyla 40000 256 300"]
-    assert calls[:4] == ["tools/ledger-rows.py gpu", "tools/together-probe.py hyper_act,ut_act --gradients 0,12,13,20",
+    every_step = ",".join(map(str, range(1, 30)))
+    assert calls[:5] == ["tools/ledger-rows.py gpu", "tools/together-probe.py hyper_act --log-every 1", f"tools/together-probe.py hyper_act --gradients {every_step}",
                          "tools/length-probe.py fuzzy gpu --steps 2000,8000 --jobs 6",
                          "tools/scene-probe.py gpu noise=0.15 texture=0.7 jitter=0.5,texture=0.6,noise=0.1 --jobs 3"]
-    assert sorted(calls[4:7]) == sorted(side_by_side) and calls[7:] == ["-m ponder.bench kernels train"]
+    assert sorted(calls[5:8]) == sorted(side_by_side) and calls[8:] == ["-m ponder.bench kernels train"]
 
 
 def test_gpu_slice_installs_the_wheels_once_per_machine(tmp_path):
@@ -217,6 +218,7 @@ def test_together_probe_replays_seeds_together_against_each_alone(tmp_path):
     # on the CPU the two trainings agree to float32 rounding (with PyTorch's fused attention too, which
     # the CPU otherwise skips at these lengths), and a replay repeats the first bit for bit
     assert all(len(line["max"]) == 3 and max(line["max"]) < 1e-5 and line["first_step_over_1e-4"] == [None] * 3 for line in lines)
+    assert all(len(steps) == 6 and max(steps) < 1e-5 for line in lines for steps in line["by_step"])  # 30 steps, every 5th read
     assert all(end["weights"][1] < 1e-5 and end["halting_steps_differ"] == 0 and end["logits"] < 1e-4 for end in lines[0]["end"])
     assert "alone_drift" not in lines[0] and lines[1]["alone_drift"] == lines[1]["together_drift"] == [0.0] * 3
     # gradient noise of 1e-5 of each gradient's size, on the weights or on attention's inputs, moves the
