@@ -207,6 +207,14 @@ def test_the_profile_counts_the_triton_kernels_time_on_cuda():
     a = torch.randn(2048, 2048, device="cuda")
     product = kernels.profiled(lambda: a @ a)
     assert product["kernels"] and product["device_s"] == pytest.approx(product["attributed_s"], rel=0.05)
+
+    def annotated():  # a range that record_function marks on the device too, as AdamW's step and a compiled graph's call are
+        with torch.profiler.record_function("## annotated ##"):
+            return a @ a
+
+    ranged = kernels.profiled(annotated)
+    assert ranged["device_s"] == pytest.approx(product["device_s"], rel=0.3) and "## annotated ##" not in {k["kernel"] for k in ranged["kernels"]}
+
     learners = Learners(768, 768, 4, 768).to("cuda", torch.bfloat16).eval()  # a ViT-B MLP in 4 learners
     z = torch.randn(4096, 768, device="cuda", dtype=torch.bfloat16)
     k = torch.full((len(z),), 4, dtype=torch.long, device="cuda")
