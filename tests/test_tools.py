@@ -168,10 +168,10 @@ def test_gpu_slice_runs_the_probes_and_the_benchmarks_it_is_given(tmp_path):
     calls = [line for line in (tmp_path / "calls").read_text().splitlines() if not line.startswith("-c ")]
     side_by_side = ["tools/sraven-probe.py hyla 80000 128 600", "tools/sraven-probe.py softmax 80000 128 600", "tools/sraven-probe.py hyla 40000 256 300"]
     every_step = ",".join(map(str, range(1, 30)))
-    assert calls[:5] == ["tools/ledger-rows.py gpu", "tools/together-probe.py hyper_act --log-every 1", f"tools/together-probe.py hyper_act --gradients {every_step}",
-                         "tools/length-probe.py fuzzy gpu --steps 2000,8000 --jobs 6",
+    assert calls[:6] == ["tools/ledger-rows.py gpu", "tools/together-probe.py hyper_act --log-every 1", f"tools/together-probe.py hyper_act --gradients {every_step}",
+                         "tools/together-probe.py hyper_act --updates 12,13,14,15,16,17,18,19,20", "tools/length-probe.py fuzzy gpu --steps 2000,8000 --jobs 6",
                          "tools/scene-probe.py gpu noise=0.15 texture=0.7 jitter=0.5,texture=0.6,noise=0.1 --jobs 3"]
-    assert sorted(calls[5:8]) == sorted(side_by_side) and calls[8:] == ["-m ponder.bench kernels train"]
+    assert sorted(calls[6:9]) == sorted(side_by_side) and calls[9:] == ["-m ponder.bench kernels train"]
 
 
 def test_gpu_slice_installs_the_wheels_once_per_machine(tmp_path):
@@ -238,6 +238,15 @@ def test_together_probe_replays_seeds_together_against_each_alone(tmp_path):
     assert all(seed["above_1e-5"] == 0 and len(seed["furthest"]) == 3 and 0 < seed["furthest"][0][1] < 1e-5 for line in lines for seed in line["seeds"])
     # and both paths are float32's rounding away from the same gradients in float64
     assert all(0 < seed[path][0][1] < 1e-5 for line in lines for seed in line["seeds"] for path in ("alone_from_float64", "stacked_from_float64"))
+    # one whole update (gradients, clipping, AdamW) from the same checkpointed state: float32's rounding of
+    # the weights, a few 1e-5 of an update of 3e-3 of them; the probe's runs leave no trace in the cache
+    updated = subprocess.run([*probe, "hyper_act", "--updates", "1,13"], env=env, capture_output=True, text=True, timeout=300)
+    assert updated.returncode == 0, updated.stderr
+    lines = [json.loads(line) for line in updated.stdout.splitlines()]
+    assert [line["update_at"] for line in lines] == [1, 13] and [{seed["of"] for seed in line["seeds"]} for line in lines] == [{38}, {40}]
+    assert all(0 < seed["furthest"][0][1] < 1e-4 for line in lines for seed in line["seeds"])
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert subprocess.run([*probe, "hyper_act", "--updates", "0"], env=env, capture_output=True, text=True, timeout=300).returncode != 0
     refused = subprocess.run([*probe, "ut_act", "--deterministic"], env=env, capture_output=True, text=True, timeout=300)
     assert refused.returncode != 0 and "CUBLAS_WORKSPACE_CONFIG=:4096:8" in refused.stderr
 

@@ -19,8 +19,9 @@
 #              batches: about 10 s);
 #   bench:NAME[,NAME...]  those benchmarks only (bench:kernels,train: the profile, then the rates);
 #   probes     tools/together-probe.py on the failing hyper_act test: its replay, the loss difference at every
-#              step, then one step's gradients, stacked against alone, tensor by tensor, at every step 1-29
-#              (about 1.5 minutes; lease 4 asked steps 0, 12, 13 and 20 and found none apart: RUN.md, lease 4);
+#              step, then one step's gradients, stacked against alone, tensor by tensor, at every step 1-29,
+#              then the whole update of steps 12-20 (about 2.5 minutes; lease 4 asked the gradients of
+#              steps 0, 12, 13 and 20 and found none apart: RUN.md, lease 4);
 #   lengths    tools/length-probe.py: the three kinds' fuzzy-logic runs of hyla-a1 at the profile's 2,000
 #              steps and at 8,000, 3 seeds, 6 at a time (90k steps: about 2 minutes at lease 2's rates);
 #              the 2,000-step runs are hyla-a1's own and stay in the run cache (RUN.md, session 35);
@@ -71,7 +72,8 @@ for step in "$@"; do
            timeout "$(left)" python3 -m ponder.bench ${names:-streams train seeds kernels acm} > "$logs/bench.log" 2>&1
            cp results/bench/streams.json results/bench/kernels.json results/bench/acm.json results/bench/train.json results/bench/seeds.json "$logs/" 2>/dev/null ;;
     probes) { timeout "$(left)" python3 tools/together-probe.py hyper_act --log-every 1
-              timeout "$(left)" python3 tools/together-probe.py hyper_act --gradients "$(seq -s, 1 29)"; } 2>&1 | tee "$logs/probes.log" | grep '^{' ;;
+              timeout "$(left)" python3 tools/together-probe.py hyper_act --gradients "$(seq -s, 1 29)"
+              timeout "$(left)" python3 tools/together-probe.py hyper_act --updates "$(seq -s, 12 20)"; } 2>&1 | tee "$logs/probes.log" | grep '^{' ;;
     lengths) timeout "$(left)" python3 tools/length-probe.py fuzzy gpu --steps 2000,8000 --jobs 6 2>&1 | tee "$logs/lengths.log" | grep -v '^{' ;;
     sraven-batch) for probe in "hyla 80000 128 600" "softmax 80000 128 600" "hyla 40000 256 300"; do
              timeout "$(left)" python3 tools/sraven-probe.py $probe >> "$logs/sraven-batch.log" 2>&1 &

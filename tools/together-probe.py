@@ -50,6 +50,20 @@ carries the parting, and the path that is far from float64 is the one computing 
 (Lease 4, 2026-11-28: at steps 0, 12, 13 and 20 every tensor of both kinds stayed under 5.5e-6
 apart and both paths under 6.8e-6 from float64: no step probed there parts; the next lease asks
 every step, 1 to 29, with ``by_step`` beside it.)
+
+``--updates STEP[,STEP...]`` asks the same of a whole update (the gradients, each seed's clipping,
+AdamW at the step's learning rate): each seed trains alone for STEP + 1 steps, checkpointing the
+state (weights and AdamW's moments) after STEP; then the three checkpoints are stacked and take the
+step together (:func:`ponder.ensemble.train_together` resuming them). The line gives each seed's
+three tensors whose update (weights after the step minus before) is furthest apart, stacked
+against alone, and how many are above 1e-5 (STEP >= 1: a checkpoint needs a step before it). On
+the CPU (steps 1, 12, 13, 20; both kinds) they stay within 1.3e-5: an update is about 1e-3 of its
+weight, so float32's rounding of the weights alone is about 1e-5 of it.
+
+Both modes train each seed for STEP steps of the test's own training (its learning-rate schedule
+and hold, over 30 steps), stopped there (:func:`trained_for`). (Lease 4's ``--gradients`` trained a
+training STEP steps long instead, whose schedule and hold differ: its weights at 12, 13 and 20
+were not the test's, though both paths started from the same ones.)
 """
 import ponder  # noqa: F401  (before torch: pinned numerics)
 import argparse
@@ -57,6 +71,7 @@ import copy
 import dataclasses
 import json
 import os
+import shutil
 import sys
 from contextlib import ExitStack, nullcontext
 from functools import partial
@@ -71,6 +86,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import test_gpu  # noqa: E402  (its C-PVR setup: the batches, the seeds, the hold)
 from test_act import KEY_BIASES  # noqa: E402
 from ponder import ensemble, training  # noqa: E402
+from ponder.runs import Run  # noqa: E402
 from ponder.experiments import hyper_ut  # noqa: E402
 from ponder.models import hyper_block, transformer  # noqa: E402
 
@@ -159,8 +175,7 @@ def gradients_apart(kind: str, step: int, device: str) -> list[dict]:
     models, members, _, loss = setup(kind, log_every=1)
     cfg = members[0].cfg
     for model, member in zip(models, members):
-        if step:
-            training.train(model, loss, member.batches, dataclasses.replace(member.cfg, steps=step))
+        trained_for(step, model, loss, member)
         model.to(device).train()
     stacked = ensemble.Stacked(models, cfg)
     stacked.hold(step)
@@ -172,6 +187,64 @@ def gradients_apart(kind: str, step: int, device: str) -> list[dict]:
         mine = {n: g[s] for n, g in together.items() if n in alone}
         found.append({"furthest": furthest(mine, alone), "above_1e-5": sum(d > 1e-5 for d in apart(mine, alone).values()), "of": len(alone),
                       "alone_from_float64": furthest(alone, exact), "stacked_from_float64": furthest(mine, exact)})
+    return found
+
+
+class Stopped(Exception):
+    """Raised by :func:`trained_for`'s batches to end a training early."""
+
+
+def trained_for(steps: int, model: torch.nn.Module, loss, member: ensemble.Member, run: Run | None = None) -> None:
+    """``model`` trained alone for the first ``steps`` steps of the test's training (its schedule and
+    hold: ``member.cfg``'s, not those of a training ``steps`` long); with ``run``, checkpointed every
+    step, the last one after ``steps`` steps (resuming from its checkpoint where it has one)."""
+    def batches(step: int):
+        if step == steps:
+            raise Stopped
+        return member.batches(step)
+
+    cfg = member.cfg if run is None else dataclasses.replace(member.cfg, checkpoint_every=1)
+    try:
+        training.train(model, loss, batches, cfg, run=run)
+    except Stopped:
+        pass
+
+
+def updates_apart(kind: str, step: int, device: str) -> list[dict]:
+    """Per seed, how far the update of step ``step`` is apart taken stacked and alone, from the same
+    weights and AdamW state: the seed's own after ``step`` steps alone (``--updates``)."""
+    if step < 1:
+        raise SystemExit("--updates needs steps of at least 1 (the state before the step is a checkpoint of the step before)")
+    models, members, _, loss = setup(kind, log_every=1)
+    runs = [Run(f"probe/together/{kind}", {"seed": m.cfg.seed, "step": step, "updates": True}, "smoke") for m in members]
+    for run in runs:
+        shutil.rmtree(run.dir, ignore_errors=True)
+    try:
+        for model, member, run in zip(copy.deepcopy(models), members, runs):
+            trained_for(step, model, loss, member, run)
+        before, stacked, alone = [], copy.deepcopy(models), copy.deepcopy(models)
+        for model, run in zip(copy.deepcopy(models), runs):
+            training._restore(run.load_tensors("checkpoint"), model, training.make_optimizer(model, members[0].cfg))
+            before.append({n: p.detach().clone() for n, p in model.named_parameters()})
+        # the step taken stacked from the three checkpoints (a training one step longer, at the test's
+        # learning rate and hold), then alone from each
+        cfg = members[0].cfg
+        once = [dataclasses.replace(m, run=run, cfg=dataclasses.replace(m.cfg, steps=step + 1)) for m, run in zip(members, runs)]
+        with patch.object(ensemble, "lr_at", lambda i, _: training.lr_at(i, cfg)), \
+                patch.object(ensemble, "hold_parameters", lambda model, i, _: training.hold_parameters(model, i, cfg)):
+            ensemble.train_together(stacked, loss, once)
+        for model, member, run in zip(alone, members, runs):
+            trained_for(step + 1, model, loss, member, run)
+    finally:
+        for run in runs:
+            shutil.rmtree(run.dir, ignore_errors=True)
+    found = []
+    for together, single, b in zip(stacked, alone, before):
+        updates = {n: p.detach() - b[n] for n, p in together.named_parameters() if not n.endswith(KEY_BIASES)}
+        reference = {n: p.detach() - b[n] for n, p in single.named_parameters() if n in updates}
+        moved = {n: d for n, d in reference.items() if d.abs().max() > 0}  # the held parameters do not move
+        distances = apart({n: updates[n] for n in moved}, moved)
+        found.append({"furthest": furthest({n: updates[n] for n in moved}, moved), "above_1e-5": sum(d > 1e-5 for d in distances.values()), "of": len(moved)})
     return found
 
 
@@ -267,6 +340,7 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--grad-noise", type=float, default=0.0, help="instead: alone against alone with this gradient noise (amplification)")
     parser.add_argument("--noise-on", choices=("weights", "attention"), default="weights", help="where --grad-noise goes (amplification)")
     parser.add_argument("--gradients", default="", help="instead: the gradients of these steps, stacked against alone (gradients_apart)")
+    parser.add_argument("--updates", default="", help="instead: the whole update of these steps (>= 1), stacked against alone (updates_apart)")
     args = parser.parse_args(argv)
     if args.deterministic and os.environ.get("CUBLAS_WORKSPACE_CONFIG") != DETERMINISTIC_WORKSPACE:
         raise SystemExit(f"--deterministic needs CUBLAS_WORKSPACE_CONFIG={DETERMINISTIC_WORKSPACE} in the environment (cuBLAS reads it when CUDA starts)")
@@ -275,6 +349,12 @@ def main(argv: list[str]) -> None:
     torch.use_deterministic_algorithms(args.deterministic, warn_only=True)
     setting = ("deterministic" if args.deterministic else "default") + ("" if args.attention == "default" else f", {args.attention} attention")
     for kind in args.kinds.split(","):
+        if args.updates:
+            with use_attention(args.attention):
+                for step in map(int, args.updates.split(",")):
+                    print(json.dumps({"kind": kind, "setting": setting, "device": device, "update_at": step,
+                                      "seeds": updates_apart(kind, step, device)}), flush=True)
+            continue
         if args.gradients:
             with use_attention(args.attention):
                 for step in map(int, args.gradients.split(",")):
