@@ -349,17 +349,12 @@ def main(argv: list[str]) -> None:
     torch.use_deterministic_algorithms(args.deterministic, warn_only=True)
     setting = ("deterministic" if args.deterministic else "default") + ("" if args.attention == "default" else f", {args.attention} attention")
     for kind in args.kinds.split(","):
-        if args.updates:
+        stepwise = [(steps, field, probe) for steps, field, probe in ((args.updates, "update_at", updates_apart), (args.gradients, "gradients_at", gradients_apart)) if steps]
+        for steps, field, probe in stepwise:
             with use_attention(args.attention):
-                for step in map(int, args.updates.split(",")):
-                    print(json.dumps({"kind": kind, "setting": setting, "device": device, "update_at": step,
-                                      "seeds": updates_apart(kind, step, device)}), flush=True)
-            continue
-        if args.gradients:
-            with use_attention(args.attention):
-                for step in map(int, args.gradients.split(",")):
-                    print(json.dumps({"kind": kind, "setting": setting, "device": device, "gradients_at": step,
-                                      "seeds": gradients_apart(kind, step, device)}), flush=True)
+                for step in map(int, steps.split(",")):
+                    print(json.dumps({"kind": kind, "setting": setting, "device": device, field: step, "seeds": probe(kind, step, device)}), flush=True)
+        if stepwise:
             continue
         if args.grad_noise:
             with use_attention(args.attention):
