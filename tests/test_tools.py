@@ -163,7 +163,7 @@ def test_gpu_slice_runs_the_probes_and_the_benchmarks_it_is_given(tmp_path):
     (bin_dir / "python3").chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
     done = subprocess.run(["bash", str(ROOT / "tools" / "gpu-slice.sh"), str(tmp_path / "out"), "100", "probes", "lengths", "scenes", "sraven-batch",
-                           "bench:kernels,train"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+                           "bench:kernels,train", "captures"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     calls = [line for line in (tmp_path / "calls").read_text().splitlines() if not line.startswith("-c ")]
     side_by_side = ["tools/sraven-probe.py hyla 80000 128 600", "tools/sraven-probe.py softmax 80000 128 600", "tools/sraven-probe.py hyla 40000 256 300"]
@@ -171,7 +171,20 @@ def test_gpu_slice_runs_the_probes_and_the_benchmarks_it_is_given(tmp_path):
     assert calls[:6] == ["tools/ledger-rows.py gpu", "tools/together-probe.py hyper_act --log-every 1", f"tools/together-probe.py hyper_act --gradients {every_step}",
                          "tools/together-probe.py hyper_act --updates 12,13,14,15,16,17,18,19,20", "tools/length-probe.py fuzzy gpu --steps 2000,8000 --jobs 6",
                          "tools/scene-probe.py gpu noise=0.15 texture=0.7 jitter=0.5,texture=0.6,noise=0.1 --jobs 3"]
-    assert sorted(calls[6:9]) == sorted(side_by_side) and calls[9:] == ["-m ponder.bench kernels train"]
+    assert sorted(calls[6:9]) == sorted(side_by_side) and calls[9:] == ["-m ponder.bench kernels train", "tools/capture-probe.py ACM phase III,A-ViT"]
+
+
+def test_capture_probe_gives_the_bench_rows_of_the_families_named():
+    """On the CPU only the eager rates (a step is captured on a GPU alone), in bench-train.json's format."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "lib"), "TQDM_DISABLE": "1"}
+    probe = [sys.executable, str(ROOT / "tools" / "capture-probe.py")]
+    done = subprocess.run([*probe, "ACM phase III", "--profile", "smoke"], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    (row,) = [json.loads(line) for line in done.stdout.splitlines()]
+    assert row["profile"] == "smoke" and row["family"].startswith("ACM phase III N=4 ViT") and row["steps_per_s"] > 0
+    assert not [key for key in row if key.startswith("captured")]
+    unknown = subprocess.run([*probe, "no such family", "--profile", "smoke"], env=env, capture_output=True, text=True, timeout=300)
+    assert unknown.returncode != 0 and "no family starts with" in unknown.stderr
 
 
 def test_gpu_slice_installs_the_wheels_once_per_machine(tmp_path):
