@@ -274,6 +274,23 @@ def test_image_act_kinds_hold_the_halting_unit_as_on_cpvr(monkeypatch):
     assert seen["hut/vision/transformer"].hold == ""
 
 
+def test_image_runs_draw_their_profiles_scene_and_are_keyed_by_it(monkeypatch):
+    from dataclasses import asdict
+
+    from ponder.experiments import hyper_ut_vision as V
+    from ponder.tasks import images
+
+    seen = []
+    monkeypatch.setattr(V, "train_run", lambda run, make, loss, batches, cfg, evaluate: seen.append((run, batches)))
+    V.train_vision("ut_act", "smoke", 0)
+    harder = images.Scene(noise=0.5)
+    monkeypatch.setitem(V.SIZES, "smoke", dict(V.SIZES["smoke"], scene=harder))
+    V.train_vision("ut_act", "smoke", 0)
+    (plain, plain_batches), (noisy, noisy_batches) = seen
+    assert plain.config["sizes"]["scene"] == asdict(images.SCENES["plain"]) and noisy.config["sizes"]["scene"] == asdict(harder)
+    assert plain.key != noisy.key and not torch.equal(plain_batches(0)[0], noisy_batches(0)[0])
+
+
 # -- the explorer ---------------------------------------------------------------------------
 def test_ponder_trace_and_explorer_controls():
     import matplotlib.pyplot as plt

@@ -136,7 +136,7 @@ def run_families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]
             lambda: HaltingViT(ViT(**vit_arch)), digits, partial(_halting_loss, target_depth=acm.avit_depths(profile)[0])),
         f"digits U-ViT hyper_act canvas {vi['canvas']} dim {vi['model']['dim']} T={vi['model']['steps']} batch {vi['batch_size']}": (
             lambda: hyper_ut.build("hyper_act", 0, vi["model"], embedding=hyper_ut_vision.PatchEmbedding(vi["canvas"], vi["patch"], vi["model"]["dim"]), classes=images.CLASSES),
-            lambda step: (lambda x, y: (x, y, y))(*images.sample(vi["batch_size"], seed=step, size=vi["size"], canvas=vi["canvas"])),
+            lambda step: (lambda x, y: (x, y, y))(*images.sample(vi["batch_size"], seed=step, size=vi["size"], canvas=vi["canvas"], scene=hyper_ut_vision.scene(profile))),
             hyper_ut.loss_fn(vi["model"]["tau"])),  # (images, label, label): C-PVR's loss reads (x, _, label)
         f"parity ACT dim {pa['dim']} GRU {pa['hidden']} N={pa['max_steps']} batch {pa['batch_size']}": (
             lambda: RecurrentPonderer(pa["dim"], pa["hidden"], pa["max_steps"], "act", pa["halting_bias"]),

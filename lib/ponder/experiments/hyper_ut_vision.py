@@ -11,6 +11,7 @@ Reported per seed: top-1 on the fixed test split (``test_copies`` renderings of 
 ``1 - N / T`` (the abstract claims Hyper-UT matches ViT on ImageNet with >70 % savings); and, per test
 image, the layers it used (:func:`layers_per_image`: does halting adapt to the image?).
 """
+from dataclasses import asdict
 from functools import partial
 
 import pandas as pd
@@ -44,6 +45,12 @@ class PatchEmbedding(nn.Module):
     forward = ViT.embed
 
 
+def scene(profile: str) -> images.Scene:
+    """The scene the profile's digits are drawn in (its row's ``scene``: a name of :data:`images.SCENES`
+    or an :class:`images.Scene`); the runs' config holds its knobs."""
+    return images.scene_of(by_profile(SIZES, profile)["scene"])
+
+
 def train_vision(kind: str, profile: str, seed: int):
     """Train (or load) one digits model; ``(model, metrics)`` with ``top1``, ``layers`` and ``params``.
 
@@ -57,8 +64,9 @@ def train_vision(kind: str, profile: str, seed: int):
     m = sizes["model"]
     hold = {"hold": "depth.halting", "hold_for": m["act_hold"]} if kind in ACT_KINDS else {}
     cfg = TrainConfig(steps=sizes["steps"], batch_size=sizes["batch_size"], lr=sizes["lr"], seed=seed, **hold)
-    run = Run(f"hut/vision/{kind}", {"kind": kind, "sizes": run_sizes(sizes), "train": cfg.as_dict()}, profile, code=code(kind) + CODE)
-    geometry = dict(size=sizes["size"], canvas=sizes["canvas"])
+    drawn = scene(profile)
+    run = Run(f"hut/vision/{kind}", {"kind": kind, "sizes": {**run_sizes(sizes), "scene": asdict(drawn)}, "train": cfg.as_dict()}, profile, code=code(kind) + CODE)
+    geometry = dict(size=sizes["size"], canvas=sizes["canvas"], scene=drawn)
 
     def make():
         return build(kind, 0, m, embedding=PatchEmbedding(sizes["canvas"], sizes["patch"], m["dim"]), classes=images.CLASSES)
@@ -84,7 +92,7 @@ def test_outputs(model: nn.Module, profile: str) -> tuple[torch.Tensor, torch.Te
     them for the ViT), over the ``test_copies`` renderings of every held-out digit."""
     sizes = by_profile(SIZES, profile)
     model.eval()
-    x, y = images.images("test", copies=sizes["test_copies"], size=sizes["size"], canvas=sizes["canvas"])
+    x, y = images.images("test", copies=sizes["test_copies"], size=sizes["size"], canvas=sizes["canvas"], scene=scene(profile))
     correct, layers = [], []
     for start in range(0, len(x), EVAL_BATCH):
         out = model(x[start : start + EVAL_BATCH].to(default_device()))
