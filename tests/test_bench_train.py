@@ -105,3 +105,30 @@ def test_the_acm_families_train_what_acm_vit_trains():
     assert isinstance(model, HaltingViT)
     loss = loss_fn(model, batches(0))
     assert math.isfinite(loss.item())
+
+
+@pytest.mark.parametrize("prefix", ["ACM phase III", "A-ViT"])
+def test_acm_and_avit_steps_read_nothing_back_so_they_can_be_captured(prefix):
+    """What ``tools/capture-probe.py`` asks of these steps on a GPU needs them to wait on no value of
+    the device: their forward and backward read no tensor back (``item``, ``bool``, ...) and index
+    with no boolean mask (a shape that depends on the data), each patched here to raise."""
+    from unittest.mock import patch
+
+    families = bench.run_families("smoke")
+    (name,) = [n for n in families if n.startswith(prefix)]
+    make, batches, loss = families[name]
+    torch.manual_seed(0)
+    model, batch = make().train(), batches(0)
+    getitem = torch.Tensor.__getitem__
+
+    def read(*args, **kwargs):
+        raise AssertionError("a value read back from the device")
+
+    def no_mask(tensor, index):
+        assert not any(isinstance(i, torch.Tensor) and i.dtype == torch.bool for i in (index if isinstance(index, tuple) else (index,))), "boolean-mask indexing"
+        return getitem(tensor, index)
+
+    reads = {name: read for name in ("item", "tolist", "__bool__", "__int__", "__float__", "nonzero")}
+    with patch.multiple(torch.Tensor, **reads, __getitem__=no_mask), patch("torch.nonzero", read), patch("torch.masked_select", read):
+        loss(model, batch).backward()
+    assert all(p.grad is not None for p in model.parameters() if p.requires_grad)
