@@ -54,7 +54,7 @@ every step, 1 to 29, with ``by_step`` beside it.)
 ``--updates STEP[,STEP...]`` asks the same of a whole update (the gradients, each seed's clipping,
 AdamW at the step's learning rate): each seed trains alone for STEP + 1 steps, checkpointing the
 state (weights and AdamW's moments) after STEP; then the three checkpoints are stacked and take the
-step together (:func:`ponder.ensemble.train_together` resuming them). The line gives each seed's
+step together (:class:`ponder.ensemble.Stacked`, the step of :func:`ponder.ensemble.train_together`). The line gives each seed's
 three tensors whose update (weights after the step minus before) is furthest apart, stacked
 against alone, and how many are above 1e-5 (STEP >= 1: a checkpoint needs a step before it). On
 the CPU (steps 1, 12, 13, 20; both kinds) they stay within 1.3e-5: an update is about 1e-3 of its
@@ -86,6 +86,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import test_gpu  # noqa: E402  (its C-PVR setup: the batches, the seeds, the hold)
 from test_act import KEY_BIASES  # noqa: E402
 from ponder import ensemble, training  # noqa: E402
+from ponder.cuda_graphs import set_lr  # noqa: E402
 from ponder.runs import Run  # noqa: E402
 from ponder.experiments import hyper_ut  # noqa: E402
 from ponder.models import hyper_block, transformer  # noqa: E402
@@ -222,17 +223,18 @@ def updates_apart(kind: str, step: int, device: str) -> list[dict]:
     try:
         for model, member, run in zip(copy.deepcopy(models), members, runs):
             trained_for(step, model, loss, member, run)
-        before, stacked, alone = [], copy.deepcopy(models), copy.deepcopy(models)
-        for model, run in zip(copy.deepcopy(models), runs):
-            training._restore(run.load_tensors("checkpoint"), model, training.make_optimizer(model, members[0].cfg))
-            before.append({n: p.detach().clone() for n, p in model.named_parameters()})
-        # the step taken stacked from the three checkpoints (a training one step longer, at the test's
-        # learning rate and hold), then alone from each
-        cfg = members[0].cfg
-        once = [dataclasses.replace(m, run=run, cfg=dataclasses.replace(m.cfg, steps=step + 1)) for m, run in zip(members, runs)]
-        with patch.object(ensemble, "lr_at", lambda i, _: training.lr_at(i, cfg)), \
-                patch.object(ensemble, "hold_parameters", lambda model, i, _: training.hold_parameters(model, i, cfg)):
-            ensemble.train_together(stacked, loss, once)
+        # the three checkpoints stacked take the step at the test's learning rate and hold, then each alone
+        cfg, stacked, alone = members[0].cfg, copy.deepcopy(models), copy.deepcopy(models)
+        optimizers = [training.make_optimizer(model.to(device), cfg) for model in stacked]
+        for model, optimizer, run in zip(stacked, optimizers, runs):
+            training._restore(run.load_tensors("checkpoint"), model, optimizer)
+        before = [{n: p.detach().clone() for n, p in model.named_parameters()} for model in stacked]
+        group = ensemble.Stacked(stacked, cfg)
+        group.load_member_optimizers(optimizers)
+        set_lr(group.optimizer, training.lr_at(step, cfg))
+        group.hold(step)
+        group.update_function(loss)(ensemble.stacked_batch(members, step, torch.device(device)))
+        group.unstack()
         for model, member, run in zip(alone, members, runs):
             trained_for(step + 1, model, loss, member, run)
     finally:
