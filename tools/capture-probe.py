@@ -17,7 +17,6 @@ import argparse
 import json
 import sys
 from contextlib import nullcontext
-from unittest.mock import patch
 
 import torch
 
@@ -37,9 +36,9 @@ def main(argv: list[str]) -> None:
     if not names:
         raise SystemExit(f"no family starts with {prefixes}; the families: {sorted(bench.families(profile, variants=False))}")
     rate, processes = bench.matmul_rate(), parallel.worker_count()
-    with patch.object(bench, "CAPTURED", bench.CAPTURED + prefixes), bench.side_by_side(processes) if processes > 1 else nullcontext() as workers:
+    with bench.side_by_side(processes) if processes > 1 else nullcontext() as workers:
         for name in names:
-            print(json.dumps({"profile": profile, **bench.family_row(profile, name, rate, cuda, workers)}), flush=True)
+            print(json.dumps({"profile": profile, **bench.family_row(profile, name, rate, cuda, workers, captured=bench.CAPTURED + prefixes)}), flush=True)
 
 
 if __name__ == "__main__":

@@ -286,9 +286,10 @@ def together_rates(profile: str, name: str, processes: int, cuda: bool, workers:
     return row
 
 
-def family_row(profile: str, name: str, rate: float, cuda: bool, workers: tuple | None = None) -> dict:
+def family_row(profile: str, name: str, rate: float, cuda: bool, workers: tuple | None = None, captured: tuple[str, ...] = CAPTURED) -> dict:
     """Every rate of family ``name`` this device can measure (see the module docstring), those of
-    processes side by side in ``workers`` (:func:`side_by_side`)."""
+    processes side by side in ``workers`` (:func:`side_by_side`); captured too where ``name`` starts
+    with one of ``captured`` (``tools/capture-probe.py`` names families that train eagerly)."""
     with num_threads(1):
         alone = time_steps(profile, name)
     flops = flops_per_step(profile, name)
@@ -296,7 +297,7 @@ def family_row(profile: str, name: str, rate: float, cuda: bool, workers: tuple 
     processes = parallel.worker_count()
     if processes > 1:
         row |= {"processes": processes, "shared_steps_per_s": shared(profile, name, processes, workers=workers)}
-    if cuda and base_family(name).startswith(CAPTURED):
+    if cuda and base_family(name).startswith(captured):
         try:
             row |= captured_rates(profile, name, processes, workers)
         except RuntimeError as error:  # a step that fails to capture: the row keeps its eager rates and says why
