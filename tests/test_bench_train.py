@@ -48,16 +48,34 @@ def test_bf16_variants_train_a_step_in_bfloat16():
         assert all(p.dtype == torch.float32 for p in model.parameters())
 
 
-def test_the_compiled_variant_is_the_families_loss_compiled():
-    name = next(n for n in bench.families("smoke") if n.startswith("compiled"))
+def compiled_against_eager(family: str, device: str) -> None:
+    """The compiled variant of the smoke ``family`` computes the eager loss and gradients on ``device``, its random
+    numbers drawn as eager draws them (sraven's latent-code dropout, ACM's Gumbel noise), traced whole: a graph
+    break would leave part of the step eager."""
+    from torch._dynamo.utils import counters
+
+    name = next(n for n in bench.families("smoke") if n.startswith(f"compiled {family}"))
     make, batches, loss_fn = bench.families("smoke")[name]
     _, _, eager_loss = bench.run_families("smoke")[bench.base_family(name)]
-    losses = []
+    batch = tuple(t.to(device) for t in batches(0))
+    torch._dynamo.reset()
+    counters.clear()
+    results = []
     for loss in (eager_loss, loss_fn):
         torch.manual_seed(0)
-        model = make().train()  # latent-code dropout on: the compiled loss draws eager's masks
-        losses.append(loss(model, batches(0)))
-    assert torch.allclose(*losses, rtol=1e-5), losses
+        model = make().to(device).train()
+        value = loss(model, batch)
+        value.backward()
+        results.append((value, [p.grad for p in model.parameters() if p.requires_grad]))
+    (eager, eager_grads), (fused, grads) = results
+    assert torch.allclose(eager, fused, rtol=1e-5), (eager, fused)
+    assert all((g - e).norm() <= 1e-4 * e.norm() + 1e-7 for g, e in zip(grads, eager_grads))
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"], (dict(counters["stats"]), dict(counters["graph_break"]))
+
+
+@pytest.mark.parametrize("family", ["sraven", "ACM phase III"])
+def test_the_compiled_variant_is_the_families_loss_compiled_in_one_graph(family):
+    compiled_against_eager(family, "cpu")
 
 
 def test_the_json_grows_row_by_row_and_a_failing_bf16_variant_keeps_the_others(tmp_path, monkeypatch):

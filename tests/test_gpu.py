@@ -40,6 +40,7 @@ from ponder.cuda_graphs import WARMUP
 from ponder import training
 from ponder.training import TrainConfig, make_optimizer, train, train_run, update_function
 from test_act import assert_trained_alike
+from test_bench_train import compiled_against_eager
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
 
@@ -311,6 +312,13 @@ def test_compiled_sraven_loss_sums_its_small_products_and_equals_eager_on_cuda()
     assert loss == pytest.approx(eager_loss, rel=1e-5)
     for g, e in zip(grads, eager_grads):
         assert (g - e).norm() <= 1e-3 * e.norm() + 1e-7
+
+
+@pytest.mark.parametrize("family", ["sraven", "ACM phase III"])
+def test_the_compiled_variant_is_the_families_loss_compiled_in_one_graph_on_cuda(family):
+    """What the benchmark's compiled rows time (``tools/capture-probe.py``'s for ACM's phase III, whose runs
+    compile on a GPU where RUN.md's rule says so): the eager loss, in one graph of inductor's CUDA kernels."""
+    compiled_against_eager(family, "cuda")
 
 
 def seed_group(make, batches, cfg: TrainConfig):

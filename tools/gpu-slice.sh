@@ -26,7 +26,8 @@
 #              steps and at 8,000, 3 seeds, 6 at a time (90k steps: about 2 minutes at lease 2's rates);
 #              the 2,000-step runs are hyla-a1's own and stay in the run cache (RUN.md, session 35);
 #   captures   tools/capture-probe.py: the bench's rates of the ACM phase-III and A-ViT steps, eager and captured as a
-#              CUDA graph (they train eagerly; lease 4: an ACM step waits on the host), about 3 minutes (RUN.md, session 39);
+#              CUDA graph (they train eagerly; lease 4: an ACM step waits on the host), and of ACM's phase III compiled,
+#              eager and captured (its device time is the bound side by side), about 5 minutes (RUN.md, sessions 39 and 40);
 #   scenes     tools/scene-probe.py: the gpu base ViT and its exits on three scenes harder than the textured
 #              digits, 3 processes (unmeasured: about 6-8 minutes), for ACM's stand-in at gpu (RUN.md, lease 3);
 #              its runs are in the run cache, keyed by their scene: the adopted scene's base and exits are trained;

@@ -41,8 +41,16 @@ SUM_SMALL_PRODUCTS = True  # what the runs compile with
 
 def compiled(loss_fn: Callable[..., torch.Tensor], sum_small_products: bool = SUM_SMALL_PRODUCTS) -> Callable[..., torch.Tensor]:
     """``loss_fn`` compiled for fixed shapes, drawing its random numbers as eager PyTorch does, its
-    small batched products computed as sums where ``sum_small_products``."""
+    small batched products computed as sums where ``sum_small_products``.
+
+    AOTAutograd's cache of compiled forward and backward graphs stays off (inductor's cache of
+    generated kernels stays on): where a loss leaves views of its intermediates behind, as ACM's
+    modules keep their gates' choices (views of stacked tensors), a graph read back from that cache
+    rebuilds those views with garbage shapes ("shape '[94853478419208, ...]' is invalid", PyTorch
+    2.13 on the CPU, the second process that compiles ACM's phase-III loss; pytorch/pytorch#177812)."""
+    import torch._functorch.config as aot_autograd
     import torch._inductor.config as inductor
 
     inductor.fallback_random = True
+    aot_autograd.enable_autograd_cache = False
     return torch.compile(loss_fn, dynamic=False, options=SMALL_PRODUCTS_AS_SUMS if sum_small_products else None)
