@@ -73,7 +73,7 @@ def compiled_against_eager(family: str, device: str) -> None:
     assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"], (dict(counters["stats"]), dict(counters["graph_break"]))
 
 
-@pytest.mark.parametrize("family", ["sraven", "ACM phase III"])
+@pytest.mark.parametrize("family", ["sraven", "ACM phase III", "text"])
 def test_the_compiled_variant_is_the_families_loss_compiled_in_one_graph(family):
     compiled_against_eager(family, "cpu")
 

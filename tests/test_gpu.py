@@ -314,10 +314,10 @@ def test_compiled_sraven_loss_sums_its_small_products_and_equals_eager_on_cuda()
         assert (g - e).norm() <= 1e-3 * e.norm() + 1e-7
 
 
-@pytest.mark.parametrize("family", ["sraven", "ACM phase III"])
+@pytest.mark.parametrize("family", ["sraven", "ACM phase III", "text"])
 def test_the_compiled_variant_is_the_families_loss_compiled_in_one_graph_on_cuda(family):
-    """What the benchmark's compiled rows time (``tools/capture-probe.py``'s for ACM's phase III, whose runs
-    compile on a GPU where RUN.md's rule says so): the eager loss, in one graph of inductor's CUDA kernels."""
+    """What the benchmark's compiled rows time (``tools/capture-probe.py``'s for ACM's phase III and the language
+    model, whose runs compile on a GPU where RUN.md's rule says so): the eager loss, in one graph of CUDA kernels."""
     compiled_against_eager(family, "cuda")
 
 

@@ -22,7 +22,7 @@ times real training steps (data generation, forward, backward, clipping, AdamW) 
 * the same for the variants of :data:`VARIANTS`, to decide whether the gpu profile's runs should
   train that way: the forward in bfloat16 autocast (rows ``"bf16 ..."``; their limit stays the
   float32/TF32 one), the loss compiled by ``torch.compile`` (rows ``"compiled ..."``,
-  :mod:`ponder.compilation`; what ``compiled=True`` does to a HYLA run, and to ACM's phase III), and compiled with its
+  :mod:`ponder.compilation`; what ``compiled=True`` does to a sraven run, and would to ACM's phase III and the language model), and compiled with its
   small batched products left to cuBLAS (rows ``"compiled-cublas ..."``: what the sums gain);
 * ``limit_steps_per_s``: the step's floating-point operations (forward and backward, counted by
   :class:`torch.utils.flop_counter.FlopCounterMode`) at the rate of a large float32 (TF32 on a
@@ -78,12 +78,12 @@ def in_bf16(loss_fn: Callable) -> Callable:
 
 
 # variant -> (the families timed that way, what it does to their loss): the largest blocks of the gpu plan
-# that are not bound by launches alone (sraven and the ViT; ACM's phase III, whose steps of 6 processes
-# side by side keep the device busy). bf16 and compiled-cublas are measurements for deciding, no run
-# trains that way; compiled is what a HYLA run with ``compiled=True`` trains with, and what an ACM
-# phase-III run would (figures/gpu/RUN.md, session 40)
+# that are not bound by launches alone (sraven and the ViT; ACM's phase III and the language model, whose
+# eager steps of 6 processes side by side keep the device busy). bf16 and compiled-cublas are measurements
+# for deciding, no run trains that way; compiled is what a sraven run with ``compiled=True`` trains with, and
+# what an ACM phase-III run or a language model would (figures/gpu/RUN.md, session 40)
 VARIANTS: dict[str, tuple[tuple[str, ...], Callable]] = {
-    "bf16": (("sraven", "ViT"), in_bf16), "compiled": (("sraven", "ACM phase III"), compiled),
+    "bf16": (("sraven", "ViT"), in_bf16), "compiled": (("sraven", "ACM phase III", "text"), compiled),
     "compiled-cublas": (("sraven",), partial(compiled, sum_small_products=False))}
 
 
