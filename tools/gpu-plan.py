@@ -36,7 +36,8 @@ FAMILY = {
     "hyla/text": ("text", False),
     "hut/vision": ("digits U-ViT", False),
     "hut/scratchpad": ("C-PVR", False),  # a 6-layer sequence-to-sequence model: no family of its own
-    "hut": ("C-PVR", True),
+    "hut/cpvr/hyper": ("C-PVR hyper", True),  # Hyper-UT, with ACT and without: the hypernetwork's step
+    "hut": ("C-PVR ut", True),  # the other kinds (the Transformer, UT, with ACT, FiLM): a step no dearer than UT+ACT's
     "survey/cpvr": ("C-PVR", False),
     "survey/parity": ("parity", False),
     "acm": ("ViT", False),  # the base models and MoEfication; the speech model too: no family of its own
@@ -44,7 +45,8 @@ FAMILY = {
     "acm/speech/phase": ("ACM phase III", False),
     "acm/avit": ("A-ViT", False),
 }
-BORROWED = {"fuzzy": "sraven", "text": "sraven", "digits U-ViT": "ViT", "ACM phase III": "ViT", "A-ViT": "ViT"}  # until a benchmark measures them
+BORROWED = {"fuzzy": "sraven", "text": "sraven", "digits U-ViT": "ViT", "ACM phase III": "ViT", "A-ViT": "ViT",
+            "C-PVR ut": "C-PVR", "C-PVR hyper": "C-PVR"}  # until a benchmark measures them
 # how a run trains: "eager", "captured" (its step a CUDA graph), "together" (captured, its seeds in one
 # step: ponder.ensemble) or "compiled" (captured, its loss compiled: ponder.compilation)
 MODES = ("eager", "captured", "together", "compiled")
@@ -240,8 +242,12 @@ def plan(profile: str, chains: dict | None = None) -> dict[str, dict[str, list]]
 
 
 def group_name(run_name: str) -> str:
-    """The plan's line for a run: its name without the kind (``hut/cpvr/ut_act`` -> ``hut/cpvr``), ACM's whole."""
-    return run_name if run_name.startswith("acm") else run_name.rsplit("/", 1)[0]
+    """The plan's line for a run: its name without the kind (``hut/cpvr/ut_act`` -> ``hut/cpvr``), ACM's whole,
+    and kinds whose runs count at a family of their own apart (``hut/cpvr/hyper_act`` -> ``hut/cpvr/hyper``)."""
+    if run_name.startswith("acm"):
+        return run_name
+    group, prefix = run_name.rsplit("/", 1)[0], max((p for p in FAMILY if run_name.startswith(p)), key=len)
+    return prefix if len(prefix) > len(group) else group
 
 
 def chain_minutes(chain: list[tuple[str, int, str]], alone: dict) -> float:
