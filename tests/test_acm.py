@@ -322,6 +322,34 @@ def test_acm_run_keys_hold_the_evaluation_size_and_the_base_weights(monkeypatch)
     assert {name: configs[name]["base"] for name in built_on_base} == dict.fromkeys(built_on_base, acm._state_key(base))
 
 
+@pytest.mark.parametrize("step", ["eager", "captured", "compiled", "compiled and captured"])
+def test_the_profiles_finetune_step_says_how_phase_three_trains(monkeypatch, step):
+    """A profile row's ``finetune_step`` reaches the phase-III run alone: its config names a step that is not
+    eager (a new key), its loss is compiled, its step captured (on a GPU) as the row says; phases I and II
+    stay eager. A step that is none of them raises."""
+    from ponder.experiments import acm
+
+    trained = {}
+
+    def record(run, make, loss, *args, capture=False, **kwargs):
+        trained[run.name] = run, hasattr(loss, "_torchdynamo_orig_callable"), capture
+        torch.manual_seed(0)
+        return make(), {"accuracy": 0.5}
+
+    monkeypatch.setattr(acm, "train_run", record)
+    monkeypatch.setattr(acm.parallel, "train_one_thread", record)
+    eager_key = acm.acm_model("smoke", 0.5) and trained["acm/phase3-n4"][0].key
+    monkeypatch.setitem(acm.SIZES, "smoke", dict(acm.SIZES["smoke"], finetune_step=step))
+    acm.acm_model("smoke", 0.5)
+    run, is_compiled, captured = trained["acm/phase3-n4"]
+    assert run.config.get("step", "eager") == step and (run.key == eager_key) == (step == "eager")
+    assert (is_compiled, captured) == ("compiled" in step, "captured" in step)
+    assert [trained[name][1:] for name in ("acm/phase1-n4", "acm/phase2-n4")] == [(False, False)] * 2
+    monkeypatch.setitem(acm.SIZES, "smoke", dict(acm.SIZES["smoke"], finetune_step="fused"))
+    with pytest.raises(ValueError, match="finetune_step"):
+        acm.acm_model("smoke", 0.5)
+
+
 def test_acm_digits_base_config_holds_its_profiles_scene(monkeypatch):
     """The digits base model's config holds the knobs of its profile's scene (a name or a Scene in the row), so
     a profile that changes its scene trains new runs; the speech base model has none. The same scene named or

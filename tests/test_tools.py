@@ -83,8 +83,12 @@ def test_gpu_plan_times_compiled_runs_at_the_compiled_rows_rate(tmp_path):
     rates = tool.rates(bench)
     assert rates["sraven", "captured"] == 20.0 and rates["sraven", "compiled"] == 50.0 and rates["sraven", "eager"] == 10.0
     assert rates["ViT", "compiled"] == rates["ViT", "captured"] == 4.0
-    run = lambda **config: type("Run", (), {"name": "hyla/sraven/hyla", "config": config})  # noqa: E731
+    assert rates["sraven", "compiled eager"] == 5.0 and rates["ViT", "compiled eager"] == rates["ViT", "eager"] == 3.0
+    run = lambda name="hyla/sraven/hyla", **config: type("Run", (), {"name": name, "config": config})  # noqa: E731
     assert tool.mode(run(compiled=True)) == "compiled" and tool.mode(run(compiled=False)) == "captured"
+    # an ACM phase-III run's finetune_step: compiled and captured at the compiled row's captured rate, compiled alone at its eager one
+    modes = [tool.mode(run("acm/phase3-n4", **({"step": step} if step else {}))) for step in (None, "captured", "compiled", "compiled and captured")]
+    assert modes == ["eager", "captured", "compiled eager", "compiled"]
 
 
 def test_gpu_plan_applies_the_rules_of_run_md_to_the_rates():
@@ -187,10 +191,10 @@ def test_gpu_plan_speeds_up_the_eager_families_only_by_half_again():
     fused = {"family": "compiled ACM phase III f", "shared_steps_per_s": 40.0, "captured_shared_steps_per_s": 52.0}
     assert tool.decisions([plain, fused])[:-1] == [  # the last line: the C-PVR families, not measured here
         "ACM phase III f, captured: 31 against eager 26 (1.19x): no change (below 1.5x)",
-        "compiled ACM phase III f, compiled and captured: 52 against eager 26 (2.00x): compiled=True and capture=True for the phase-III runs "
-        "in the gpu row of lib/ponder/sizes/acm.py"]
+        "compiled ACM phase III f, compiled and captured: 52 against eager 26 (2.00x): finetune_step=\"compiled and captured\" in the gpu row "
+        "of lib/ponder/sizes/acm.py"]
     failed = {"family": "compiled ACM phase III f", "shared_steps_per_s": 40.0, "captured_error": "operation not permitted when stream is capturing"}
-    assert tool.decisions([plain, failed])[1] == "compiled ACM phase III f, compiled: 40 against eager 26 (1.54x): compiled=True for the phase-III runs in the gpu row of lib/ponder/sizes/acm.py"
+    assert tool.decisions([plain, failed])[1] == "compiled ACM phase III f, compiled: 40 against eager 26 (1.54x): finetune_step=\"compiled\" in the gpu row of lib/ponder/sizes/acm.py"
     assert tool.decisions([{"family": "ACM phase III f", "shared_steps_per_s": 26.0}, {"family": "compiled ACM phase III f", "error": "no compiler"}])[:-1] == [
         "ACM phase III f: not measured (no captured rate): no change", "compiled ACM phase III f: not measured (no compiler): no change"]
     assert tool.decisions([fused])[0] == "compiled ACM phase III f: not measured (no eager rate side by side): no change"

@@ -48,8 +48,11 @@ FAMILY = {
 BORROWED = {"fuzzy": "sraven", "text": "sraven", "digits U-ViT": "ViT", "ACM phase III": "ViT", "A-ViT": "ViT",
             "C-PVR ut": "C-PVR", "C-PVR hyper": "C-PVR"}  # until a benchmark measures them
 # how a run trains: "eager", "captured" (its step a CUDA graph), "together" (captured, its seeds in one
-# step: ponder.ensemble) or "compiled" (captured, its loss compiled: ponder.compilation)
-MODES = ("eager", "captured", "together", "compiled")
+# step: ponder.ensemble), "compiled" (captured, its loss compiled: ponder.compilation) or "compiled eager"
+# (its loss compiled, the step not captured)
+MODES = ("eager", "captured", "together", "compiled", "compiled eager")
+# an ACM phase-III run's ``step`` (ponder.experiments.acm.FINETUNE_STEPS) -> its mode
+ACM_STEP_MODES = {"captured": "captured", "compiled": "compiled eager", "compiled and captured": "compiled"}
 COMPILED_GAIN = 1.1  # the sraven runs train compiled where the compiled row is at least this much faster (RUN.md)
 # the families whose runs train eagerly, and the ways of training faster that they may take on a GPU (-> the change):
 # adopted where the fastest is at least EAGER_GAIN times the eager rate side by side, since adopting one retrains every
@@ -57,9 +60,7 @@ COMPILED_GAIN = 1.1  # the sraven runs train compiled where the compiled row is 
 # steps the host reads: they cannot be captured
 EAGER_GAIN = 1.5
 EAGER_WAYS = {
-    "ACM phase III": {"captured": "capture=True for the ACM phase-III runs on a GPU",
-                      "compiled": "compiled=True for the phase-III runs in the gpu row of lib/ponder/sizes/acm.py",
-                      "compiled and captured": "compiled=True and capture=True for the phase-III runs in the gpu row of lib/ponder/sizes/acm.py"},
+    "ACM phase III": {way: f'finetune_step="{way}" in the gpu row of lib/ponder/sizes/acm.py' for way in ("captured", "compiled", "compiled and captured")},
     "text": {"compiled": "compiled=True in the gpu row of TEXT in lib/ponder/sizes/hyla.py"},
 }
 
@@ -72,8 +73,9 @@ RATE_KEYS = {True: ("shared_steps_per_s", "captured_shared_steps_per_s", "captur
 def rates(bench: Path, shared: bool = True) -> dict[tuple[str, str], float]:
     """``{(family prefix, mode): run-steps/s}``, the slowest of the families that share a prefix, summed
     over the processes sharing the GPU (``shared``) or of one process alone; a mode the benchmark did
-    not measure falls back to the captured rate (captured to the eager one). The compiled rates are
-    those of the benchmark's ``"compiled ..."`` rows; its other variants (``"bf16 ..."``) are no run's."""
+    not measured falls back to the captured rate (captured to the eager one). The compiled rates are
+    those of the benchmark's ``"compiled ..."`` rows (captured, or eager for ``"compiled eager"``; where
+    none, the family's own); its other variants (``"bf16 ..."``) are no run's."""
     eager_key, captured_key, together_key = RATE_KEYS[shared]
     found = defaultdict(list)
     for row in json.loads(bench.read_text())["families"]:
@@ -86,12 +88,14 @@ def rates(bench: Path, shared: bool = True) -> dict[tuple[str, str], float]:
         for prefix in {prefix for prefix, _ in FAMILY.values() if family.startswith(prefix)}:
             if variant:
                 found[prefix, "compiled"].append(captured)
+                found[prefix, "compiled eager"].append(eager)
                 continue
             found[prefix, "eager"].append(eager)
             found[prefix, "captured"].append(captured)
             found[prefix, "together"].append(row.get(together_key, captured))
     measured = {key: min(values) for key, values in found.items()}
-    return measured | {(prefix, "compiled"): rate for (prefix, how), rate in measured.items() if how == "captured" and (prefix, "compiled") not in measured}
+    fallback = {"compiled": "captured", "compiled eager": "eager"}  # where the benchmark has no compiled row
+    return measured | {(prefix, mode): rate for mode, base in fallback.items() for (prefix, how), rate in measured.items() if how == base and (prefix, mode) not in measured}
 
 
 # RUN.md's rules for the runs' modes: (family prefix, mode, the change where its rate is below the eager
@@ -203,6 +207,8 @@ def mode(run) -> str:
         return "together"
     if run.config.get("compiled"):
         return "compiled"
+    if run.config.get("step"):
+        return ACM_STEP_MODES[run.config["step"]]
     return "captured" if family(run.name)[1] else "eager"
 
 

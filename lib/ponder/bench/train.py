@@ -43,10 +43,9 @@ from torch.utils.flop_counter import FlopCounterMode
 from .. import parallel
 from ..experiments import acm, hyla, hyper_ut, hyper_ut_vision
 from ..experiments.survey_parity import parity_loss, parity_settings
-from ..models.acm_phases import finetune_loss
 from ..models.acmize import acmize
 from ..models.attention_transformer import CausalLM
-from ..models.halting import HaltingViT, halting_loss
+from ..models.halting import HaltingViT
 from ..models.recurrent import RecurrentPonderer
 from ..models.vit import ViT
 from ..profiles import by_profile
@@ -134,9 +133,9 @@ def run_families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]
         # halting (at the lowest target depth), each from the same ViT: their steps cost more than the plain ViT's
         f"ACM phase III N=4 ViT dim {vit['dim']} depth {vit['depth']} batch {vit['batch']}": (
             lambda: acm.trainable(acmize(ViT(**vit_arch), 4, acm.GATE_HIDDEN), "all"), digits,
-            partial(_phase3_loss, budget=acm.budgets(profile)[0], weights=acm.loss_weights(profile))),
+            partial(acm.phase3_loss, budget=acm.budgets(profile)[0], weights=acm.loss_weights(profile))),
         f"A-ViT ViT dim {vit['dim']} depth {vit['depth']} batch {vit['batch']}": (
-            lambda: HaltingViT(ViT(**vit_arch)), digits, partial(_halting_loss, target_depth=acm.avit_depths(profile)[0])),
+            lambda: HaltingViT(ViT(**vit_arch)), digits, partial(acm.avit_loss, target_depth=acm.avit_depths(profile)[0])),
         f"digits U-ViT hyper_act canvas {vi['canvas']} dim {vi['model']['dim']} T={vi['model']['steps']} batch {vi['batch_size']}": (
             lambda: hyper_ut.build("hyper_act", 0, vi["model"], embedding=hyper_ut_vision.PatchEmbedding(vi["canvas"], vi["patch"], vi["model"]["dim"]), classes=images.CLASSES),
             lambda step: (lambda x, y: (x, y, y))(*images.sample(vi["batch_size"], seed=step, size=vi["size"], canvas=vi["canvas"], scene=hyper_ut_vision.scene(profile))),
@@ -145,15 +144,6 @@ def run_families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]
             lambda: RecurrentPonderer(pa["dim"], pa["hidden"], pa["max_steps"], "act", pa["halting_bias"]),
             lambda step: parity.sample(pa["batch_size"], pa["dim"], list(range(1, pa["train_max"] + 1)), seed=step), parity_loss("act", pa["tau"], 0, 0)),
     }
-
-
-def _phase3_loss(model, batch, budget: float, weights: dict) -> torch.Tensor:
-    """ACM's phase-III loss as :func:`ponder.experiments.acm.acm_model` trains it (the budget term on the arg-max choices too)."""
-    return finetune_loss(model, batch[0], batch[1], budget, weights, argmax_budget=True)
-
-
-def _halting_loss(model, batch, target_depth: float) -> torch.Tensor:
-    return halting_loss(model, batch[0], batch[1], target_depth)
 
 
 def step_function(make: Callable, loss_fn: Callable, capture: bool, seeds: int = 1) -> Callable:

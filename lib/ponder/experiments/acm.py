@@ -21,6 +21,7 @@ from ..models.early_exit import EarlyExitViT, exit_at, exit_loss
 from ..models.halting import HaltingViT, halting_loss
 from ..checks import check_choice, check_fraction
 from ..claims import Estimate
+from ..compilation import compiled
 from ..models.audio import FrameTransformer
 from ..models.vit import ViT
 from ..profiles import by_profile
@@ -35,6 +36,11 @@ GATE_HIDDEN = 4
 CODE_TASK = {"digits": ["ponder.tasks.images", "ponder.models.vit"], "speech": ["ponder.tasks.speech", "ponder.models.audio"]}
 CODE_ACM = ["ponder.models.transformer", "ponder.models.acm", "ponder.models.acmize", "ponder.models.acm_phases"]
 PREFIX = {"digits": "acm", "speech": "acm/speech"}  # run names
+# how a phase-III step executes (a profile row's ``finetune_step``): eagerly, captured as a CUDA graph (on a GPU),
+# its loss compiled (ponder.compilation), or both; the modules each adds to the run's code. The CPU profiles stay
+# eager (pinned bits); on a GPU the step is thousands of small kernels (figures/gpu/RUN.md, session 40)
+FINETUNE_STEPS = {"eager": (), "captured": ("ponder.cuda_graphs",), "compiled": ("ponder.compilation",),
+                  "compiled and captured": ("ponder.compilation", "ponder.cuda_graphs")}
 MOE_TOP_K_FRACTIONS = (1 / 8, 1 / 4, 3 / 8, 1 / 2, 3 / 4, 1)  # of the experts (official: 2..128 of 128)
 AVIT_TARGETS = (4, 6, 8, 10)  # the official A-ViT target depths, in blocks of 12
 # The grids a profile's row may thin: phase-III budgets β, A-ViT targets (of AVIT_TARGETS), acm-10's learner counts
@@ -199,6 +205,7 @@ def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: d
     by default: ``task_gradient`` (the task loss reaches the gates, :class:`~ponder.models.acm.ACM`),
     ``warm_start`` (phase I starts from the replaced modules, :func:`distilled`) and
     ``argmax_budget`` (the budget term also on evaluation's arg-max choices, :mod:`~ponder.models.acm_phases`).
+    The profile's ``finetune_step`` says how the step executes (:data:`FINETUNE_STEPS`).
     """
     check_choice("pretraining", pretraining, ("full", "no_phase1", "none"))
     check_fraction("budget", budget)  # every budget (ablation, granularity, ...) comes in here
@@ -213,7 +220,9 @@ def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: d
     cfg = TrainConfig(steps=steps + skipped, batch_size=s["batch"], lr=s["finetune_lr"], weight_decay=0.05, seed=seed)
     config = {"start": _state_key(start), "budget": budget, "weights": weights, "pretraining": pretraining, "train": cfg.as_dict(), "eval_images": s["eval_images"]}
     config |= ({} if task_gradient else {"task_gradient": False}) | ({} if argmax_budget else {"argmax_budget": False})
-    run = Run(f"{PREFIX[task]}/phase3-n{n}", config, profile, code=code(task, *CODE_ACM))
+    step = check_choice("finetune_step", s["finetune_step"], FINETUNE_STEPS)
+    config |= {} if step == "eager" else {"step": step}
+    run = Run(f"{PREFIX[task]}/phase3-n{n}", config, profile, code=code(task, *CODE_ACM, *FINETUNE_STEPS[step]))
 
     def make():
         model = trainable(copy.deepcopy(start), "all")
@@ -221,9 +230,20 @@ def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: d
             m.task_gradient = task_gradient
         return model
 
+    loss = partial(phase3_loss, budget=budget, weights=weights, argmax_budget=argmax_budget)
     x, y = test_set(profile, task)
-    return parallel.train_one_thread(run, make, lambda m, b: finetune_loss(m, b[0], b[1], budget, weights, argmax_budget), batches(profile, cfg.batch_size, seed, task), cfg,
-                     evaluate=lambda m: evaluate_acm(m, x, y))
+    return parallel.train_one_thread(run, make, compiled(loss) if "compiled" in step else loss, batches(profile, cfg.batch_size, seed, task), cfg,
+                                     evaluate=lambda m: evaluate_acm(m, x, y), capture="captured" in step)
+
+
+def phase3_loss(model: nn.Module, batch: tuple, budget: float, weights: dict, argmax_budget: bool = True) -> torch.Tensor:
+    """Phase III's loss on a training batch ``(inputs, labels)`` (:func:`~ponder.models.acm_phases.finetune_loss`)."""
+    return finetune_loss(model, batch[0], batch[1], budget, weights, argmax_budget)
+
+
+def avit_loss(model: nn.Module, batch: tuple, target_depth: float) -> torch.Tensor:
+    """A-ViT's loss on a training batch ``(images, labels)`` (:func:`~ponder.models.halting.halting_loss`)."""
+    return halting_loss(model, batch[0], batch[1], target_depth)
 
 
 def evaluate_acm(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> dict:
@@ -407,7 +427,7 @@ def halting(profile: str, target_depth: float, seed: int = 0) -> tuple[nn.Module
     cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=5e-4, weight_decay=0.0, grad_clip=1.5, seed=seed)
     run = Run("acm/avit", {"base": _state_key(base), "target_depth": target_depth, "train": cfg.as_dict(), "eval_images": s["eval_images"]}, profile, code=code("digits", "ponder.models.halting"))
     x, y = test_set(profile)
-    return parallel.train_one_thread(run, lambda: HaltingViT(copy.deepcopy(base)), lambda m, b: halting_loss(m, b[0], b[1], target_depth), batches(profile, cfg.batch_size, seed), cfg,
+    return parallel.train_one_thread(run, lambda: HaltingViT(copy.deepcopy(base)), partial(avit_loss, target_depth=target_depth), batches(profile, cfg.batch_size, seed), cfg,
                      evaluate=lambda m: evaluate(m, x, y, macs=lambda mm, n: flops.halting_vit(mm)))
 
 

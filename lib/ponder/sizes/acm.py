@@ -20,9 +20,9 @@ profile trains."""
 # every profile so far; at gpu the 12-block ViT reaches 0.986 on it and its exits reach that at a fifth of the
 # depth (figures/gpu/RUN.md, lease 3), and tools/scene-probe.py measures harder scenes for this row.
 SIZES = {
-    "smoke": dict(scene="textured", seeds=1, dim=16, depth=2, heads=2, batch=16, base_steps=20, distill_steps=4, gate_steps=4, finetune_steps=8, ablation_steps=4,
+    "smoke": dict(scene="textured", finetune_step="eager", seeds=1, dim=16, depth=2, heads=2, batch=16, base_steps=20, distill_steps=4, gate_steps=4, finetune_steps=8, ablation_steps=4,
                   base_lr=3e-3, eval_images=64, finetune_lr=2e-3, loss_scale=10.0, expert_units=16),
-    "cpu": dict(scene="textured", seeds=3, dim=32, depth=4, heads=4, batch=32, base_steps=2000, distill_steps=100, gate_steps=50, finetune_steps=1200, ablation_steps=300,
+    "cpu": dict(scene="textured", finetune_step="eager", seeds=3, dim=32, depth=4, heads=4, batch=32, base_steps=2000, distill_steps=100, gate_steps=50, finetune_steps=1200, ablation_steps=300,
                   base_lr=1e-3, eval_images=None, finetune_lr=2e-3, loss_scale=10.0, expert_units=16),
     # gpu: a ViT-Ti-sized base (width 192, 12 blocks) and phase III long enough to converge, on quick's
     # thinner grids (below): at 57 ViT steps/s summed over the processes sharing an H200, every 2,100-step
@@ -32,9 +32,11 @@ SIZES = {
     # 4,096: at quick, 1e-3 ended the digits ViT higher on every seed (above), and a 12-block model is the
     # more fragile one. A ViT-Ti step costs ~20 s on one CPU core, so this could not be checked here; the
     # first lease's base accuracy says whether it trained.
-    "gpu": dict(scene="textured", seeds=1, dim=192, depth=12, heads=3, batch=256, base_steps=4_000, distill_steps=400, gate_steps=200, finetune_steps=1_500, ablation_steps=500,
+    # ``finetune_step``: how a phase-III step executes (ponder.experiments.acm.FINETUNE_STEPS): eager until the
+    # rule of figures/gpu/RUN.md (sessions 39-40) names captured, compiled, or both (``captures``, lease 6)
+    "gpu": dict(scene="textured", finetune_step="eager", seeds=1, dim=192, depth=12, heads=3, batch=256, base_steps=4_000, distill_steps=400, gate_steps=200, finetune_steps=1_500, ablation_steps=500,
                 base_lr=1e-3, eval_images=None, finetune_lr=5e-4, loss_scale=3.0, expert_units=24, budgets=(0.25, 0.4, 0.6), avit_targets=(4, 8)),
-    "paper": dict(scene="textured", seeds=3, dim=192, depth=12, heads=3, batch=256, base_steps=20_000, distill_steps=400, gate_steps=200, finetune_steps=19_400, ablation_steps=1000,
+    "paper": dict(scene="textured", finetune_step="eager", seeds=3, dim=192, depth=12, heads=3, batch=256, base_steps=20_000, distill_steps=400, gate_steps=200, finetune_steps=19_400, ablation_steps=1000,
                   base_lr=3e-3, eval_images=None, finetune_lr=1e-4, loss_scale=1.0, expert_units=24),
 }
 # quick: cpu's models and steps on thinner grids, so that every notebook fits 35 minutes of a 2-core laptop
