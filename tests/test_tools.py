@@ -182,19 +182,20 @@ def test_gpu_slice_runs_the_probes_and_the_benchmarks_it_is_given(tmp_path):
     assert sorted(calls[6:9]) == sorted(side_by_side) and calls[9:] == ["-m ponder.bench kernels train", "tools/capture-probe.py ACM phase III,A-ViT,text"]
 
 
-def test_gpu_plan_speeds_up_the_eager_families_only_by_half_again():
+def test_gpu_plan_speeds_up_the_eager_families_at_their_gains():
     """ACM's phase-III runs and the language models train eagerly; the rule takes the fastest of the ways
     they can take (ACM: capturing, compiling, both; the language models validate inside their loss at steps
-    the host reads, so only compiling), at 1.5 times the eager rate side by side, and says what was not measured."""
+    the host reads, so only compiling), at 1.1 times the eager rate side by side for ACM (a knob of the gpu
+    row) and 1.5 for the language models (adopting retrains the HYLA runs), and says what was not measured."""
     tool = load_tool("gpu-plan")
-    plain = {"family": "ACM phase III f", "shared_steps_per_s": 26.0, "captured_shared_steps_per_s": 31.0}
+    plain = {"family": "ACM phase III f", "shared_steps_per_s": 26.0, "captured_shared_steps_per_s": 28.0}
     fused = {"family": "compiled ACM phase III f", "shared_steps_per_s": 40.0, "captured_shared_steps_per_s": 52.0}
     assert tool.decisions([plain, fused])[:-1] == [  # the last line: the C-PVR families, not measured here
-        "ACM phase III f, captured: 31 against eager 26 (1.19x): no change (below 1.5x)",
+        "ACM phase III f, captured: 28 against eager 26 (1.08x): no change (below 1.1x)",
         "compiled ACM phase III f, compiled and captured: 52 against eager 26 (2.00x): finetune_step=\"compiled and captured\" in the gpu row "
         "of lib/ponder/sizes/acm.py"]
-    failed = {"family": "compiled ACM phase III f", "shared_steps_per_s": 40.0, "captured_error": "operation not permitted when stream is capturing"}
-    assert tool.decisions([plain, failed])[1] == "compiled ACM phase III f, compiled: 40 against eager 26 (1.54x): finetune_step=\"compiled\" in the gpu row of lib/ponder/sizes/acm.py"
+    failed = {"family": "compiled ACM phase III f", "shared_steps_per_s": 29.0, "captured_error": "operation not permitted when stream is capturing"}
+    assert tool.decisions([plain, failed])[1] == "compiled ACM phase III f, compiled: 29 against eager 26 (1.12x): finetune_step=\"compiled\" in the gpu row of lib/ponder/sizes/acm.py"
     assert tool.decisions([{"family": "ACM phase III f", "shared_steps_per_s": 26.0}, {"family": "compiled ACM phase III f", "error": "no compiler"}])[:-1] == [
         "ACM phase III f: not measured (no captured rate): no change", "compiled ACM phase III f: not measured (no compiler): no change"]
     assert tool.decisions([fused])[0] == "compiled ACM phase III f: not measured (no eager rate side by side): no change"
