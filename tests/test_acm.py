@@ -525,3 +525,50 @@ def test_spending_is_one_pass_of_the_maps_and_the_costs_whatever_the_batch():
     per_token = (A.compute_map(model) / A.max_token_cost(model))[:, 1:].unflatten(1, (2, 2)).float()
     assert torch.allclose(maps, per_token)
     assert ((0 <= maps) & (maps <= 1)).all()
+
+
+# The keys' learner biases of the smoke phase-III ViT: its projections' learners are linear, and with the Gumbel
+# noise at zeros every token of a block takes the same learners, so these biases shift every key alike and the
+# softmax ignores them: their gradient is float rounding (1e-8, against 1e-3 to 0.3 for the other projections'),
+# which AdamW's normalised step turns into moves of the learning rate's size (as test_act's KEY_BIASES)
+ACM_KEY_BIASES = "k_proj.learners.b1"
+
+
+def phase3_trains_alike_every_way(step: str, device: str, monkeypatch, steps: int = 30) -> None:
+    """A smoke phase-III run on ``device`` trained the way ``step`` says (a profile row's ``finetune_step``,
+    composed as ``acm_model`` composes it: the loss compiled, the step captured, or both) follows the eager run:
+    its losses, its trained weights (but :data:`ACM_KEY_BIASES`), and its evaluation's logits, to float rounding.
+    The Gumbel noise is zeros in both (a captured graph's replays draw other numbers than eager PyTorch does),
+    so the gates choose by their logits alone."""
+    import copy
+
+    from ponder.bench import train as bench
+    from ponder.compilation import compiled
+    from ponder.experiments import acm
+    from ponder.models import acm as acm_module
+    from ponder.training import TrainConfig, train
+
+    monkeypatch.setattr(acm_module, "_gumbel_noise", torch.zeros_like)
+    (name,) = [n for n in bench.run_families("smoke") if n.startswith("ACM phase III")]
+    make, batches, loss = bench.run_families("smoke")[name]
+    cfg = TrainConfig(steps=steps, batch_size=acm.sizes("smoke")["batch"], lr=1e-3, weight_decay=0.05, log_every=steps // 5, seed=0)
+    torch.manual_seed(0)
+    initial = make().to(device)
+    trained = []
+    for way in ("eager", step):
+        model = copy.deepcopy(initial)
+        history = train(model, compiled(loss) if "compiled" in way else loss, batches, cfg, capture="captured" in way)
+        trained.append((model, [h["loss"] for h in history]))
+    (eager, eager_losses), (other, losses) = trained
+    assert losses == pytest.approx(eager_losses, rel=1e-4, abs=1e-5)
+    for (name, a), b in zip(eager.state_dict().items(), other.state_dict().values()):
+        assert name.endswith(ACM_KEY_BIASES) or torch.allclose(a, b, atol=1e-5, rtol=1e-4), name
+    images = batches(10**6)[0].to(device)
+    with torch.no_grad():
+        assert torch.allclose(eager.eval()(images), other.eval()(images), atol=1e-4, rtol=1e-4)
+
+
+def test_a_compiled_phase_three_run_trains_as_the_eager_one(monkeypatch):
+    """On the CPU, the one way a step can take there but eager (CUDA graphs need a GPU: ``make test-gpu`` tests
+    the others), over 10 steps (the compile takes about a minute here)."""
+    phase3_trains_alike_every_way("compiled", "cpu", monkeypatch, steps=10)

@@ -40,6 +40,7 @@ from ponder.cuda_graphs import WARMUP
 from ponder import training
 from ponder.training import TrainConfig, make_optimizer, train, train_run, update_function
 from test_act import assert_trained_alike
+from test_acm import phase3_trains_alike_every_way
 from test_bench_train import compiled_against_eager
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
@@ -433,3 +434,10 @@ def test_training_resumes_on_cuda(tmp_path, monkeypatch, case):
     assert next(resumed.parameters()).is_cuda
     for (name, a), b in zip(whole.state_dict().items(), resumed.state_dict().values()):
         assert torch.allclose(a, b, atol=1e-5, rtol=1e-4), name
+
+
+@pytest.mark.parametrize("step", ["captured", "compiled", "compiled and captured"])
+def test_phase_three_trains_alike_every_way_on_cuda(step, monkeypatch):
+    """The ways an ACM phase-III run may take on a GPU (a profile row's ``finetune_step``, adopted by RUN.md's
+    rule after ``tools/capture-probe.py`` measured them) train as the eager run does."""
+    phase3_trains_alike_every_way(step, "cuda", monkeypatch)
