@@ -162,7 +162,8 @@ def test_gpu_slice_packs_what_a_carry_can_hold(tmp_path):
 def test_gpu_slice_runs_the_probes_and_the_benchmarks_it_is_given(tmp_path):
     """First the committed ledger's rows go back into the run cache (``tools/ledger-rows.py``); then
     ``probes`` compares the stacked and the alone gradients of hyper_act and ut_act (RUN.md, lease 3),
-    ``lengths`` runs the fuzzy-logic length probe, ``scenes`` the image stand-in probe, ``sraven-batch`` the three
+    ``lengths`` runs the fuzzy-logic length probe, ``scenes`` the image stand-in probe, ``captures`` the CUDA tests of the ways
+    ACM's phase III may train and then the capture probe, ``sraven-batch`` the three
     sraven runs at smaller batches side by side (in any order), ``bench:kernels,train`` those two benchmarks (each in
     a process of its own, ``python -m ponder.bench``'s way); here with a stand-in ``python3`` that only records its arguments."""
     bin_dir = tmp_path / "bin"
@@ -179,7 +180,8 @@ def test_gpu_slice_runs_the_probes_and_the_benchmarks_it_is_given(tmp_path):
     assert calls[:6] == ["tools/ledger-rows.py gpu", "tools/together-probe.py hyper_act --log-every 1", f"tools/together-probe.py hyper_act --gradients {every_step}",
                          "tools/together-probe.py hyper_act --updates 12,13,14,15,16,17,18,19,20", "tools/length-probe.py fuzzy gpu --steps 2000,8000 --jobs 6",
                          "tools/scene-probe.py gpu noise=0.15 texture=0.7 jitter=0.5,texture=0.6,noise=0.1 --jobs 3"]
-    assert sorted(calls[6:9]) == sorted(side_by_side) and calls[9:] == ["-m ponder.bench kernels train", "tools/capture-probe.py ACM phase III,A-ViT,text"]
+    assert sorted(calls[6:9]) == sorted(side_by_side) and calls[9:] == ["-m ponder.bench kernels train", "-m pytest -q tests/test_gpu.py -k phase_three_trains_alike or compiled_variant",
+                                                                         "tools/capture-probe.py ACM phase III,A-ViT,text"]
 
 
 def test_gpu_plan_speeds_up_the_eager_families_at_their_gains():
