@@ -9,6 +9,7 @@ import torch
 from ponder.experiments import hyla as H
 from ponder.experiments import hyla_latent as L
 from ponder.models.attention import PAPER_NAMES
+from ponder.runs import config_key
 from ponder.tasks import fuzzy, sraven, text
 
 PINNED_CORPUS = "38bd167709f8998348da6aaa926b3af3cf2d6e8eb525ac3026d58a256ade1b90"  # sha256 of hyla-6's corpus
@@ -61,6 +62,27 @@ def test_text_run_has_a_validation_curve():
     _, metrics = H.train_text(s, "smoke")
     assert [p["step"] for p in metrics["valid"]] == [0, 2, 4]
     assert metrics["valid"][0]["loss"] == pytest.approx(np.log(text.VOCAB), rel=0.1)  # near uniform at the start
+
+
+def test_a_compiled_language_model_trains_as_the_eager_one_and_alone_is_keyed_apart(monkeypatch):
+    """``compiled`` in a Text row compiles the training loss and leaves the validation eager, between the steps:
+    the same losses, validation curve and weights as the eager run. It is in the run's config and code only where
+    true, so an eager run keeps the key it had before the knob existed (a gpu row that adopts it retrains no
+    other profile's run)."""
+    s = H.text_setup("smoke", kind="hyla", steps=4, eval_every=2)
+    runs = {c: H.train_text(replace(s, compiled=c), "smoke") for c in (False, True)}
+    (eager, eager_metrics), (fused, metrics) = runs[False], runs[True]
+    np.testing.assert_allclose([h["loss"] for h in metrics["history"]], [h["loss"] for h in eager_metrics["history"]], rtol=1e-4)
+    np.testing.assert_allclose([v["loss"] for v in metrics["valid"]], [v["loss"] for v in eager_metrics["valid"]], rtol=1e-4)
+    torch.testing.assert_close(dict(fused.state_dict()), dict(eager.state_dict()), rtol=1e-4, atol=1e-5)
+    made = {}
+    monkeypatch.setattr(H.parallel, "train_one_thread", lambda run, *args, **kwargs: made.setdefault(run.config.get("compiled", False), run))
+    for c in (False, True):
+        H.train_text(replace(s, compiled=c), "smoke")
+    assert "compiled" not in made[False].config and made[True].config["compiled"] is True
+    assert made[False].config == {k: v for k, v in made[True].config.items() if k != "compiled"}
+    assert made[False].key == config_key(made[False].config, H.CODE + ["ponder.tasks.text"])  # no ponder.compilation
+    assert made[True].key == config_key(made[True].config, H.CODE + ["ponder.tasks.text", "ponder.compilation"])
 
 
 def test_text_corpus_is_offline_and_split():

@@ -54,15 +54,14 @@ MODES = ("eager", "captured", "together", "compiled", "compiled eager")
 # an ACM phase-III run's ``step`` (ponder.experiments.acm.FINETUNE_STEPS) -> its mode
 ACM_STEP_MODES = {"captured": "captured", "compiled": "compiled eager", "compiled and captured": "compiled"}
 COMPILED_GAIN = 1.1  # the sraven runs train compiled where the compiled row is at least this much faster (RUN.md)
-# the families whose runs train eagerly: the gain at which the fastest way of training faster that they may take on
-# a GPU is adopted, against the eager rate side by side, and those ways (-> the change). ACM's phase III at the
-# sraven rule's gain: its way is a knob of the gpu row (finetune_step) that no quick or cpu run's key holds. The
-# language models at 1.5: adopting compiling retrains every quick and cpu HYLA run (Text gains the knob, and
-# ponder.experiments.hyla is in their keys); they validate inside their loss, at steps the host reads, so they
-# cannot be captured (RUN.md, sessions 39 and 40)
-EAGER_RULES = {
-    "ACM phase III": (COMPILED_GAIN, {way: f'finetune_step="{way}" in the gpu row of lib/ponder/sizes/acm.py' for way in ("captured", "compiled", "compiled and captured")}),
-    "text": (1.5, {"compiled": "compiled=True in the gpu row of TEXT in lib/ponder/sizes/hyla.py"}),
+# the families whose runs train eagerly, and the ways of training faster that they may take on a GPU (-> the change):
+# adopted at the sraven rule's gain, the fastest against the eager rate side by side. Each way is a knob of the gpu
+# row that no quick or cpu run's key holds (ACM's finetune_step; Text's compiled, in a run's config only where
+# true). The language models validate inside their loss, at steps the host reads: they cannot be captured
+# (RUN.md, session 40)
+EAGER_WAYS = {
+    "ACM phase III": {way: f'finetune_step="{way}" in the gpu row of lib/ponder/sizes/acm.py' for way in ("captured", "compiled", "compiled and captured")},
+    "text": {"compiled": "compiled=True in the gpu row of TEXT in lib/ponder/sizes/hyla.py"},
 }
 
 
@@ -133,9 +132,9 @@ def decisions(rows: list[dict]) -> list[str]:
                 below = "below eager: see all kinds" if how in SHARED_SETTING else change
                 lines.append(f"{name}, {how}: {rate:.0f} against eager {eager:.0f} ({rate / eager:.2f}x): {'keep' if rate >= eager else below}")
         base = base_family(name)
-        family = next((prefix for prefix in EAGER_RULES if base.startswith(prefix)), None)
+        family = next((prefix for prefix in EAGER_WAYS if base.startswith(prefix)), None)
         if family:
-            lines += eager_step(name, row, by_name.get(base, {}), *EAGER_RULES[family])
+            lines += eager_step(name, row, by_name.get(base, {}), EAGER_WAYS[family])
             continue
         if base != name:
             rate, plain = row.get("captured_shared_steps_per_s"), by_name.get(base, {}).get("captured_shared_steps_per_s")
@@ -152,11 +151,11 @@ def decisions(rows: list[dict]) -> list[str]:
     return lines + [all_kinds(rows, prefix, how, change) for prefix, how, change in BELOW_EAGER if how in SHARED_SETTING]
 
 
-def eager_step(name: str, row: dict, plain: dict, gain: float, offered: dict[str, str]) -> list[str]:
-    """The rule on a family that trains eagerly (:data:`EAGER_RULES`), for its row or its compiled variant's:
+def eager_step(name: str, row: dict, plain: dict, offered: dict[str, str]) -> list[str]:
+    """The rule on a family that trains eagerly (:data:`EAGER_WAYS`), for its row or its compiled variant's:
     the fastest of the ways ``offered`` that the row measured (captured, where ``tools/capture-probe.py``
-    captured the step; compiled; compiled and captured), adopted where it is ``gain`` times the eager
-    rate side by side; no line for a row that measures no way offered."""
+    captured the step; compiled; compiled and captured), adopted where it is :data:`COMPILED_GAIN` times
+    the eager rate side by side; no line for a row that measures no way offered."""
     eager = plain.get("shared_steps_per_s")
     ways = {"captured": row.get("captured_shared_steps_per_s")} if name == base_family(name) else {
         "compiled": row.get("shared_steps_per_s"), "compiled and captured": row.get("captured_shared_steps_per_s")}
@@ -169,7 +168,7 @@ def eager_step(name: str, row: dict, plain: dict, gain: float, offered: dict[str
         return [f"{name}: not measured ({why[:80]}): no change"]
     way, rate = max(measured.items(), key=lambda item: item[1])
     verdict = f"{name}, {way}: {rate:.0f} against eager {eager:.0f} ({rate / eager:.2f}x)"
-    return [f"{verdict}: " + (offered[way] if rate / eager >= gain else f"no change (below {gain}x)")]
+    return [f"{verdict}: " + (offered[way] if rate / eager >= COMPILED_GAIN else f"no change (below {COMPILED_GAIN}x)")]
 
 
 def small_products(name: str, cublas: float, sums: float | None) -> str:
@@ -206,8 +205,8 @@ def mode(run) -> str:
     """How ``run`` trains (:data:`MODES`)."""
     if run.config.get("seeds_together"):
         return "together"
-    if run.config.get("compiled"):
-        return "compiled"
+    if run.config.get("compiled"):  # a sraven or fuzzy-logic run captures its compiled step; a language model cannot
+        return "compiled" if family(run.name)[1] else "compiled eager"
     if run.config.get("step"):
         return ACM_STEP_MODES[run.config["step"]]
     return "captured" if family(run.name)[1] else "eager"

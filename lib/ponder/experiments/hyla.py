@@ -234,11 +234,13 @@ def train_text(s: Text, profile: str, seed: int = 0):
     ``eval_every`` steps (the validation curve) besides the training-loss history.
 
     The step travels in the batch so that the loss function can evaluate on the fixed validation
-    windows at the right steps; a run resumed from a checkpoint keeps only the later points.
+    windows at the right steps (in Python, around the loss that ``s.compiled`` compiles); a run resumed
+    from a checkpoint keeps only the later points.
     """
     data = text.splits()
     valid = text.windows(data["valid"], s.eval_n, s.length, seed=30_000 + seed)
     curve: list[dict] = []
+    train_loss = training_loss(s, lm_loss)
 
     @torch.no_grad()
     def validate(model) -> float:
@@ -253,14 +255,15 @@ def train_text(s: Text, profile: str, seed: int = 0):
         tokens, target, step = batch
         if int(step[0]) % s.eval_every == 0:
             curve.append({"step": int(step[0]), "loss": validate(model)})
-        return lm_loss(model, tokens, target)
+        return train_loss(model, tokens, target)
 
     def batches(step):
         tokens, target = text.windows(data["train"], s.batch_size, s.length, seed=seed * 1_000_003 + step)
         return tokens, target, torch.full((s.batch_size,), step)
 
     cfg = train_config(s, seed)
-    run = Run(f"hyla/text/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=CODE + ["ponder.tasks.text"])
+    config = {key: value for key, value in asdict(s).items() if key != "compiled" or value}
+    run = Run(f"hyla/text/{s.kind}", {**config, "train": cfg.as_dict()}, profile, code=CODE + ["ponder.tasks.text"] + compiled_code(s))
     make = lambda: CausalLM(text.VOCAB, s.length, dim=s.dim, heads=s.heads, depth=s.depth, kind=s.kind)
     evaluate = lambda model: {"valid": curve + [{"step": s.steps, "loss": validate(model)}]}
     return parallel.train_one_thread(run, make, loss_fn, batches, cfg, evaluate=evaluate)

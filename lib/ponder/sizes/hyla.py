@@ -147,6 +147,9 @@ class Text:
     grad_clip: float = 1.0
     eval_every: int = 50
     eval_n: int = 128
+    # train with the loss compiled (ponder.compilation), its validation outside the compiled part; in a run's
+    # config only where true, so that adopting it on a GPU (figures/gpu/RUN.md, session 40) retrains no other run
+    compiled: bool = False
 
 
 TEXT = {
