@@ -41,6 +41,7 @@ from ponder import training
 from ponder.training import TrainConfig, make_optimizer, train, train_run, update_function
 from test_act import assert_trained_alike
 from test_acm import phase3_trains_alike_every_way
+from test_hyla import compiled_language_model_trains_alike
 from test_bench_train import compiled_against_eager
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
@@ -441,3 +442,8 @@ def test_phase_three_trains_alike_every_way_on_cuda(step, monkeypatch):
     """The ways an ACM phase-III run may take on a GPU (a profile row's ``finetune_step``, adopted by RUN.md's
     rule after ``tools/capture-probe.py`` measured them) train as the eager run does."""
     phase3_trains_alike_every_way(step, "cuda", monkeypatch)
+
+
+def test_a_compiled_language_model_trains_as_the_eager_one_on_cuda(monkeypatch):
+    """The way a gpu language model may train (``compiled`` in the Text row, adopted by RUN.md's rule)."""
+    compiled_language_model_trains_alike(monkeypatch)

@@ -64,11 +64,11 @@ def test_text_run_has_a_validation_curve():
     assert metrics["valid"][0]["loss"] == pytest.approx(np.log(text.VOCAB), rel=0.1)  # near uniform at the start
 
 
-def test_a_compiled_language_model_trains_as_the_eager_one_and_alone_is_keyed_apart(monkeypatch):
+def compiled_language_model_trains_alike(monkeypatch) -> None:
     """``compiled`` in a Text row compiles the training loss and leaves the validation eager, between the steps:
-    the same losses, validation curve and weights as the eager run. It is in the run's config and code only where
-    true, so an eager run keeps the key it had before the knob existed (a gpu row that adopts it retrains no
-    other profile's run)."""
+    the same losses, validation curve and weights as the eager run (on the library's device). It is in the run's
+    config and code only where true, so an eager run keeps the key it had before the knob existed (a gpu row that
+    adopts it retrains no other profile's run)."""
     s = H.text_setup("smoke", kind="hyla", steps=4, eval_every=2)
     runs = {c: H.train_text(replace(s, compiled=c), "smoke") for c in (False, True)}
     (eager, eager_metrics), (fused, metrics) = runs[False], runs[True]
@@ -83,6 +83,10 @@ def test_a_compiled_language_model_trains_as_the_eager_one_and_alone_is_keyed_ap
     assert made[False].config == {k: v for k, v in made[True].config.items() if k != "compiled"}
     assert made[False].key == config_key(made[False].config, H.CODE + ["ponder.tasks.text"])  # no ponder.compilation
     assert made[True].key == config_key(made[True].config, H.CODE + ["ponder.tasks.text", "ponder.compilation"])
+
+
+def test_a_compiled_language_model_trains_as_the_eager_one_and_alone_is_keyed_apart(monkeypatch):
+    compiled_language_model_trains_alike(monkeypatch)
 
 
 def test_text_corpus_is_offline_and_split():

@@ -181,7 +181,7 @@ def test_gpu_slice_runs_the_probes_and_the_benchmarks_it_is_given(tmp_path):
     assert calls[:6] == ["tools/ledger-rows.py gpu", "tools/together-probe.py hyper_act --log-every 1", f"tools/together-probe.py hyper_act --gradients {every_step}",
                          "tools/together-probe.py hyper_act --updates 12,13,14,15,16,17,18,19,20", "tools/length-probe.py fuzzy gpu --steps 2000,8000 --jobs 6",
                          "tools/scene-probe.py gpu noise=0.15 texture=0.7 jitter=0.5,texture=0.6,noise=0.1 --jobs 3"]
-    assert sorted(calls[6:9]) == sorted(side_by_side) and calls[9:] == ["-m ponder.bench kernels train", "-m pytest -q tests/test_gpu.py -k phase_three_trains_alike or compiled_variant",
+    assert sorted(calls[6:9]) == sorted(side_by_side) and calls[9:] == ["-m ponder.bench kernels train", "-m pytest -q tests/test_gpu.py -k phase_three_trains_alike or compiled_variant or compiled_language_model",
                                                                          "tools/capture-probe.py ACM phase III,A-ViT,text"]
 
 

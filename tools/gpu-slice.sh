@@ -26,7 +26,8 @@
 #              steps and at 8,000, 3 seeds, 6 at a time (90k steps: about 2 minutes at lease 2's rates);
 #              the 2,000-step runs are hyla-a1's own and stay in the run cache (RUN.md, session 35);
 #   captures   first the CUDA tests of the ways the rule may adopt (an ACM phase-III run captured, compiled, or both
-#              follows the eager one; the compiled losses are the eager ones: about 1.5 minutes with the compiles), then
+#              follows the eager one, a compiled language model too; the compiled losses are the eager ones: about 1.5
+#              minutes with the compiles), then
 #              tools/capture-probe.py: the bench's rates of the ACM phase-III, A-ViT and language-model steps, eager and
 #              captured as a CUDA graph (they train eagerly; lease 4: an ACM step waits on the host), and of ACM's phase III
 #              and the language model compiled, eager and captured (side by side their device time is the bound), about
@@ -84,7 +85,7 @@ for step in "$@"; do
     sraven-batch) for probe in "hyla 80000 128 600" "softmax 80000 128 600" "hyla 40000 256 300"; do
              timeout "$(left)" python3 tools/sraven-probe.py $probe >> "$logs/sraven-batch.log" 2>&1 &
            done; wait; grep '^{' "$logs/sraven-batch.log" ;;
-    captures) { timeout "$(left)" python3 -m pytest -q tests/test_gpu.py -k "phase_three_trains_alike or compiled_variant"
+    captures) { timeout "$(left)" python3 -m pytest -q tests/test_gpu.py -k "phase_three_trains_alike or compiled_variant or compiled_language_model"
                 timeout "$(left)" python3 tools/capture-probe.py "ACM phase III,A-ViT,text"; } 2>&1 | tee "$logs/captures.log" | grep '^{\|passed\|failed' ;;
     scenes) timeout "$(left)" python3 tools/scene-probe.py gpu noise=0.15 texture=0.7 jitter=0.5,texture=0.6,noise=0.1 --jobs 3 2>&1 | tee "$logs/scenes.log" | grep '^{' ;;
     *) timeout "$(left)" python3 -m ponder.notebooks run ${step//,/ } --profile gpu 2>&1 | tee -a "$logs/figures.log" ;;
