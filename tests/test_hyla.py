@@ -101,9 +101,17 @@ def test_text_corpus_is_pinned():
     assert hashlib.sha256(text.corpus()).hexdigest() == text.SHA256 == PINNED_CORPUS
 
 
-def test_another_text_corpus_warns(monkeypatch):
+@pytest.mark.skipif(torch.__version__.split("+")[0] != "2.13.0", reason="the shipped corpus is torch 2.13.0's file")
+def test_the_shipped_corpus_is_the_pinned_torchs_documentation():
+    """Where the pinned torch is installed, the shipped corpus is its ``_torch_docs.py``, byte for byte."""
+    from importlib import resources
+
+    assert text.corpus() == (resources.files("torch") / "_torch_docs.py").read_bytes()
+
+
+def test_a_damaged_text_corpus_is_refused(monkeypatch):
     monkeypatch.setattr(text, "SHA256", "0" * 64)
-    with pytest.warns(UserWarning, match="another _torch_docs.py"):
+    with pytest.raises(ValueError, match="restore it from git"):
         text.corpus()
 
 

@@ -1,16 +1,18 @@
 """A language-modelling corpus available offline: the reference documentation torch ships.
 
-Stand-in for C4 (HYLA paper, Fig. 6). The pinned torch (``torch==2.13.0`` in ``pyproject.toml``)
-ships the reference documentation of its functions as one source file, ``torch/_torch_docs.py``:
-439 kB of English prose, signatures and code examples, held together by the Python calls that
-attach them as docstrings. It needs no download, is a checked-in source file (no build option
-changes it), and does not depend on the Python version (CPython's ``pydoc_data.topics``, used
-before, changes with every Python release). Modelled at the byte level (vocabulary 256). The last ``valid_fraction``
-of the bytes is the validation split. :data:`SHA256` pins the bytes: another torch warns, and
+Stand-in for C4 (HYLA paper, Fig. 6). torch ships the reference documentation of its functions as
+one source file, ``torch/_torch_docs.py``; that of ``torch==2.13.0`` (the pinned torch of
+``pyproject.toml``) is 439 kB of English prose, signatures and code examples, held together by the
+Python calls that attach them as docstrings. ponder ships those bytes itself (:data:`CORPUS`,
+xz-compressed, with torch's BSD licence beside it), so the corpus is the same whatever torch is
+installed: another torch ships another file (torch 2.11's is 435,639 bytes), and the lent GPUs run
+torch 2.11. It does not depend on the Python version either (CPython's ``pydoc_data.topics``, used
+before, changes with every Python release). Modelled at the byte level (vocabulary 256). The last
+``valid_fraction`` of the bytes is the validation split. :data:`SHA256` pins the bytes, and
 ``tests/test_hyla.py`` checks the pin.
 """
 import hashlib
-import warnings
+import lzma
 from importlib import resources
 
 import numpy as np
@@ -19,16 +21,16 @@ import torch
 from ..checks import check_int
 
 VOCAB = 256
-SOURCE = "_torch_docs.py"  # in the torch package
-SHA256 = "38bd167709f8998348da6aaa926b3af3cf2d6e8eb525ac3026d58a256ade1b90"  # of torch 2.13.0's file
+CORPUS = "torch_docs.xz"  # beside this module: torch 2.13.0's torch/_torch_docs.py, xz-compressed
+SHA256 = "38bd167709f8998348da6aaa926b3af3cf2d6e8eb525ac3026d58a256ade1b90"  # of the decompressed bytes
 
 
 def corpus() -> bytes:
-    """torch's reference documentation (the bytes of :data:`SOURCE`, ASCII); warns if they are not
-    the pinned ones."""
-    data = (resources.files("torch") / SOURCE).read_bytes()
+    """torch 2.13.0's reference documentation (the bytes of ``torch/_torch_docs.py``, ASCII), from
+    :data:`CORPUS`; raises ``ValueError`` if they are not the pinned ones (a damaged checkout)."""
+    data = lzma.decompress((resources.files(__package__) / CORPUS).read_bytes())
     if hashlib.sha256(data).hexdigest() != SHA256:
-        warnings.warn(f"torch {torch.__version__} ships another {SOURCE} than torch 2.13.0: hyla-6's corpus, and so its numbers, differ from the published ones", stacklevel=2)
+        raise ValueError(f"{CORPUS} does not hold the pinned corpus (sha256 {SHA256}): restore it from git")
     return data
 
 
