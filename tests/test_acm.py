@@ -536,14 +536,14 @@ ACM_KEY_BIASES = "k_proj.learners.b1"
 
 def phase3_trains_alike_every_way(step: str, device: str, monkeypatch, steps: int = 30) -> None:
     """A smoke phase-III run on ``device`` trained the way ``step`` says (a profile row's ``finetune_step``,
-    composed as ``acm_model`` composes it: the loss compiled, the step captured, or both) follows the eager run:
+    executed as ``acm_model`` executes it, :func:`~ponder.experiments.acm.finetune_execution`: the loss compiled,
+    the step captured, or both) follows the eager run:
     its losses, its trained weights (but :data:`ACM_KEY_BIASES`), and its evaluation's logits, to float rounding.
     The Gumbel noise is zeros in both (a captured graph's replays draw other numbers than eager PyTorch does),
     so the gates choose by their logits alone."""
     import copy
 
     from ponder.bench import train as bench
-    from ponder.compilation import compiled
     from ponder.experiments import acm
     from ponder.models import acm as acm_module
     from ponder.training import TrainConfig, train
@@ -557,7 +557,8 @@ def phase3_trains_alike_every_way(step: str, device: str, monkeypatch, steps: in
     trained = []
     for way in ("eager", step):
         model = copy.deepcopy(initial)
-        history = train(model, compiled(loss) if "compiled" in way else loss, batches, cfg, capture="captured" in way)
+        step_loss, capture = acm.finetune_execution(loss, way)
+        history = train(model, step_loss, batches, cfg, capture=capture)
         trained.append((model, [h["loss"] for h in history]))
     (eager, eager_losses), (other, losses) = trained
     assert losses == pytest.approx(eager_losses, rel=1e-4, abs=1e-5)

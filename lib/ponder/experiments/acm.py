@@ -230,10 +230,17 @@ def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: d
             m.task_gradient = task_gradient
         return model
 
-    loss = partial(phase3_loss, budget=budget, weights=weights, argmax_budget=argmax_budget)
+    loss, capture = finetune_execution(partial(phase3_loss, budget=budget, weights=weights, argmax_budget=argmax_budget), step)
     x, y = test_set(profile, task)
-    return parallel.train_one_thread(run, make, compiled(loss) if "compiled" in step else loss, batches(profile, cfg.batch_size, seed, task), cfg,
-                                     evaluate=lambda m: evaluate_acm(m, x, y), capture="captured" in step)
+    return parallel.train_one_thread(run, make, loss, batches(profile, cfg.batch_size, seed, task), cfg,
+                                     evaluate=lambda m: evaluate_acm(m, x, y), capture=capture)
+
+
+def finetune_execution(loss: Callable, step: str) -> tuple[Callable, bool]:
+    """How a phase-III step taken the way ``step`` says (:data:`FINETUNE_STEPS`) executes: the loss it
+    calls (``loss`` compiled by :func:`~ponder.compilation.compiled`, or as given) and whether the
+    training step is captured as a CUDA graph."""
+    return (compiled(loss) if "compiled" in step else loss), "captured" in step
 
 
 def phase3_loss(model: nn.Module, batch: tuple, budget: float, weights: dict, argmax_budget: bool = True) -> torch.Tensor:
