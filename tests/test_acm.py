@@ -411,6 +411,33 @@ def test_latency_bench_keeps_the_ratio_of_every_round():
     assert all(r > 0 for r in case["naive_ratios"] + case["grouped_ratios"])
 
 
+def test_latency_claims_are_judged_on_processes():
+    """acm-9's samples are fresh processes: :func:`combine` keeps one median ratio per process for each
+    execution, and the medians over the processes for the ratio and the times."""
+    from ponder.bench import acm as bench
+
+    def process(ratio, dense_s):
+        case = {"fraction": 0.25, "mean_learners": 1.0, "dense_s": dense_s, "grouped_s": ratio * dense_s, "grouped_ratio": ratio, "grouped_ratios": [ratio] * 4}
+        return {"device": "cpu", "threads": 1, "mix": "single", "learners": 4, "label": "1", "cases": [case]}
+
+    combined = bench.combine([process(0.31, 2.0), process(0.35, 1.0), process(0.30, 3.0)])
+    (case,) = combined["cases"]
+    assert combined["processes"] == 3 and combined["label"] == "1"
+    assert case["grouped_ratios"] == [0.31, 0.35, 0.30] and case["grouped_ratio"] == 0.31
+    assert case["dense_s"] == 2.0 and case["mean_learners"] == 1.0 and "naive_ratio" not in case
+
+
+def test_latency_bench_measures_each_configuration_in_fresh_processes():
+    """Every thread count and mix, in its own processes: as many samples per case as processes."""
+    from ponder.bench import acm as bench
+
+    results = bench.measure_processes(processes=2, repeats=1, images=1, fractions=(0.25, 1.0))
+    assert [(r["label"], r["mix"]) for r in results] == [(label, mix) for label in bench.thread_counts() for mix in bench.MIXES]
+    for result in results:
+        assert result["processes"] == 2 and [c["fraction"] for c in result["cases"]] == [0.25, 1.0]
+        assert all(len(c[f"{name}_ratios"]) == 2 for c in result["cases"] for name in ("naive", "grouped"))
+
+
 def test_latency_bench_rounds_time_every_case(monkeypatch):
     """Each round calls every case (fraction) once, so that a case's rounds span the whole
     measurement: its standard error then holds what a slower minute of the machine does to it."""
