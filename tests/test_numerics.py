@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from ponder import numerics, parallel
+from ponder import notebooks, numerics, parallel
 
 HERE = Path(__file__).resolve().parent
 OTHER_DISPATCH = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "SSE41", "OPENBLAS_CORETYPE": "Sandybridge",
@@ -60,12 +60,10 @@ def test_prefetch_workers_and_papermill_kernels_run_pinned(tmp_path):
         written = json.loads(f.read_text())
         assert written.pop("pid") != os.getpid() and written == {"pinned": True, "capability": "AVX2", "threads": 1}
 
-    import papermill
-
     nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
     nb.cells = [nbformat.v4.new_code_cell("import torch, os\nprint(torch.backends.cpu.get_cpu_capability(), torch.get_num_threads(), os.environ.get('MKL_CBWR'))")]
     nbformat.write(nb, tmp_path / "k.ipynb")
-    papermill.execute_notebook(str(tmp_path / "k.ipynb"), str(tmp_path / "out.ipynb"), kernel_name="python3", progress_bar=False)
+    notebooks.papermill_execute(tmp_path / "k.ipynb", tmp_path / "out.ipynb")
     printed = nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[0].outputs[0]["text"].split()
     assert printed == ["AVX2", "1", "AVX2,STRICT"]
 

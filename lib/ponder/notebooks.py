@@ -52,13 +52,24 @@ def parameters(profile: str, seed: int) -> dict:
     return {"profile": check_profile(profile), "seed": seed, "interactive": False}
 
 
-def execute(path: Path, out: Path, profile: str, seed: int) -> tuple[str, float, str | None]:
-    """Execute one notebook into ``out``; ``(name, seconds, None)`` or ``(name, seconds, error summary)``."""
+def papermill_execute(source: Path, target: Path, parameters: dict | None = None, **options) -> None:
+    """papermill runs ``source`` into ``target`` on the notebooks' kernel, reached over Unix sockets.
+
+    The kernel manager is :class:`ponder.kernels.AsyncSocketKernelManager`: kernels started side by
+    side never race for a TCP port. ``options``: papermill's (``cwd``, ``prepare_only``, ...).
+    """
     import papermill
 
+    from .kernels import AsyncSocketKernelManager
+
+    papermill.execute_notebook(str(source), str(target), parameters=parameters, kernel_name="python3", progress_bar=False, kernel_manager_class=AsyncSocketKernelManager, **options)
+
+
+def execute(path: Path, out: Path, profile: str, seed: int) -> tuple[str, float, str | None]:
+    """Execute one notebook into ``out``; ``(name, seconds, None)`` or ``(name, seconds, error summary)``."""
     start = time.perf_counter()
     try:
-        papermill.execute_notebook(str(path), str(out / path.name), parameters=parameters(profile, seed), kernel_name="python3", cwd=str(NOTEBOOKS), progress_bar=False)
+        papermill_execute(path, out / path.name, parameters(profile, seed), cwd=str(NOTEBOOKS))
     except Exception as error:  # noqa: BLE001 -- reported, and the other notebooks still run
         lines = [line for line in str(error).strip().splitlines() if line.strip()]
         return path.name, time.perf_counter() - start, (lines[-1] if lines else repr(error))
@@ -163,13 +174,11 @@ def sync_readme() -> None:
 
 def prepare(profile: str, out: Path, seed: int = 0, names: list[str] | None = None) -> list[Path]:
     """Copies of the notebooks with parameters injected and nothing executed (for nbval)."""
-    import papermill
-
     out.mkdir(parents=True, exist_ok=True)
     made = []
     for path in find(names):
         target = out / path.name
-        papermill.execute_notebook(str(path), str(target), parameters=parameters(profile, seed), kernel_name="python3", prepare_only=True, progress_bar=False)
+        papermill_execute(path, target, parameters(profile, seed), prepare_only=True)
         made.append(target)
     return made
 
@@ -182,11 +191,9 @@ def execute_smoke(path: Path, seed: int = 0) -> dict:
     import tempfile
     from unittest import mock
 
-    import papermill
-
     with tempfile.TemporaryDirectory() as tmp, mock.patch.dict(os.environ, {"PONDER_RESULTS": str(Path(tmp) / "results")}):  # the kernel inherits it
         executed = Path(tmp) / path.name
-        papermill.execute_notebook(str(path), str(executed), parameters=parameters("smoke", seed), kernel_name="python3", cwd=str(NOTEBOOKS), progress_bar=False)
+        papermill_execute(path, executed, parameters("smoke", seed), cwd=str(NOTEBOOKS))
         return json.loads(executed.read_text())
 
 

@@ -1,0 +1,46 @@
+"""Jupyter kernels that talk over Unix sockets, each at a path of its own, instead of TCP ports.
+
+A kernel manager picks "free" TCP ports by binding port 0 and letting go of it; the kernel binds
+them a moment later. In between, another process starting a kernel (the pytest-xdist workers of
+``make test``, ``--jobs`` of ``make figures``) or any local connection's ephemeral port can take
+one, and the kernel dies with ``Address already in use`` before it replies to ``kernel_info``.
+CI failed so once. A Unix socket under a fresh random prefix has nothing to race for.
+
+papermill takes :class:`AsyncSocketKernelManager` (``kernel_manager_class``); nbval's kernels
+are :class:`SocketKernelManager`, set by the repository's ``conftest.py``. Elsewhere than POSIX
+(no Unix sockets) both keep TCP.
+"""
+import os
+import tempfile
+import uuid
+
+from jupyter_client import AsyncKernelManager, KernelManager
+from traitlets import default
+
+LOCAL_SOCKETS = os.name == "posix"
+
+
+class UnixSockets:
+    """The transport and address of a kernel manager: ``ipc`` at ``<tmp>/ponder-kernel-<random>``.
+
+    jupyter_client numbers a kernel's five channels ``<prefix>-1`` ... ``-5`` and removes the
+    sockets when the kernel shuts down; a random prefix per manager keeps concurrent kernels apart.
+    """
+
+    @default("transport")
+    def _transport_default(self) -> str:
+        return "ipc" if LOCAL_SOCKETS else "tcp"
+
+    @default("ip")
+    def _ip_default(self) -> str:  # jupyter_client also calls it by this name
+        if self.transport != "ipc":
+            return super()._ip_default()
+        return os.path.join(tempfile.gettempdir(), f"ponder-kernel-{uuid.uuid4().hex[:16]}")
+
+
+class SocketKernelManager(UnixSockets, KernelManager):
+    """A blocking kernel manager (nbval's) over Unix sockets."""
+
+
+class AsyncSocketKernelManager(UnixSockets, AsyncKernelManager):
+    """An asyncio kernel manager (nbclient's, so papermill's) over Unix sockets."""
