@@ -2,6 +2,8 @@
 import glob
 import json
 import os
+import subprocess
+import sys
 import tempfile
 
 import nbformat
@@ -37,3 +39,11 @@ def test_papermill_and_nbval_start_their_kernels_over_unix_sockets(tmp_path):
     notebooks.papermill_execute(tmp_path / "k.ipynb", tmp_path / "out.ipynb")
     assert nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[0].outputs[0]["text"].strip() == "ipc"
     assert nbval.kernel.KernelManager is kernels.SocketKernelManager  # the repository's conftest.py
+
+
+def test_a_temporary_folder_too_long_for_a_socket_address_keeps_tcp(tmp_path):
+    deep = tmp_path / ("d" * 100)
+    deep.mkdir()
+    show = "from ponder import kernels; print(kernels.LOCAL_SOCKETS, kernels.SocketKernelManager().transport)"
+    done = subprocess.run([sys.executable, "-c", show], env={**os.environ, "TMPDIR": str(deep)}, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "tcp"]

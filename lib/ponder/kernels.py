@@ -8,7 +8,8 @@ CI failed so once. A Unix socket under a fresh random prefix has nothing to race
 
 papermill takes :class:`AsyncSocketKernelManager` (``kernel_manager_class``); nbval's kernels
 are :class:`SocketKernelManager`, set by the repository's ``conftest.py``. Elsewhere than POSIX
-(no Unix sockets) both keep TCP.
+(no Unix sockets), or where the temporary folder's path is too long for a socket's address
+(about 100 bytes on Linux and macOS), both keep TCP.
 """
 import os
 import tempfile
@@ -17,7 +18,9 @@ import uuid
 from jupyter_client import AsyncKernelManager, KernelManager
 from traitlets import default
 
-LOCAL_SOCKETS = os.name == "posix"
+NAME, RANDOM_HEX = "ponder-kernel-", 16
+SOCKET_PATH = os.fsencode(os.path.join(tempfile.gettempdir(), NAME + "0" * RANDOM_HEX + "-5"))  # the longest
+LOCAL_SOCKETS = os.name == "posix" and len(SOCKET_PATH) <= 100
 
 
 class UnixSockets:
@@ -35,7 +38,7 @@ class UnixSockets:
     def _ip_default(self) -> str:  # jupyter_client also calls it by this name
         if self.transport != "ipc":
             return super()._ip_default()
-        return os.path.join(tempfile.gettempdir(), f"ponder-kernel-{uuid.uuid4().hex[:16]}")
+        return os.path.join(tempfile.gettempdir(), NAME + uuid.uuid4().hex[:RANDOM_HEX])
 
 
 class SocketKernelManager(UnixSockets, KernelManager):
