@@ -85,7 +85,7 @@ def draw_latency(ax: plt.Axes, result: dict) -> None:
     the linear ideal and acm-9's two bounds. A line joins the medians; the dots are the samples the
     claims are judged on (each process's median ratio, after :func:`ponder.bench.acm.combine`; each
     round's, for one process's result)."""
-    from ..bench.acm import OVERHEAD_BOUND, QUARTER_BOUND
+    from ..bench.acm import OVERHEAD_BOUND, quarter_bound
 
     palette = colors(4)
     cases = result["cases"]
@@ -93,7 +93,7 @@ def draw_latency(ax: plt.Axes, result: dict) -> None:
     samples = f"{result['processes']} processes" if "processes" in result else "rounds"
     ax.plot([0, 1], [0, 1], color="0.5", ls=":", label="linear scaling")
     ax.plot([0, 1], [OVERHEAD_BOUND, 1 + OVERHEAD_BOUND], color="0.5", ls="-.", lw=0.8, label=f"claim: at most linear + {OVERHEAD_BOUND}")
-    quarter = QUARTER_BOUND["cpu" if result["device"] == "cpu" else "cuda"]
+    quarter = quarter_bound(result)
     ax.plot([0.25], [quarter], "_", color="0.2", ms=16, mew=2, label=f"claim at 1 of 4 learners: at most {quarter}x")
     ax.axhline(1.0, color="0.3", ls="--", lw=1, label="dense MLP")
     executions = [("naive", "s-", palette[1], "ACM, naive (masked)"), ("grouped", "o-", palette[0], "ACM, grouped (sorted by k)"),
@@ -102,10 +102,10 @@ def draw_latency(ax: plt.Axes, result: dict) -> None:
     timed = [(name, style, color, label) for name, style, color, label in executions if name + "_ratio" in cases[0]]
     for name, style, color, label in timed:
         ax.plot(fractions, [c[name + "_ratio"] for c in cases], style, color=color, label=label)
-        each = [(x, r) for x, c in zip(fractions, cases) for r in c.get(name + "_ratios", [])]
+        each = [(x, r) for x, c in zip(fractions, cases) for r in c[name + "_ratios"]]
         ax.scatter(*zip(*each), s=9, color=color, alpha=0.45, lw=0)
     ax.plot([], [], "o", color="0.4", alpha=0.45, ms=3, label=f"dots: {samples}; lines: their medians")
-    highest = max(r for c in cases for name, *_ in timed for r in (c[name + "_ratio"], *c.get(name + "_ratios", [])))
+    highest = max(r for c in cases for name, *_ in timed for r in (c[name + "_ratio"], *c[name + "_ratios"]))
     ax.set(xlabel="learner MACs / dense MLP MACs", ylabel="wall time / dense MLP", xlim=(0, 1.05), ylim=(0, 1.1 * max(1.3, highest)))
     ax.set_title(f"one ACM layer, {result['tokens']} tokens × {result['width']}, {result['mix']} k per token\n{result['device']}, {result['dtype']}, {result['threads']} thread(s)", fontsize=10)
     ax.legend(fontsize=7, loc="lower right")  # below the linear ideal: no point is there
