@@ -121,6 +121,6 @@ def test_the_kernels_compile_for_an_h100_on_tensor_cores_and_pipelined(config):
         signature = {name: "constexpr" if param.is_constexpr else POINTERS.get(name, "i32") for name, param in zip(kernel.arg_names, kernel.params)}
         aligned = {(i,): [["tt.divisibility", 16]] for i, (name, kind) in enumerate(signature.items()) if kind != "constexpr" and name != "tokens"}
         source = ASTSource(fn=kernel, signature=signature, constexprs=chosen.kwargs | {"PRECISION": "tf32"}, attrs=aligned)
-        ptx = triton.compile(source, target=GPUTarget("cuda", 90, 32), options=dict(num_warps=chosen.num_warps, num_stages=chosen.num_stages)).asm["ptx"]
+        ptx = triton.compile(source, target=GPUTarget("cuda", 90, 32), options=dict(num_warps=chosen.num_warps, num_stages=chosen.num_stages, **acm_triton.FP_FUSION)).asm["ptx"]
         assert "wgmma.mma_async" in ptx and "cp.async" in ptx, kernel.__name__
 

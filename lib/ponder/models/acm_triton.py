@@ -41,6 +41,9 @@ CUDA_CONFIGS = [triton.Config(dict(BLOCK_M=m, BLOCK_N=n, BLOCK_K=64), num_warps=
                 for m, n, w, st in ((128, 128, 8, 3), (128, 128, 4, 4), (64, 128, 4, 4), (128, 64, 4, 4))]
 # every BLOCK_N divides it, so the hidden kernel's grid covers each learner's units exactly
 UNIT_MULTIPLE = {"cuda": 128, "cpu": CPU_BLOCKS["BLOCK_N"]}
+# a * b + c as one rounding (FMA) in the bias and GELU arithmetic: Triton's default until 3.9, off by
+# default from 3.10, so named here; the interpreter ignores it
+FP_FUSION = dict(enable_fp_fusion=True)
 
 
 @triton.jit
@@ -123,13 +126,13 @@ TUNED = {}  # kernel -> its autotuned version (CUDA)
 
 def launch(kernel, grid, device: torch.device, *args) -> None:
     """``kernel[grid](*args)``: autotuned over :data:`CUDA_CONFIGS` on a GPU (once per token count and
-    learner size), with :data:`CPU_BLOCKS` in the interpreter."""
+    learner size), with :data:`CPU_BLOCKS` in the interpreter; :data:`FP_FUSION` either way."""
     if device.type == "cpu":
-        kernel[grid(CPU_BLOCKS)](*args, **CPU_BLOCKS)
+        kernel[grid(CPU_BLOCKS)](*args, **CPU_BLOCKS, **FP_FUSION)
         return
     if kernel not in TUNED:
         TUNED[kernel] = triton.autotune(configs=CUDA_CONFIGS, key=["tokens", "units"])(kernel)
-    TUNED[kernel][grid](*args)
+    TUNED[kernel][grid](*args, **FP_FUSION)
 
 
 def check(learners: Learners, z: torch.Tensor, cases: list[torch.Tensor]) -> float:
