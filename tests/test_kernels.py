@@ -9,6 +9,7 @@ import tempfile
 import nbformat
 import nbval.kernel
 import pytest
+from jupyter_client import KernelManager
 
 from ponder import kernels, notebooks
 
@@ -47,3 +48,32 @@ def test_a_temporary_folder_too_long_for_a_socket_address_keeps_tcp(tmp_path):
     show = "from ponder import kernels; print(kernels.LOCAL_SOCKETS, kernels.SocketKernelManager().transport)"
     done = subprocess.run([sys.executable, "-c", show], env={**os.environ, "TMPDIR": str(deep)}, capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "tcp"]
+
+
+# in the kernel: the SIGINT handler it restores after each request (so the one it has when idle)
+# writes a file; ipykernel's own ignores the signal when idle
+NOTE_SIGINT = "import pathlib\nget_ipython().kernel.saved_sigint_handler = lambda *_: pathlib.Path({!r}).touch()"
+
+
+@pytest.mark.parametrize("manager, interrupted", [(KernelManager, True), (kernels.SocketKernelManager, False)])
+def test_a_kernel_is_shut_down_without_an_interrupt(tmp_path, manager, interrupted):
+    # jupyter_client's own manager interrupts first: the check can tell
+    km = manager(kernel_name="python3")
+    km.start_kernel()
+    client = km.client()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=60)
+        assert client.execute_interactive(NOTE_SIGINT.format(str(tmp_path / "sigint")), timeout=60)["content"]["status"] == "ok"
+    finally:
+        client.stop_channels()
+        km.shutdown_kernel()
+    assert (tmp_path / "sigint").exists() == interrupted
+
+
+def test_papermill_shuts_its_kernel_down_without_an_interrupt(tmp_path):
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nb.cells = [nbformat.v4.new_code_cell(NOTE_SIGINT.format(str(tmp_path / "sigint")))]
+    nbformat.write(nb, tmp_path / "k.ipynb")
+    notebooks.papermill_execute(tmp_path / "k.ipynb", tmp_path / "out.ipynb")
+    assert not (tmp_path / "sigint").exists()

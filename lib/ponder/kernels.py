@@ -10,6 +10,8 @@ papermill takes :class:`AsyncSocketKernelManager` (``kernel_manager_class``); nb
 are :class:`SocketKernelManager`, set by the repository's ``conftest.py``. Elsewhere than POSIX
 (no Unix sockets), or where the temporary folder's path is too long for a socket's address
 (about 100 bytes on Linux and macOS), both keep TCP.
+
+Both also shut a kernel down without interrupting it first (:class:`NoInterruptAtShutdown`).
 """
 import os
 import tempfile
@@ -41,9 +43,24 @@ class UnixSockets:
         return os.path.join(tempfile.gettempdir(), NAME + uuid.uuid4().hex[:RANDOM_HEX])
 
 
-class SocketKernelManager(UnixSockets, KernelManager):
+class NoInterruptAtShutdown:
+    """An orderly shutdown without the SIGINT that jupyter_client sends first.
+
+    jupyter_client interrupts a kernel before asking it to shut down. When the signal lands while
+    the kernel still handles the last cell's request, after its reply, the kernel logs
+    ``ERROR | KeyboardInterrupt caught in kernel.``: harmless, but one or two of these stood in
+    each ``make figures``. The shutdown request alone stops an idle kernel; one still busy is
+    killed after ``shutdown_wait_time``, as before.
+    """
+
+    async def _async_interrupt_kernel(self) -> None:
+        if not self.shutting_down:
+            await super()._async_interrupt_kernel()
+
+
+class SocketKernelManager(NoInterruptAtShutdown, UnixSockets, KernelManager):
     """A blocking kernel manager (nbval's) over Unix sockets."""
 
 
-class AsyncSocketKernelManager(UnixSockets, AsyncKernelManager):
+class AsyncSocketKernelManager(NoInterruptAtShutdown, UnixSockets, AsyncKernelManager):
     """An asyncio kernel manager (nbclient's, so papermill's) over Unix sockets."""
