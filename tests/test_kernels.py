@@ -1,44 +1,47 @@
 """The notebooks' kernels (papermill's and nbval's) talk over Unix sockets of their own."""
+import contextlib
 import glob
-import json
 import os
 import subprocess
 import sys
 import tempfile
 
-import nbformat
 import nbval.kernel
 import pytest
 from jupyter_client import KernelManager
 
-from ponder import kernels, notebooks
+from ponder import kernels
 
 pytestmark = pytest.mark.skipif(not kernels.LOCAL_SOCKETS, reason="Unix sockets: POSIX only")
+
+
+@contextlib.contextmanager
+def running(km):
+    """A ready client of ``km``'s kernel, started here and shut down on the way out."""
+    km.start_kernel()
+    client = km.client()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=60)
+        yield client
+    finally:
+        client.stop_channels()
+        km.shutdown_kernel()
 
 
 def test_each_kernel_manager_has_sockets_of_its_own_and_removes_them():
     first, second = kernels.SocketKernelManager(kernel_name="python3"), kernels.AsyncSocketKernelManager(kernel_name="python3")
     assert first.transport == second.transport == "ipc"
     assert first.ip != second.ip and os.path.dirname(first.ip) == os.path.dirname(second.ip) == tempfile.gettempdir()
-    first.start_kernel()
-    client = first.client()
-    client.start_channels()
-    try:
-        client.wait_for_ready(timeout=60)
+    with running(first) as client:
         assert client.execute_interactive("1 + 1", timeout=60)["content"]["status"] == "ok"
         assert len(glob.glob(first.ip + "-*")) == 5  # shell, iopub, stdin, control, heartbeat
-    finally:
-        client.stop_channels()
-        first.shutdown_kernel()
     assert glob.glob(first.ip + "-*") == []
 
 
-def test_papermill_and_nbval_start_their_kernels_over_unix_sockets(tmp_path):
-    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
-    nb.cells = [nbformat.v4.new_code_cell("import json, ipykernel\nprint(json.loads(ipykernel.get_connection_info())['transport'])")]
-    nbformat.write(nb, tmp_path / "k.ipynb")
-    notebooks.papermill_execute(tmp_path / "k.ipynb", tmp_path / "out.ipynb")
-    assert nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[0].outputs[0]["text"].strip() == "ipc"
+def test_papermill_and_nbval_start_their_kernels_over_unix_sockets(run_one_cell):
+    outputs = run_one_cell("import json, ipykernel\nprint(json.loads(ipykernel.get_connection_info())['transport'])")
+    assert outputs[0]["text"].strip() == "ipc"
     assert nbval.kernel.KernelManager is kernels.SocketKernelManager  # the repository's conftest.py
 
 
@@ -58,22 +61,11 @@ NOTE_SIGINT = "import pathlib\nget_ipython().kernel.saved_sigint_handler = lambd
 @pytest.mark.parametrize("manager, interrupted", [(KernelManager, True), (kernels.SocketKernelManager, False)])
 def test_a_kernel_is_shut_down_without_an_interrupt(tmp_path, manager, interrupted):
     # jupyter_client's own manager interrupts first: the check can tell
-    km = manager(kernel_name="python3")
-    km.start_kernel()
-    client = km.client()
-    client.start_channels()
-    try:
-        client.wait_for_ready(timeout=60)
+    with running(manager(kernel_name="python3")) as client:
         assert client.execute_interactive(NOTE_SIGINT.format(str(tmp_path / "sigint")), timeout=60)["content"]["status"] == "ok"
-    finally:
-        client.stop_channels()
-        km.shutdown_kernel()
     assert (tmp_path / "sigint").exists() == interrupted
 
 
-def test_papermill_shuts_its_kernel_down_without_an_interrupt(tmp_path):
-    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
-    nb.cells = [nbformat.v4.new_code_cell(NOTE_SIGINT.format(str(tmp_path / "sigint")))]
-    nbformat.write(nb, tmp_path / "k.ipynb")
-    notebooks.papermill_execute(tmp_path / "k.ipynb", tmp_path / "out.ipynb")
+def test_papermill_shuts_its_kernel_down_without_an_interrupt(tmp_path, run_one_cell):
+    run_one_cell(NOTE_SIGINT.format(str(tmp_path / "sigint")))
     assert not (tmp_path / "sigint").exists()

@@ -7,10 +7,9 @@ import sys
 from functools import partial
 from pathlib import Path
 
-import nbformat
 import pytest
 
-from ponder import notebooks, numerics, parallel
+from ponder import numerics, parallel
 
 HERE = Path(__file__).resolve().parent
 OTHER_DISPATCH = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "SSE41", "OPENBLAS_CORETYPE": "Sandybridge",
@@ -53,18 +52,15 @@ def report(path: str) -> None:
     Path(path).write_text(json.dumps({"pinned": numerics.pinned(), "capability": torch.backends.cpu.get_cpu_capability(), "threads": torch.get_num_threads(), "pid": os.getpid()}))
 
 
-def test_prefetch_workers_and_papermill_kernels_run_pinned(tmp_path):
+def test_prefetch_workers_and_papermill_kernels_run_pinned(tmp_path, run_one_cell):
     files = [tmp_path / f"worker{i}.json" for i in range(2)]
     assert parallel.prefetch([partial(report, str(f)) for f in files], workers=2) == 2
     for f in files:
         written = json.loads(f.read_text())
         assert written.pop("pid") != os.getpid() and written == {"pinned": True, "capability": "AVX2", "threads": 1}
 
-    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
-    nb.cells = [nbformat.v4.new_code_cell("import torch, os\nprint(torch.backends.cpu.get_cpu_capability(), torch.get_num_threads(), os.environ.get('MKL_CBWR'))")]
-    nbformat.write(nb, tmp_path / "k.ipynb")
-    notebooks.papermill_execute(tmp_path / "k.ipynb", tmp_path / "out.ipynb")
-    printed = nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[0].outputs[0]["text"].split()
+    outputs = run_one_cell("import torch, os\nprint(torch.backends.cpu.get_cpu_capability(), torch.get_num_threads(), os.environ.get('MKL_CBWR'))")
+    printed = outputs[0]["text"].split()
     assert printed == ["AVX2", "1", "AVX2,STRICT"]
 
 
