@@ -25,7 +25,9 @@ def test_gpu_plan_counts_every_notebooks_runs_and_trains_none(isolated_outputs):
     tool = load_tool("gpu-plan")
     table = tool.plan("smoke")
     assert set(table) <= set(notebook_jobs("smoke")) and {"hyper_ut", "hyla_ablations", "acm_vit", "survey_parity", "hyper_ut_vision"} <= set(table)
-    assert all(runs > 0 and steps >= runs and how in tool.MODES for rows in table.values() for runs, steps, how in rows.values())
+    assert all(runs > 0 and steps >= runs and how in tool.MODES for rows in table.values() for runs, steps, how, *_ in rows.values())
+    # megabytes of the runs' weights: the largest run's at most all of them, at least their mean
+    assert all(0 < largest <= mb <= runs * largest for rows in table.values() for runs, _, _, mb, largest in rows.values())
     assert table["acm_vit"]["acm/base"][0] == 1  # the base model once, though every ACM job builds on it
     assert not list((isolated_outputs / "results").rglob("metrics.json"))  # nothing trained, nothing cached
     assert tool.acm.train_run.__name__ == "train_run" and tool.ensemble.train_runs.__name__ == "train_runs"  # the trainers are back
@@ -50,10 +52,15 @@ def test_gpu_plan_times_the_runs_that_wait_on_each_other(tmp_path):
 
 def test_gpu_plan_counts_the_seeds_trained_together():
     tool = load_tool("gpu-plan")
-    table = tool.plan("gpu")
+    reads = {}
+    table = tool.plan("gpu", reads=reads)
     # 6 kinds x 3 seeds, each counted: Hyper-UT's two kinds on a line of their own (their own rate)
-    assert [table["hyper_ut"][line][:1] + table["hyper_ut"][line][2:] for line in ("hut/cpvr", "hut/cpvr/hyper")] == [[12, "together"], [6, "together"]]
+    assert [[table["hyper_ut"][line][0], table["hyper_ut"][line][2]] for line in ("hut/cpvr", "hut/cpvr/hyper")] == [[12, "together"], [6, "together"]]
     assert table["survey_parity"]["survey/parity"][2] == "eager" and table["hyla_sraven"]["hyla/sraven"][2] == "compiled"
+    # what a lease must carry where notebooks run apart: the runs of earlier notebooks each one reads, once each
+    assert reads["hyper_ut_modules"]["hyper_ut"][0] == 3 and reads["survey_table"]["hyper_ut"][0] == 5
+    assert "hyla_latent" not in table and reads["hyla_latent"]["hyla_ablations"][0] == 3 and "hyper_ut" not in reads
+    assert table["hyper_ut"]["hut/cpvr/hyper"][4] > table["hyper_ut"]["hut/cpvr"][4]  # a hypernetwork's weights outweigh the other kinds'
 
 
 def test_gpu_plan_reads_the_measured_rates():
@@ -136,28 +143,50 @@ def test_gpu_plan_applies_the_rules_of_run_md_to_the_rates():
     assert tool.decisions(h200)[-1].endswith("(1.28x): seeds_together=False in the gpu row of lib/ponder/sizes/hyper_ut.py")
 
 
-@pytest.mark.skipif(shutil.which("bash") is None or shutil.which("split") is None, reason="needs bash and coreutils")
-def test_gpu_slice_packs_what_a_carry_can_hold(tmp_path):
-    """A run over 10 MB, finished (a language model) or cut off (a 12-block ViT's checkpoint), stays
-    out of the run cache's pack, which the next lease carries within 64 MiB; smaller runs, finished
-    or still training (a checkpoint, no metrics), go in."""
-    runs = {"hyla/text/hyla/a": ("model.safetensors", 11, True), "hyla/sraven/hyla/b": ("model.safetensors", 2, True),
-            "acm/base/c": ("checkpoint.safetensors", 12, False), "hyla/sraven/hyla/d": ("checkpoint.safetensors", 3, False)}
+def pack_runs(tmp_path, runs: dict[str, tuple[str, int, bool]], **env) -> tuple[str, set[str]]:
+    """``tools/gpu-slice.sh`` with no step on a run cache of ``runs`` (``{name: (weights file, MiB,
+    finished)}``) in ``tmp_path``, with ``env`` set: its output and the files of the pack it made."""
     for name, (weights, megabytes, finished) in runs.items():
         folder = tmp_path / "results" / "gpu" / name
         folder.mkdir(parents=True)
         (folder / weights).write_bytes(os.urandom(megabytes << 20))
         if finished:
             (folder / "metrics.json").write_text("{}")
-    done = subprocess.run(["bash", str(ROOT / "tools" / "gpu-slice.sh"), str(tmp_path / "out"), "100"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(["bash", str(ROOT / "tools" / "gpu-slice.sh"), str(tmp_path / "out"), "100"], cwd=tmp_path,
+                          env={**os.environ, **env}, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "not packed, a run over 10 MB: results/gpu/hyla/text/hyla/a" in done.stdout
-    assert "not packed, a run over 10 MB: results/gpu/acm/base/c" in done.stdout
     parts = b"".join(part.read_bytes() for part in sorted((tmp_path / "out").glob("runs-gpu.tgz.part-*")))
     listing = subprocess.run(["tar", "tzf", "-"], input=parts, capture_output=True, check=True).stdout.decode().split()
-    files = {path for path in listing if not path.endswith("/")}
+    return done.stdout, {path for path in listing if not path.endswith("/")}
+
+
+@pytest.mark.skipif(shutil.which("bash") is None or shutil.which("split") is None, reason="needs bash and coreutils")
+def test_gpu_slice_packs_what_a_carry_can_hold(tmp_path):
+    """A run over 10 MB, finished (a language model) or cut off (a 12-block ViT's checkpoint), stays
+    out of the run cache's pack, which the next lease carries within 64 MiB; smaller runs, finished
+    or still training (a checkpoint, no metrics), go in."""
+    said, files = pack_runs(tmp_path, {"hyla/text/hyla/a": ("model.safetensors", 11, True), "hyla/sraven/hyla/b": ("model.safetensors", 2, True),
+                                       "acm/base/c": ("checkpoint.safetensors", 12, False), "hyla/sraven/hyla/d": ("checkpoint.safetensors", 3, False)})
+    assert "not packed, a run over 10 MB: results/gpu/hyla/text/hyla/a" in said
+    assert "not packed, a run over 10 MB: results/gpu/acm/base/c" in said
     assert files == {"results/gpu/hyla/sraven/hyla/b/model.safetensors", "results/gpu/hyla/sraven/hyla/b/metrics.json",
                      "results/gpu/hyla/sraven/hyla/d/checkpoint.safetensors"}
+
+
+@pytest.mark.skipif(shutil.which("bash") is None or shutil.which("split") is None, reason="needs bash and coreutils")
+def test_gpu_slice_packs_the_folders_asked_for_within_its_megabytes(tmp_path):
+    """``PACK`` names the run folders a later lease reads and ``PACK_MB`` caps the pack, so that it comes
+    back whole (64 MiB with the figures and logs): a run cut off goes in first, though its name sorts
+    last, then the finished runs while they fit; every run left out is named with why. ``du`` rounds
+    up: the cut-off run's 3 MiB count 3 or 4 MB, the first finished run's 1 MiB and metrics 2, the
+    second's 2 MiB 3: the first two fit 6 MB, the third does not."""
+    said, files = pack_runs(tmp_path, {"hyla/sraven/hyla/x": ("checkpoint.safetensors", 3, False), "hyla/sraven/hyla/b": ("model.safetensors", 2, True),
+                                       "hyla/fuzzy/hyla/c": ("model.safetensors", 1, True), "hut/cpvr/ut/z": ("model.safetensors", 1, True)},
+                            PACK="hyla", PACK_MB="6")
+    assert "not packed, over the pack's 6 MB: results/gpu/hyla/sraven/hyla/b" in said
+    assert "not packed, not in PACK: results/gpu/hut/cpvr/ut/z" in said
+    assert files == {"results/gpu/hyla/sraven/hyla/x/checkpoint.safetensors",
+                     "results/gpu/hyla/fuzzy/hyla/c/model.safetensors", "results/gpu/hyla/fuzzy/hyla/c/metrics.json"}
 
 
 def test_gpu_slice_runs_the_probes_and_the_benchmarks_it_is_given(tmp_path):

@@ -11,7 +11,11 @@ runs capture their step, of seeds trained together where they train so: :data:`M
 the benchmark file lacks borrows another's rate, and says so. A notebook whose runs wait on each
 other (an ACM notebook's base ViT, then its phases) cannot use that sum: its line also gives the
 least wall time of its longest chain of runs at one process's rates, and the total sums, per
-notebook, the larger of the two. Before the runs, ``make figures``
+notebook, the larger of the two. Each notebook's line gives the megabytes of its runs' final weights
+in the run cache (a run cut off holds a checkpoint of about three times that: weights and AdamW's
+two moments), and what it reads of the runs that notebooks before it trained: what a lease's
+``carry`` and the pack it brings back must hold where the two run in different leases (both under
+64 MiB: figures/gpu/RUN.md). Before the runs, ``make figures``
 draws the C-PVR training streams on every core of the host (:mod:`ponder.tasks.streams`): their
 steps, and their CPU-minutes at the draw time ``python -m ponder.bench streams`` measured.
 """
@@ -212,24 +216,36 @@ def mode(run) -> str:
     return "captured" if family(run.name)[1] else "eager"
 
 
-def plan(profile: str, chains: dict | None = None) -> dict[str, dict[str, list]]:
-    """``{notebook: {run group: [runs, steps, mode]}}`` of what ``profile`` trains. A ``chains`` dict
-    gets ``{notebook: (upstream, jobs)}``: for each job, the runs it trains one after the other,
-    ``[(run name, steps, mode)]``, those of the jobs that run before the notebook's (an ACM
-    notebook's base model and phases) apart."""
-    seen, table = set(), defaultdict(lambda: defaultdict(lambda: [0, 0, ""]))
+def plan(profile: str, chains: dict | None = None, reads: dict | None = None) -> dict[str, dict[str, list]]:
+    """``{notebook: {run group: [runs, steps, mode, MB, largest MB]}}`` of what ``profile`` trains, MB
+    the runs' final weights (:func:`megabytes`), in all and of the largest run. A ``chains`` dict gets ``{notebook: (upstream, jobs)}``: for
+    each job, the runs it trains one after the other, ``[(run name, steps, mode)]``, those of the
+    jobs that run before the notebook's (an ACM notebook's base model and phases) apart. A ``reads``
+    dict gets ``{notebook: {earlier notebook: [runs, MB]}}``: the finished runs of notebooks before
+    it that it needs."""
+    trained_by, table = {}, defaultdict(lambda: defaultdict(lambda: [0, 0, "", 0.0, 0.0]))
+    needs = defaultdict(lambda: defaultdict(lambda: [0, 0.0]))
     for notebook, todo in notebook_jobs(profile).items():
+        read = set()  # the runs of earlier notebooks this one has counted
 
         def record(run, make, *args, **kwargs):
-            if run.key not in seen:
-                seen.add(run.key)
+            torch.manual_seed(0)
+            model = make()
+            if run.key not in trained_by:
+                trained_by[run.key] = notebook
                 row = table[notebook][group_name(run.name)]
                 row[0] += 1
                 row[1] += run.config["train"]["steps"]
                 row[2] = mode(run)
+                row[3] += megabytes(model)
+                row[4] = max(row[4], megabytes(model))
                 chain.append((run.name, run.config["train"]["steps"], mode(run)))
-            torch.manual_seed(0)
-            return make(), {}
+            elif trained_by[run.key] != notebook and run.key not in read:
+                read.add(run.key)
+                need = needs[notebook][trained_by[run.key]]
+                need[0] += 1
+                need[1] += megabytes(model)
+            return model, {}
 
         def record_group(members, make, *args, **kwargs):
             return [record(m.run, make) for m in members]
@@ -244,7 +260,25 @@ def plan(profile: str, chains: dict | None = None) -> dict[str, dict[str, list]]
                     chains_of_part.append(chain)
         if chains is not None:
             chains[notebook] = found
+    if reads is not None:
+        reads.update({notebook: dict(earlier) for notebook, earlier in needs.items()})
     return table
+
+
+def run_cache(rows: dict[str, list], reads: dict[str, list]) -> str:
+    """A notebook's line on the run cache: the final weights of the runs it trains (``rows``, of
+    :func:`plan`), its largest run, and what it reads of earlier notebooks' runs (``reads``)."""
+    trained = sum(row[3] for row in rows.values())
+    largest = max((row[4] for row in rows.values()), default=0.0)
+    line = f"run cache: {trained:.1f} MB of weights" + (f" (largest run {largest:.1f} MB, cut off about {3 * largest:.0f})" if rows else "")
+    if reads:
+        line += "; reads " + ", ".join(f"{mb:.1f} MB of {notebook}'s runs ({runs})" for notebook, (runs, mb) in reads.items())
+    return line
+
+
+def megabytes(model: torch.nn.Module) -> float:
+    """MiB of ``model``'s state as the run cache stores its final weights (``model.safetensors``)."""
+    return sum(tensor.numel() * tensor.element_size() for tensor in model.state_dict().values()) / 2**20
 
 
 def group_name(run_name: str) -> str:
@@ -307,10 +341,11 @@ def print_streams(profile: str, measured: Path) -> None:
 def main(profile: str = "gpu", bench: str = str(ROOT / "figures" / "gpu" / "bench-train.json"), streams_bench: str = "") -> None:
     measured, alone = rates(Path(bench)), rates(Path(bench), shared=False)
     print(f"{profile}: the runs of every notebook, at the rates of {bench} ({json.loads(Path(bench).read_text())['device']})")
-    total, wall, borrowed, chains = 0.0, 0.0, set(), {}
-    for notebook, rows in plan(profile, chains).items():
-        minutes = 0.0
-        for name, (runs, steps, how) in sorted(rows.items()):
+    total, wall, borrowed, chains, reads = 0.0, 0.0, set(), {}, {}
+    table = plan(profile, chains, reads)
+    for notebook in dict.fromkeys([*table, *reads]):
+        rows, minutes = table.get(notebook, {}), 0.0
+        for name, (runs, steps, how, *_) in sorted(rows.items()):
             fam = family(name)[0]
             if (fam, how) not in measured:
                 borrowed.add(fam)
@@ -320,6 +355,7 @@ def main(profile: str = "gpu", bench: str = str(ROOT / "figures" / "gpu" / "benc
         path = longest_path(*chains[notebook], alone)
         total, wall = total + minutes, wall + max(minutes, path)
         print(f"{notebook:26s} {minutes:5.1f} GPU-min" + (f"; at least {path:.1f} min of wall: its runs that wait on each other, at one process's rates" if path > minutes else ""))
+        print(f"{'':26s} {run_cache(rows, reads.get(notebook, {}))}")
     print(f"total {total:.1f} GPU-min, at least {wall:.1f} min of wall" + (f"; not measured, borrowed: {', '.join(sorted(borrowed))}" if borrowed else ""))
     lease = ROOT / "figures" / "gpu" / "bench-streams.json"
     print_streams(profile, Path(streams_bench) if streams_bench else lease if lease.exists() else ROOT / "results" / "bench" / "streams.json")

@@ -39,12 +39,16 @@
 #              (80,000 steps, the paper's batch and updates: HYLA and softmax) and of 256 (40,000: HYLA), 3 processes
 #              (unmeasured: about 6-8 minutes); RUN.md's rule (session 38) sets the gpu Sraven row's batch from it;
 #   NAME[,NAME...]  notebooks at the `gpu` profile, the names joined by commas sharing one pool.
-# Into OUT (at most 8 files): logs.tgz (the logs and the benches' JSON), figures-gpu.tgz
+# Into OUT (at most 8 files, 64 MiB in all): logs.tgz (the logs and the benches' JSON), figures-gpu.tgz
 # (figures/gpu/ and the profile's ledger rows, results/gpu/claims/) and the gpu run cache in parts
-# of 15 MB, runs-gpu.tgz.part-aa, -ab, ... (at most 6). Unpacked here (`cat OUT/runs-gpu.tgz.part-* |
-# tar xzf -` in the repository's root) and carried by the next slice (`carry: [".whl", "results/gpu"]`),
-# it lets runs cut off in one slice resume in the next. A carry holds 64 MiB in all, the wheels
-# 30 MB of it (20 without espeakng-loader, which only the speech data needs), so the runs of more
+# of 15 MB, runs-gpu.tgz.part-aa, -ab, ... Of the run cache, at most PACK_MB megabytes (default 45, so
+# that everything comes back) of the runs under the folders of results/gpu that PACK names (run-name
+# prefixes, e.g. PACK="hyla hut/cpvr": those a later lease reads; default all), the runs cut off
+# first, then the finished ones; each run left out is named (`python tools/gpu-plan.py gpu` gives each
+# notebook's megabytes and what it reads of earlier notebooks' runs). Unpacked here (`cat OUT/runs-gpu.tgz.part-* |
+# tar xzf -` in the repository's root) and carried by the next slice (`carry: [".whl", "results/gpu/hyla"]`:
+# the folders it reads), it lets runs cut off in one slice resume in the next. A carry holds 64 MiB in
+# all with the working tree (14 MB), the wheels 30 MB of it (20 without espeakng-loader, which only the speech data needs), so the runs of more
 # than 10 MB, finished or cut off (the 12-block ViTs: 22 MB of weights, 66 MB with a checkpoint; the
 # language models: 13 MB) stay out of the pack, named in the log: finish their notebooks (the ACM
 # ones, hyla_lm) in the call that trains them (calls on a machine still warm find results/gpu as the
@@ -94,9 +98,17 @@ done
 tar czf "$out/logs.tgz" -C "$logs" .
 tar czf "$out/figures-gpu.tgz" figures/gpu $( [ -d results/gpu/claims ] && echo results/gpu/claims )
 if [ -d results/gpu ]; then
-  skip=()
-  for run in $(find results/gpu \( -name metrics.json -o -name checkpoint.safetensors \) -printf '%h\n' | sort -u); do
-    [ "$(du -sm "$run" | cut -f1)" -gt 10 ] && { skip+=("--exclude=$run"); echo "not packed, a run over 10 MB: $run"; }
+  skip=() packed=0
+  asked() { [ -z "${PACK:-}" ] && return 0; for prefix in $PACK; do [[ $1 == results/gpu/$prefix/* ]] && return 0; done; return 1; }
+  # the runs cut off first (a checkpoint, no metrics: what a later slice resumes), then the finished ones
+  for run in $(find results/gpu \( -name metrics.json -o -name checkpoint.safetensors \) -printf '%h\n' | sort -u |
+               while read -r run; do [ -e "$run/metrics.json" ]; echo "$? $run"; done | sort -s -r -k1,1 | cut -d' ' -f2); do
+    mb=$(du -sm "$run" | cut -f1)
+    if ! asked "$run"; then why="not in PACK"
+    elif [ "$mb" -gt 10 ]; then why="a run over 10 MB"
+    elif [ $((packed + mb)) -gt "${PACK_MB:-45}" ]; then why="over the pack's ${PACK_MB:-45} MB"
+    else packed=$((packed + mb)); continue; fi
+    skip+=("--exclude=$run"); echo "not packed, $why: $run"
   done
   tar czf - "${skip[@]}" results/gpu | split -b 15M -a 2 - "$out/runs-gpu.tgz.part-"
 fi

@@ -1,7 +1,8 @@
 """Profiles: how big every experiment is.
 
 * ``smoke`` — tests and CI: every notebook end to end in seconds; numbers are meaningless.
-* ``quick`` — default of ``make figures``: a 2-core laptop without a GPU, all notebooks ≤ 35 min.
+* ``quick`` — default of ``make figures``: a 2-core laptop without a GPU, all notebooks ≤ 35 min (met
+  on an AVX-512 CPU; about an hour on AVX2-only ones: the README's budget).
   The comparisons that need several seeds to be judged mostly get one here (the ledger then says
   inconclusive), and the grids are thinned; ``cpu`` has the rest.
 * ``cpu``   — the same models and steps as ``quick`` (fuzzy logic's steps aside: 16 times
@@ -9,7 +10,7 @@
   judged comparison on 3 seeds and the full grids (pool sizes, budgets, depths, ablations). Its runs
   are ``quick``'s plus more, in one cache (:func:`ponder.paths.runs_dir`); its figures and ledger
   are committed under ``figures/cpu/``.
-* ``gpu``   — one GPU, about 63 minutes of an H200 at the rates measured (``tools/gpu-plan.py``; the aim was 20): the
+* ``gpu``   — one GPU, about 59 minutes of an H200 at the rates measured (``tools/gpu-plan.py``; the aim was 20): the
   claims that need scale at the papers' model sizes (HYLA sraven at K = 4 and 10.24M instances,
   Hyper-UT at length 16 with 8 steps on 3 seeds, ACM on a 12-block ViT), the rest at sizes between
   ``quick`` and ``paper``, in ``quick``'s shape: one seed, thinner grids. Its figures are committed
