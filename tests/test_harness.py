@@ -9,11 +9,13 @@ import nbformat
 import papermill
 import pytest
 
-from ponder import claims, notebooks
+import torch
+
+from ponder import claims, experiments, notebooks
 from ponder.checks import check_choice
 from ponder.paths import claims_dir, figures_dir, results_dir, runs_dir
 from ponder.plots import save_figure, set_theme
-from ponder.profiles import PROFILES, by_profile, check_profile
+from ponder.profiles import PROFILES, by_profile, check_device, check_profile
 
 
 def test_unknown_profile_names_the_allowed_ones():
@@ -208,6 +210,31 @@ def test_a_misspelt_notebook_is_a_usage_error_not_a_traceback(capsys):
         notebooks.main(["run", "hyla_sraven", "hyper_utt", "--profile", "smoke"])
     assert stop.value.code == 2  # argparse's exit status for a bad argument, before anything runs
     assert "unknown notebook(s) ['hyper_utt']; choose from" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("main", [lambda argv: notebooks.main(["run", *argv]), experiments.main], ids=["notebooks", "experiments"])
+def test_a_gpu_profile_without_a_gpu_is_a_usage_error_before_anything_trains(main, monkeypatch, capsys):
+    """``make figures PROFILE=gpu`` (or ``make results``) on a machine without CUDA would train for days
+    in silence: it stops with the reason and what to do, unless ``PONDER_ALLOW_CPU=1`` asks for it."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.delenv("PONDER_ALLOW_CPU", raising=False)
+
+    def train(*args):
+        raise AssertionError("started training")
+
+    monkeypatch.setattr(notebooks, "run", train)
+    monkeypatch.setattr(experiments, "train_all", train)
+    for profile in ("gpu", "paper"):
+        with pytest.raises(SystemExit) as stop:
+            main(["--profile", profile])
+        assert stop.value.code == 2
+        assert f"profile '{profile}' is sized for GPUs and no CUDA device is visible" in capsys.readouterr().err
+    assert check_device("quick") == "quick"
+    monkeypatch.setenv("PONDER_ALLOW_CPU", "1")
+    assert check_device("gpu") == "gpu"
+    monkeypatch.delenv("PONDER_ALLOW_CPU")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert check_device("paper") == "paper"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

@@ -25,7 +25,7 @@ from .checks import check_int
 from .experiments import training
 from .claims import clear, gather, rows, tally
 from .paths import ROOT, figures_dir, profile_folder
-from .profiles import PROFILES, check_profile
+from .profiles import PROFILES, check_device, check_profile
 from .parallel import worker_count
 from . import parallel, readme
 from .regression import sanitize, unpinned_reason
@@ -261,7 +261,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     try:
         find(args.names)
-    except ValueError as error:  # a misspelt name: say so, as for any bad argument
+        if args.action == "run":
+            check_device(args.profile)
+    except ValueError as error:  # a misspelt name, a GPU profile without a GPU: say so, as for any bad argument
         parser.error(str(error))
     if args.action == "run":
         run(args.profile, args.seed, args.names, args.jobs)

@@ -22,11 +22,15 @@ row with :func:`by_profile`, so there is no ``if profile == ...`` scattered thro
 may leave out ``cpu`` where it is ``quick``'s row (:data:`EXTENDS`). The run keys do not hash those
 tables, only what a row puts into a run's config: re-sizing ``gpu`` leaves ``quick``'s runs cached.
 """
+import os
 from typing import Mapping, TypeVar
 
 from .checks import check_choice
 
 PROFILES = ("smoke", "quick", "cpu", "gpu", "paper")
+# The profiles sized for GPUs: on a CPU their runs take days (a step of gpu's 12-block ViT takes
+# about 20 s on one core, and its base model trains 4,000 of them).
+GPU_PROFILES = ("gpu", "paper")
 # A profile a table may leave out, and the row it then reads.
 EXTENDS = {"cpu": "quick"}
 
@@ -36,6 +40,20 @@ T = TypeVar("T")
 def check_profile(profile: str) -> str:
     """Return ``profile`` if it is known, else raise a ``ValueError`` listing the profiles."""
     return check_choice("profile", profile, PROFILES)
+
+
+def check_device(profile: str) -> str:
+    """Return ``profile`` if it can train here, else raise a ``ValueError`` that says why not: a
+    profile of :data:`GPU_PROFILES` where no CUDA device is visible, unless ``PONDER_ALLOW_CPU=1``."""
+    if profile not in GPU_PROFILES or os.environ.get("PONDER_ALLOW_CPU") == "1":
+        return profile
+    import torch  # not at the top: ``import ponder`` pins the numerics before torch is imported
+
+    if not torch.cuda.is_available():
+        raise ValueError(f"profile {profile!r} is sized for GPUs and no CUDA device is visible: on this CPU its runs would take days. "
+                         "The gpu profile's figures, made on an H200, are committed in figures/gpu/. Here, use quick or cpu "
+                         "(or set PONDER_ALLOW_CPU=1 to train it on the CPU all the same)")
+    return profile
 
 
 def by_profile(table: Mapping[str, T], profile: str) -> T:

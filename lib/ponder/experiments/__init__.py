@@ -11,7 +11,7 @@ import importlib
 
 import torch.distributed as dist
 
-from ..profiles import PROFILES
+from ..profiles import PROFILES, check_device
 
 # name -> "module:function", imported only when run
 REGISTRY: dict[str, str] = {"acm": "ponder.experiments.acm:train_all", "survey": "ponder.experiments.survey:train_all", "hyla": "ponder.experiments.hyla:train_all", "hyper_ut": "ponder.experiments.hyper_ut:train_all", "hyper_ut_scratchpad": "ponder.experiments.hyper_ut_scratchpad:train_all", "hyper_ut_vision": "ponder.experiments.hyper_ut_vision:train_all"}
@@ -64,6 +64,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--profile", default="quick", choices=PROFILES)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    try:
+        check_device(args.profile)
+    except ValueError as error:  # a GPU profile without a GPU
+        parser.error(str(error))
     train_all(args.profile, args.seed, args.names)
     if dist.is_initialized():  # under torchrun: leave together, then release the process group
         dist.barrier()
