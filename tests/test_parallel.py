@@ -1,5 +1,10 @@
 """ponder.parallel: uncached jobs train in worker processes, and the results are the runs' own."""
 import math
+import os
+import signal
+import subprocess
+import sys
+import time
 from functools import partial
 from multiprocessing import get_context
 
@@ -201,3 +206,34 @@ def test_schedule_refuses_needs_that_cannot_be_met():
         parallel.schedule([partial(int), partial(int)], [{1}, {0}], 2, lambda *a: None)
     with pytest.raises(ValueError, match="position"):
         parallel.schedule([partial(int)], [{0}], 2, lambda *a: None)
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead but not yet reaped by whoever adopted it, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_workers_end_with_the_process_that_started_them():
+    """A ``make figures`` killed alone (SIGKILL: no handler runs) takes its workers with it, rather than
+    leaving them to train the rest of their runs: here a worker busy with a minute's sleep ends within seconds."""
+    # -W: the killed parent's resource tracker would warn of the pool's semaphores, which it never freed
+    parent = subprocess.Popen([sys.executable, "-W", "ignore:resource_tracker:UserWarning", "-c", "import ponder, sys, time\nfrom ponder import parallel\n"
+                               "pool = parallel._pool(1, 0)\nprint(pool.submit(parallel.os.getpid).result(), flush=True)\n"
+                               "pool.submit(time.sleep, 60)\ntime.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    worker = int(parent.stdout.readline())
+    try:
+        assert alive(worker)
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 10
+        while alive(worker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not alive(worker)
+    finally:
+        if alive(worker):
+            os.kill(worker, signal.SIGKILL)

@@ -17,9 +17,12 @@ depend on where it ran. With one worker :func:`prefetch` does nothing and the no
 calls train the runs in turn; with a GPU the workers share it (:func:`worker_count`), and with
 several GPUs each worker takes one of them in turn (:func:`_take_gpu`).
 """
+import ctypes
 import heapq
 import math
 import os
+import signal
+import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -179,11 +182,33 @@ def schedule(calls: Sequence[Callable[[], object]], needs: Sequence[set[int]], w
 
 
 def _pool(workers: int, gpus: int) -> ProcessPoolExecutor:
-    """``workers`` spawned processes; with several GPUs, worker ``k`` (in start order) on GPU ``k % gpus``."""
+    """``workers`` spawned processes that end with this one (:func:`_end_with_parent`); with several
+    GPUs, worker ``k`` (in start order) on GPU ``k % gpus``."""
     context = get_context("spawn")
-    if gpus < 2:
-        return ProcessPoolExecutor(workers, mp_context=context)
-    return ProcessPoolExecutor(workers, mp_context=context, initializer=_take_gpu, initargs=(context.Value("i", 0), gpus))
+    started = context.Value("i", 0) if gpus > 1 else None  # the workers started so far
+    return ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(os.getpid(), started, gpus))
+
+
+def _start_worker(parent: int, started, gpus: int) -> None:
+    """Pool initializer: the worker ends with ``parent`` and, with several GPUs, takes one."""
+    _end_with_parent(parent)
+    if gpus > 1:
+        _take_gpu(started, gpus)
+
+
+PR_SET_PDEATHSIG = 1  # prctl's option, <linux/prctl.h>
+
+
+def _end_with_parent(parent: int) -> None:
+    """On Linux, have the kernel send this worker SIGTERM when ``parent``, the process that started it,
+    dies. A ``make figures`` killed alone (``kill``, a scheduler's time limit, the out-of-memory killer;
+    Ctrl-C reaches the workers anyway) would otherwise leave its workers training for the rest of their
+    runs, each holding its run's lock; killed, a run resumes from its last checkpoint. Elsewhere nothing."""
+    if not sys.platform.startswith("linux"):
+        return
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # it died before the request was made
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _take_gpu(started, gpus: int) -> None:
