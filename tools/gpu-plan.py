@@ -231,20 +231,21 @@ def plan(profile: str, chains: dict | None = None, reads: dict | None = None) ->
         def record(run, make, *args, **kwargs):
             torch.manual_seed(0)
             model = make()
+            mb = megabytes(model)
             if run.key not in trained_by:
                 trained_by[run.key] = notebook
                 row = table[notebook][group_name(run.name)]
                 row[0] += 1
                 row[1] += run.config["train"]["steps"]
                 row[2] = mode(run)
-                row[3] += megabytes(model)
-                row[4] = max(row[4], megabytes(model))
+                row[3] += mb
+                row[4] = max(row[4], mb)
                 chain.append((run.name, run.config["train"]["steps"], mode(run)))
             elif trained_by[run.key] != notebook and run.key not in read:
                 read.add(run.key)
                 need = needs[notebook][trained_by[run.key]]
                 need[0] += 1
-                need[1] += megabytes(model)
+                need[1] += mb
             return model, {}
 
         def record_group(members, make, *args, **kwargs):

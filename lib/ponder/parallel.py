@@ -190,9 +190,10 @@ def _pool(workers: int, gpus: int) -> ProcessPoolExecutor:
 
 
 def _start_worker(parent: int, started, gpus: int) -> None:
-    """Pool initializer: the worker ends with ``parent`` and, with several GPUs, takes one."""
+    """Pool initializer: the worker ends with ``parent`` and, with several GPUs (a ``started``
+    count), takes one."""
     _end_with_parent(parent)
-    if gpus > 1:
+    if started is not None:
         _take_gpu(started, gpus)
 
 
