@@ -67,10 +67,11 @@ test-gpu: $(INSTALL)
 bench: $(INSTALL)
 	$(PY) -m ponder.bench
 
-# the lab works on copies in build/lab/ (made once; `make clean` resets them), so autosave never
-# writes outputs into the tracked notebooks; --allow-root where the user is root (containers)
+# the lab works on copies in build/lab/, so autosave never writes outputs into the tracked notebooks;
+# a copy older than its notebook is replaced (the old one kept as NAME.ipynb.~N~); --allow-root where
+# the user is root (containers)
 lab: $(STAMP)
-	mkdir -p build/lab && cp -n notebooks/*.ipynb build/lab/
+	mkdir -p build/lab && cp -uv --backup=numbered notebooks/*.ipynb build/lab/
 	$(PY) -c 'import os, sys, ponder; os.execv(sys.argv[1], sys.argv[1:])' $(VENV)/bin/jupyter lab $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) build/lab/  # through ponder: its kernels run pinned
 
 # re-run the smoke notebooks with a fresh run cache, keep only the outputs nbval checks (the

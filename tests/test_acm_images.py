@@ -69,6 +69,7 @@ def test_copies_render_each_test_digit_again_differently():
 PINNED_TEXTURED = {"test": "5314fcf5bc0f6ae9287c92512af1aa04dd4d7ee71c565a2d83289323a15cc0bf", "sample": "1861dfd2e22c56ce62bd0669c38e64c7b79c1a01d35434065da572d20d589ac0"}
 
 
+@pytest.mark.pinned_bits
 def test_textured_data_are_byte_identical():
     x, y = images.images("test", size=8, canvas=16, scene="textured", copies=2)
     xs, ys = images.sample(16, seed=3, size=8, canvas=16, scene="textured")

@@ -25,7 +25,7 @@ STEADY_HEAP_PROBE = """
 import ponder, resource, sys, torch
 import ponder.bench
 if sys.argv[1] == "off":
-    ponder.bench.steady_heap = lambda: False  # time_rounds as it was before session 32
+    ponder.bench.steady_heap = lambda: False  # time_rounds without the steady heap
 from ponder.bench import acm
 torch.set_num_threads(1)
 z, mlp, learners, gate = acm.layer_parts()  # acm-9's layer on the CPU: 4,160 tokens of width 192, hidden 768

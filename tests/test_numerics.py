@@ -1,5 +1,6 @@
-"""Pinned numerics (ponder.numerics): the pins win over what the environment asks for, reach
-papermill kernels and prefetch workers, and a late import is warned about."""
+"""Pinned numerics (ponder.numerics): the same bits as recorded on an AMD and an Intel CPU, the pins
+win over what the environment asks for, reach papermill kernels and prefetch workers, and a late
+import is warned about."""
 import json
 import os
 import subprocess
@@ -12,7 +13,8 @@ import pytest
 from ponder import numerics, parallel
 
 HERE = Path(__file__).resolve().parent
-OTHER_DISPATCH = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE", "ONEDNN_MAX_CPU_ISA": "SSE41", "OPENBLAS_CORETYPE": "Sandybridge",
+RECORDED = json.loads((HERE / "numerics_hashes.json").read_text())["machines"]
+OTHER_DISPATCH = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "AVX2,STRICT", "ONEDNN_MAX_CPU_ISA": "SSE41", "OPENBLAS_CORETYPE": "Sandybridge",
                   "OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2"}
 pytestmark = pytest.mark.skipif(numerics.unsupported_reason() is not None, reason=f"numerics are not pinned here: {numerics.unsupported_reason()}")
 
@@ -24,21 +26,49 @@ def clean_env(**extra) -> dict:
 
 
 def probe(env: dict) -> dict:
-    done = subprocess.run([sys.executable, str(HERE / "numerics_probe.py"), "20"], env=env, capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, str(HERE / "numerics_probe.py"), "20"], env=env | {"TQDM_DISABLE": "1"}, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_the_pins_win_over_another_dispatch():
+def this_cpu() -> str:
+    cpuinfo = Path("/proc/cpuinfo").read_text()
+    return next((line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")), "an unnamed CPU")
+
+
+@pytest.fixture(scope="module")
+def pinned_hashes() -> dict:
+    return probe(clean_env())
+
+
+@pytest.mark.parametrize("machine", RECORDED)
+def test_the_same_bits_as_recorded_on(machine, pinned_hashes):
+    """Every operation, data set and training of tests/numerics_probe.py gives the bits recorded on
+    ``machine`` (the parameter names its vendor); the message names the CPU this test ran on."""
+    recorded = RECORDED[machine]
+    differ = sorted(name for name, value in recorded.items() if pinned_hashes[name] != value)
+    assert differ == [], f"on {this_cpu()}, not the bits recorded on {machine}: {differ}"
+
+
+def test_the_recorded_machines_agree_where_both_ran():
+    """The Intel and AMD hashes were recorded apart; where both hold an entry they are equal, and the
+    Intel machine's cover every single operation of the probe."""
+    (amd, *_), (intel, *_) = ([m for m in RECORDED if m.startswith(vendor)] for vendor in ("AMD", "Intel"))
+    shared = RECORDED[amd].keys() & RECORDED[intel].keys()
+    assert {name for name in RECORDED[amd] if name.startswith("op: ")} <= shared
+    assert {name: RECORDED[amd][name] for name in shared} == {name: RECORDED[intel][name] for name in shared}
+
+
+def test_the_pins_win_over_another_dispatch(pinned_hashes):
     """Every model family trains to the same bits, and numpy's OpenBLAS computes the same t-SNE map
     and probe, whether the environment asked for AVX2 or for ATen's default kernels, MKL's
-    compatible branch, SSE4.1 oneDNN, OpenBLAS's AVX-only kernels and two threads; unpinned, the
+    vendor-dependent AVX2 branch, SSE4.1 oneDNN, OpenBLAS's AVX-only kernels and two threads; unpinned, the
     same request changes the bits (so the test can see a difference)."""
-    plain, other = probe(clean_env()), probe(clean_env(**OTHER_DISPATCH))
+    plain, other = pinned_hashes, probe(clean_env(**OTHER_DISPATCH))
     assert plain == other and plain["capability"] == "AVX2" and plain["threads"] == 1
     unpinned = probe(clean_env(PONDER_UNPINNED="1", **OTHER_DISPATCH))
     assert unpinned["capability"] == "DEFAULT"
-    assert [unpinned[k] != plain[k] for k in plain if "-" in k].count(True) >= 3
-    assert unpinned["blas-tsne"] != plain["blas-tsne"]
+    assert [unpinned[k] != plain[k] for k in plain if k.startswith("train: ")].count(True) >= 3
+    assert unpinned["data: hyla_latent t-SNE"] != plain["data: hyla_latent t-SNE"]
 
 
 def report(path: str) -> None:
@@ -61,12 +91,12 @@ def test_prefetch_workers_and_papermill_kernels_run_pinned(tmp_path, run_one_cel
 
     outputs = run_one_cell("import torch, os\nprint(torch.backends.cpu.get_cpu_capability(), torch.get_num_threads(), os.environ.get('MKL_CBWR'))")
     printed = outputs[0]["text"].split()
-    assert printed == ["AVX2", "1", "AVX2,STRICT"]
+    assert printed == ["AVX2", "1", "COMPATIBLE"]
 
 
 def test_importing_torch_first_is_warned_about():
     done = subprocess.run([sys.executable, "-c", "import torch, ponder"], env=clean_env(), capture_output=True, text=True, check=True)
-    assert "torch was imported before ponder" in done.stderr and "MKL_CBWR=AVX2,STRICT" in done.stderr
+    assert "torch was imported before ponder" in done.stderr and "MKL_CBWR=COMPATIBLE" in done.stderr
 
 
 NUMPY_LEVELS = "import json, ponder, numpy; from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__; print(json.dumps([k for k in __cpu_dispatch__ if __cpu_features__[k]]))"

@@ -73,8 +73,36 @@ def test_sync_file_says_whether_it_changed(figures, tmp_path):
     assert not readme.sync_file(path, figures)
 
 
-def test_the_committed_readme_shows_the_committed_figures():
-    """Every generated block of README.md is what `make figures` makes of figures/ (run it on the cached runs to mend)."""
-    text = (ROOT / "README.md").read_text()
-    assert text.count("<!-- generated: ") >= 6
-    assert readme.sync(text, ROOT / "figures") == text
+@pytest.mark.parametrize("document", readme.documents(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_committed_documents_show_the_committed_figures(document):
+    """Every generated block of the README and docs/ is what `make figures` makes of figures/ (run it on the cached runs to mend)."""
+    text = document.read_text()
+    assert readme.sync(text, ROOT / "figures", readme.base_of(document, ROOT / "figures")) == text
+
+
+def test_the_readme_and_paper_pages_carry_generated_results():
+    counts = {path.name: path.read_text().count("<!-- generated: ") for path in readme.documents()}
+    assert counts["README.md"] >= 3 and all(counts[page.split("/")[1]] >= 1 for _, page in readme.PAPERS.values())
+    assert counts["gallery.md"] == 1
+
+
+def test_headlines_thumbnails_and_gallery(figures):
+    text = LEDGER.replace("| hut-3 | a \\| b beats c |", "| hut-3 | Hyper-UT is the most accurate beyond the training hops (x) |")
+    (figures / "CLAIMS.md").write_text(text)
+    with pytest.raises(readme.NotMade, match="hut-4"):
+        readme.render("headlines", figures)
+    (figures / "hut-3.png").write_bytes(b"png")
+    gallery = readme.render("gallery", figures, "../figures/")
+    assert gallery.startswith("### hut-3\n\n[![hut-3](../figures/hut-3.png)](../figures/hut-3.png)")
+    assert "| Hyper-UT is the most accurate beyond the training hops (x) | 0.64 | holds |" in gallery
+    assert "Made by [notebooks/hyper_ut.ipynb](../notebooks/hyper_ut.ipynb)." in gallery
+    with pytest.raises(readme.NotMade, match="hut-4.png"):
+        readme.render("thumbnails", figures)
+
+
+def test_a_headline_row_reads_paper_ours_verdict_and_scale():
+    rows = readme.headline_rows((ROOT / "figures" / "cpu" / "CLAIMS.md").read_text(), "cpu", "")
+    lines = rows.splitlines()
+    assert lines[0] == "| paper | claim | paper's number | ours | verdict | scale | more |"
+    assert len(lines) == 2 + len(readme.HEADLINES)
+    assert lines[2].startswith("| Hyper-UT | Hyper-UT is the most accurate beyond the training hops") and "(docs/hyper-ut.md#hut-3)" in lines[2]

@@ -111,18 +111,23 @@ def test_numbers_are_unpinned_off_x86_with_avx2_when_asked_and_on_a_gpu(monkeypa
 class Item:
     """What the hook reads of one of nbval's cell items."""
 
-    def __init__(self, tags):
+    def __init__(self, tags, pinned_bits=False):
         self.cell = nbformat.v4.new_code_cell("print(1)", metadata={"tags": tags})
         self.markers = []
+        self.pinned_bits = pinned_bits
 
     def add_marker(self, marker):
         self.markers.append(marker)
 
+    def get_closest_marker(self, name):
+        return name == "pinned_bits" and self.pinned_bits or None
 
-def test_only_the_tagged_cells_are_skipped_with_the_reason():
-    items = [Item(["nbval-check-output", regression.TAG]), Item(["nbval-check-output"]), Item([])]
+
+def test_only_the_tagged_cells_and_pinned_bits_tests_are_skipped_with_the_reason():
+    items = [Item(["nbval-check-output", regression.TAG]), Item(["nbval-check-output"]), Item([]), Item([], pinned_bits=True)]
     assert regression.skip_unpinned(items, None) == 0
-    assert regression.skip_unpinned(items, "the CPU is arm64") == 1
+    assert regression.skip_unpinned(items, "the CPU is arm64") == 2
+    assert items[3].markers[0].name == "skip"
     (marker,) = items[0].markers
     assert marker.name == "skip" and "the CPU is arm64" in marker.kwargs["reason"] and "x86-64 with AVX2" in marker.kwargs["reason"]
     assert not items[1].markers and not items[2].markers

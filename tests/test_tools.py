@@ -191,7 +191,7 @@ def test_gpu_slice_packs_the_folders_asked_for_within_its_megabytes(tmp_path):
 
 def test_gpu_slice_runs_the_probes_and_the_benchmarks_it_is_given(tmp_path):
     """First the committed ledger's rows go back into the run cache (``tools/ledger-rows.py``); then
-    ``probes`` compares the stacked and the alone gradients of hyper_act and ut_act (RUN.md, lease 3),
+    ``probes`` compares the stacked and the alone gradients of hyper_act and ut_act,
     ``lengths`` runs the fuzzy-logic length probe, ``scenes`` the image stand-in probe, ``captures`` the CUDA tests of the ways
     ACM's phase III may train and then the capture probe, ``sraven-batch`` the three
     sraven runs at smaller batches side by side (in any order), ``bench:kernels,train`` those two benchmarks (each in

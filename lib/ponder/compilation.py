@@ -12,7 +12,7 @@ its inputs once.
 The largest part left after fusing is HYLA's value contractions: batched products of tiny matrices,
 ``[18432, 36, 16] @ [18432, 16, 4]`` and the like at the gpu size (``bhqk,bkhd->bqkd`` per layer,
 and the others of its forward and backward). cuBLAS runs them far below memory speed: on the H200
-(``python -m ponder.bench kernels``, lease 1 of figures/gpu/RUN.md) they took 1.9 of the compiled
+(``python -m ponder.bench kernels``) they took 1.9 of the compiled
 step's 4.7 ms on the device, where reading and writing their tensors once (1.4 GB a step) would
 take 0.3. With :data:`SUM_SMALL_PRODUCTS`, inductor's ``decompose_mm_pass`` computes each batched
 product of at least 10,240 matrices with two of its three sizes under 32 (on CUDA; on the CPU only

@@ -163,13 +163,16 @@ def draw_streams(profile: str, groups: list, width: int) -> None:
 
 
 def sync_readme() -> None:
-    """Rewrite the README's generated blocks from the committed figures (:mod:`ponder.readme`), or say
-    why not: after a subset of the notebooks in a fresh clone, some blocks' rows were never made."""
-    try:
-        if readme.sync_file(ROOT / "README.md", ROOT / "figures"):
-            print(f"README.md: its generated blocks rewritten from the figures of {', '.join(readme.SHOWN)}")
-    except readme.NotMade as missing:
-        print(f"README.md left as it was: {missing} (make figures of every notebook, PROFILE={' and '.join(readme.SHOWN)}, rewrites it)", file=sys.stderr)
+    """Rewrite the generated blocks of the README and docs/ from the committed figures
+    (:mod:`ponder.readme`), or say why not: after a subset of the notebooks in a fresh clone, some
+    blocks' rows were never made."""
+    for document in readme.documents():
+        name = document.relative_to(ROOT)
+        try:
+            if readme.sync_file(document, ROOT / "figures"):
+                print(f"{name}: its generated blocks rewritten from the figures of {', '.join(readme.SHOWN)}")
+        except readme.NotMade as missing:
+            print(f"{name} left as it was: {missing} (make figures of every notebook, PROFILE={' and '.join(readme.SHOWN)}, rewrites it)", file=sys.stderr)
 
 
 def prepare(profile: str, out: Path, seed: int = 0, names: list[str] | None = None) -> list[Path]:

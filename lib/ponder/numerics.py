@@ -1,4 +1,4 @@
-"""Pinned numerics: the same bits from the same run on every x86-64 CPU with AVX2.
+"""Pinned numerics: the same bits from the same run on Intel and AMD x86-64 CPUs with AVX2.
 
 A float32 sum's last bits depend on the order of its terms, and the order depends on which SIMD
 code path MKL, ATen and oneDNN pick for the CPU at hand and on how many threads split the work.
@@ -8,7 +8,7 @@ So before torch and numpy are imported, ``import ponder`` fixes all of it:
 ========================  ============================  ===========================================================
 variable                  value                         what it pins
 ========================  ============================  ===========================================================
-MKL_CBWR                  AVX2,STRICT                   MKL's conditional numerical reproducibility branch
+MKL_CBWR                  COMPATIBLE                    MKL's conditional numerical reproducibility branch
 ATEN_CPU_CAPABILITY       avx2                          the ATen kernels' SIMD level
 ONEDNN_MAX_CPU_ISA        AVX2                          oneDNN's instruction set
 OPENBLAS_CORETYPE         Haswell                       the kernels of numpy's and scipy's OpenBLAS (t-SNE, probes)
@@ -25,6 +25,16 @@ already chooses. numpy's own loops (``NPY_DISABLE_CPU_FEATURES``, numpy 2's name
 by CPU as well: on an AVX-512 machine they moved a legend of acm-5's PDF by 4e-5 pt against the
 figure made on an AVX2 machine (its PNG was the same); held at AVX2, the PDF was the same too.
 
+MKL is the one library that also chooses by vendor: under ``AVX2,STRICT`` (or ``SSE4_2``, ``AVX``)
+an Intel CPU runs other GEMM, FFT and vector-math code than an AMD one, and the results differ
+(GEMMs of 8x8x8 and 2048x64x10, the STFT, exp/log/sin/cos/tanh, grid sampling, attention).
+``COMPATIBLE`` is MKL's vendor-independent branch: with it every operation of
+``tests/numerics_probe.py`` gives the same bits on an Intel Xeon (AVX-512, AMX) as on an AMD EPYC
+(``tests/test_numerics.py`` holds both machines' hashes). It costs GEMM speed: a 2080x32x128
+product takes 2.0x as long on AMD (``make bench`` states what it costs the training steps).
+ATen's dropout draws its mask with MKL on Intel only; :mod:`ponder.models.dropout` draws it the
+same way everywhere.
+
 The values *override* what the environment asked for (a machine choosing by itself is what they
 guard against). Every entry point imports ``ponder`` first (``make figures | results | test | lab``,
 ``python -m ponder.*``), and the processes it starts (papermill kernels, prefetch workers,
@@ -39,7 +49,7 @@ import sys
 import warnings
 
 PINS = {
-    "MKL_CBWR": "AVX2,STRICT",
+    "MKL_CBWR": "COMPATIBLE",
     "ATEN_CPU_CAPABILITY": "avx2",
     "ONEDNN_MAX_CPU_ISA": "AVX2",
     "OPENBLAS_CORETYPE": "Haswell",

@@ -2,11 +2,11 @@
 
 * ``smoke`` — tests and CI: every notebook end to end in seconds; numbers are meaningless.
 * ``quick`` — default of ``make figures``: a 2-core laptop without a GPU, all notebooks ≤ 35 min (met
-  on an AVX-512 CPU; about an hour on AVX2-only ones: the README's budget).
+  on an AVX-512 CPU; about an hour on AVX2-only ones: docs/reproducibility.md).
   The comparisons that need several seeds to be judged mostly get one here (the ledger then says
   inconclusive), and the grids are thinned; ``cpu`` has the rest.
 * ``cpu``   — the same models and steps as ``quick`` (fuzzy logic's steps aside: 16 times
-  more, since the attention kinds' order settles late) on the same laptop, about 95 minutes after ``quick`` on 2 AVX-512 cores (the README's budget): every
+  more, since the attention kinds' order settles late) on the same laptop, about 95 minutes after ``quick`` on 2 AVX-512 cores (docs/reproducibility.md): every
   judged comparison on 3 seeds and the full grids (pool sizes, budgets, depths, ablations). Its runs
   are ``quick``'s plus more, in one cache (:func:`ponder.paths.runs_dir`); its figures and ledger
   are committed under ``figures/cpu/``.

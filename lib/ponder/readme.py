@@ -1,8 +1,8 @@
-"""The README's numbers come from the figures folder, never from a hand: its generated blocks.
+"""The README's and docs' numbers come from the figures folder, never from a hand: generated blocks.
 
-A result typed into the README goes stale the first time a run changes (it happened: the
-Hyper-UT table kept numbers of runs that had since been retrained). So every result the README
-shows sits in a block that ``make figures`` rewrites from what the notebooks wrote::
+A result typed into a document goes stale the first time a run changes. So every result the
+README and the pages of ``docs/`` show sits in a block that ``make figures`` rewrites from what
+the notebooks wrote::
 
     <!-- generated: KIND [ARGUMENT] -->
     ... (rewritten) ...
@@ -15,21 +15,30 @@ block            what it holds
 ``ledger P``     the ledger rows of the targets ``P-*`` (``hut``, ``acm``, ...):
                  id, claim, ours, verdict; the evidence stays in the ledger
 ``table ID``     ``figures/ID.md``, a table a notebook wrote (``save_table``)
+``headlines``    one row per paper headline claim (:data:`HEADLINES`): paper, claim,
+                 the paper's number, ours, verdict, scale, a link to its paper page
+``thumbnails``   a row of the headline targets' figures, each a link to its full size
+``gallery``      every target: its figure, its ledger rows and the notebook that makes it
+``notebooks``    per notebook, its targets and those with a figure in the profile's folder
 ===============  =================================================================
+
+Links in a block are written relative to the document (the README at the root, a page in ``docs/``).
 
 A block may name another profile's committed figures last (``ledger hut cpu``, ``tally cpu``):
 it is then rewritten from ``figures/<profile>/``.
 
 :func:`sync` rewrites the blocks; ``make figures`` calls it after writing the committed figures
-(those of :data:`SHOWN`, seed 0), and ``tests/test_readme.py`` checks that the committed README equals what
-:func:`sync` makes of the committed figures, so the two cannot be committed out of step.
+(those of :data:`SHOWN`, seed 0) on the README and every page of ``docs/`` (:data:`DOCUMENTS`), and
+``tests/test_readme.py`` checks that each committed document equals what :func:`sync` makes of the
+committed figures, so the two cannot be committed out of step.
 """
+import os
 import re
 from pathlib import Path
 
 import pandas as pd
 
-from .paths import profile_folder
+from .paths import ROOT, profile_folder
 from .plots import markdown_table
 from .profiles import PROFILES
 from .verify import LEDGER, ledger
@@ -38,8 +47,30 @@ SHOWN = ("quick", "cpu")  # the profiles whose committed figures the README's bl
 
 BLOCK = re.compile(r"(<!-- generated: (?P<spec>[^>]*?) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.DOTALL)
 OPEN = re.compile(r"<!-- generated: ")
-KINDS = ("tally", "ledger", "table")
+KINDS = ("tally", "ledger", "table", "headlines", "thumbnails", "gallery", "notebooks")
 SHOWN_COLUMNS = ("id", "claim", "ours", "verdict")
+PAPERS = {"hut": ("Hyper-UT", "docs/hyper-ut.md"), "acm": ("ACM", "docs/acm.md"), "hyla": ("HYLA", "docs/hyla.md"),
+          "survey": ("Survey", "docs/survey.md")}
+# each paper's headline claims: (target id, the start of its ledger row's claim)
+HEADLINES = (
+    ("hut-3", "Hyper-UT is the most accurate beyond the training hops"),
+    ("hut-4", "Hyper-UT allocates more fairly"),
+    ("hut-8", "HyperU-ViT matches ViT top-1"),
+    ("hut-8", "HyperU-ViT saves more than 70% of the layers"),
+    ("acm-3", "ACM on the Pareto front"),
+    ("acm-4", "ACM better than MoEfication at every budget"),
+    ("acm-5", "most tokens need only 2-3 of 4 learners"),
+    ("hyla-a1", "sraven (K=2"),
+    ("hyla-2", "fuzzy logic (stand-in scale): HYLA's OOD R² drops least"),
+    ("hyla-6", "LM (stand-in: bytes of torch's docs): HYLA reaches a lower validation loss"),
+    ("survey-1", "PonderNet trains more stably than ACT"),
+    ("survey-2", "early exit saves layers on easy examples"),
+)
+
+
+def documents() -> list[Path]:
+    """The documents with generated blocks: the README and every page of ``docs/`` but the research notes."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
 class NotMade(LookupError):
@@ -62,14 +93,94 @@ def ledger_rows(ledger_text: str, prefix: str) -> str:
     return markdown_table(pd.DataFrame(found, columns=list(SHOWN_COLUMNS)))
 
 
-def render(spec: str, figures: Path) -> str:
-    """The text of the block ``spec`` (``"tally"``, ``"ledger hut"``, ``"table hut-3"``, each optionally
-    followed by a profile: ``"ledger hut cpu"``) from ``figures`` (or its profile's folder)."""
+def _scale(row: dict, profile: str) -> str:
+    """A row's scale: the profile and the seeds its evidence counts (``n=3``)."""
+    seeds = re.findall(r"\(n=(\d+)\)", row.get("evidence", ""))
+    return f"{profile}, {max(map(int, seeds))} seed{'s' * (max(map(int, seeds)) > 1)}" if seeds else profile
+
+
+def headline_rows(ledger_text: str, profile: str, base: str) -> str:
+    """The rows of :data:`HEADLINES` as a Markdown table; links relative to ``base`` (the root)."""
+    by_target = ledger(ledger_text)
+    table = []
+    for target, start in HEADLINES:
+        row = next((r for r in by_target.get(target, []) if r["claim"].startswith(start)), None)
+        if row is None:
+            raise NotMade(f"the ledger has no row of {target} whose claim starts {start!r}")
+        paper, page = PAPERS[target.split("-")[0]]
+        table.append((paper, row["claim"], row["paper"], row["ours"], row["verdict"], _scale(row, profile), f"[{target}]({base}{page}#{target})"))
+    return markdown_table(pd.DataFrame(table, columns=["paper", "claim", "paper's number", "ours", "verdict", "scale", "more"]))
+
+
+def thumbnails(figures: Path, base: str) -> str:
+    """The headline targets' figures in one row, 160 pixels wide, each a link to its full size."""
+    links = []
+    for target in dict.fromkeys(target for target, _ in HEADLINES):
+        if not (figures / f"{target}.png").exists():
+            raise NotMade(f"{figures / target}.png was not made (run its notebook)")
+        links.append(f'<a href="{base}{target}.png"><img src="{base}{target}.png" width="160" alt="{target}"></a>')
+    return "\n".join(links) + "\n"
+
+
+SAVED = re.compile(r'save_figure\(fig, \\"([a-z]+-[a-z0-9]+)\\"')
+
+
+def targets_of_notebooks() -> dict[str, list[str]]:
+    """``{notebooks/NAME.ipynb: [target ids whose figures it saves]}``, in file order."""
+    found = {f"notebooks/{path.name}": list(dict.fromkeys(SAVED.findall(path.read_text()))) for path in sorted((ROOT / "notebooks").glob("*.ipynb"))}
+    return {name: targets for name, targets in found.items() if targets}
+
+
+def notebook_of(target: str) -> str:
+    """The notebook that saves ``target``'s figure (``notebooks/NAME.ipynb``)."""
+    for name, targets in targets_of_notebooks().items():
+        if target in targets:
+            return name
+    raise LookupError(f"no notebook saves the figure of {target}")
+
+
+def notebook_status(figures: Path) -> str:
+    """Per notebook: its targets and how many of them have a figure in ``figures``."""
+    rows = []
+    for name, targets in targets_of_notebooks().items():
+        made = [t for t in targets if (figures / f"{t}.png").exists()]
+        rows.append((name.split("/")[1].removesuffix(".ipynb"), ", ".join(made) or "—", f"{len(made)} of {len(targets)}"))
+    return markdown_table(pd.DataFrame(rows, columns=["notebook", "figures made", "of its targets"]))
+
+
+def gallery(ledger_text: str, figures: Path, base: str, root: str) -> str:
+    """Every target with a figure in ``figures``: a heading, the figure, its ledger rows and its notebook."""
+    by_target = ledger(ledger_text)
+    order = lambda path: (list(PAPERS).index(path.stem.split("-")[0]), path.stem.split("-")[1].lstrip("a").zfill(3), path.stem)  # noqa: E731
+    parts = []
+    for png in sorted(figures.glob("*.png"), key=order):
+        target = png.stem
+        rows = [(r["claim"], r["ours"], r["verdict"]) for r in by_target.get(target, [])]
+        notebook = notebook_of(target)
+        parts.append(f"### {target}\n\n[![{target}]({base}{png.name})]({base}{png.name})\n\n"
+                     + (markdown_table(pd.DataFrame(rows, columns=["claim", "ours", "verdict"])) + "\n" if rows else "")
+                     + f"Made by [{notebook}]({root}{notebook}).\n")
+    return "\n".join(parts)
+
+
+def render(spec: str, figures: Path, base: str = "figures/") -> str:
+    """The text of the block ``spec`` (``"tally"``, ``"ledger hut"``, ``"table hut-3"``, ``"headlines"``,
+    ``"thumbnails"``, ``"gallery"``, each optionally followed by a profile: ``"ledger hut cpu"``) from
+    ``figures`` (or its profile's folder); ``base`` is the figures folder's path from the document."""
     kind, *argument = spec.split()
+    profile = "quick"
     if argument and argument[-1] in PROFILES:
-        figures = figures / profile_folder(argument.pop())
-    if kind not in KINDS or len(argument) != (kind != "tally"):
-        raise ValueError(f"unknown README block {spec!r}: one of 'tally', 'ledger PREFIX', 'table TARGET-ID', optionally followed by a profile")
+        profile = argument.pop()
+        figures = figures / profile_folder(profile)
+        base = f"{base}{profile_folder(profile)}/" if profile_folder(profile) else base
+    if kind not in KINDS or len(argument) != (kind in ("ledger", "table")):
+        raise ValueError(f"unknown README block {spec!r}: one of 'tally', 'ledger PREFIX', 'table TARGET-ID', 'headlines', "
+                         "'thumbnails', 'gallery', optionally followed by a profile")
+    root = base.split("figures/")[0]
+    if kind == "thumbnails":
+        return thumbnails(figures, base)
+    if kind == "notebooks":
+        return notebook_status(figures)
     if kind == "table":
         path = figures / f"{argument[0]}.md"
         if not path.exists():
@@ -78,20 +189,29 @@ def render(spec: str, figures: Path) -> str:
     if not (figures / LEDGER).exists():
         raise NotMade(f"README block {spec!r}: {figures / LEDGER} was not written (run the notebooks)")
     text = (figures / LEDGER).read_text()
+    if kind == "headlines":
+        return headline_rows(text, profile, root)
+    if kind == "gallery":
+        return gallery(text, figures, base, root)
     return tally_line(text) + "\n" if kind == "tally" else ledger_rows(text, argument[0])
 
 
-def sync(text: str, figures: Path) -> str:
-    """``text`` (a README) with every generated block rewritten from ``figures``."""
+def sync(text: str, figures: Path, base: str = "figures/") -> str:
+    """``text`` (a document) with every generated block rewritten from ``figures``, links through ``base``."""
     if len(OPEN.findall(text)) != len(BLOCK.findall(text)):
         raise ValueError("a README block '<!-- generated: ... -->' has no '<!-- end generated -->'")
-    return BLOCK.sub(lambda m: m.group(1) + render(m.group("spec"), figures) + m.group(4), text)
+    return BLOCK.sub(lambda m: m.group(1) + render(m.group("spec"), figures, base) + m.group(4), text)
+
+
+def base_of(document: Path, figures: Path) -> str:
+    """The figures folder's path as seen from ``document`` (``figures/`` from the root, ``../figures/`` from docs/)."""
+    return os.path.relpath(figures, document.parent).replace(os.sep, "/") + "/"
 
 
 def sync_file(readme: Path, figures: Path) -> bool:
     """Rewrite ``readme``'s generated blocks from ``figures``; ``True`` if it changed."""
     before = readme.read_text()
-    after = sync(before, figures)
+    after = sync(before, figures, base_of(readme, figures))
     if after != before:
         readme.write_text(after)
     return after != before

@@ -43,7 +43,7 @@ def steady_heap() -> bool:
     with fresh pages from the kernel and returns freed memory at the top of the heap, so a call's
     time includes page faults that depend on what the calls before it freed. On the ACM layer of
     ``ponder.bench.acm`` (12.8 MB activations) that made the same dense MLP take 45-75 ms by its
-    place in a round, and a layer's ratio to it swing by up to 0.3 (session 32). With blocks up to
+    place in a round, and a layer's ratio to it swing by up to 0.3. With blocks up to
     32 MB taken from the heap (``M_MMAP_THRESHOLD``) and the heap never trimmed
     (``M_TRIM_THRESHOLD``), every call reuses pages already mapped, and the timing measures the
     arithmetic. Elsewhere (no glibc) nothing changes and this returns ``False``.

@@ -34,7 +34,7 @@ The acm-9 claims are judged on processes, not rounds (:func:`measure_processes`)
 measured in several fresh processes, one after another, and each process's median ratio is one
 sample. On a 2-core AVX2 machine two runs of the same code gave the two-thread, mixed-k overhead at 1.6
 learners as 0.139 ± 0.008 and 0.183 ± 0.012 (standard errors over each run's rounds), and the verdict
-of its row moved with them (figures/gpu/RUN.md, session 42): what moves between processes
+of its row moved with them: what moves between processes
 (where the heap and the threads land, the machine's minute) is noise that a process's rounds never see.
 """
 

@@ -80,7 +80,7 @@ def in_bf16(loss_fn: Callable) -> Callable:
 # that are not bound by launches alone (sraven and the ViT; ACM's phase III and the language model, whose
 # eager steps of 6 processes side by side keep the device busy). bf16 and compiled-cublas are measurements
 # for deciding, no run trains that way; compiled is what a sraven run with ``compiled=True`` trains with, and
-# what an ACM phase-III run or a language model would (figures/gpu/RUN.md, session 40)
+# what an ACM phase-III run or a language model would
 VARIANTS: dict[str, tuple[tuple[str, ...], Callable]] = {
     "bf16": (("sraven", "ViT"), in_bf16), "compiled": (("sraven", "ACM phase III", "text"), compiled),
     "compiled-cublas": (("sraven",), partial(compiled, sum_small_products=False))}

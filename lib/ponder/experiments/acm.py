@@ -38,7 +38,7 @@ CODE_ACM = ["ponder.models.transformer", "ponder.models.acm", "ponder.models.acm
 PREFIX = {"digits": "acm", "speech": "acm/speech"}  # run names
 # how a phase-III step executes (a profile row's ``finetune_step``): eagerly, captured as a CUDA graph (on a GPU),
 # its loss compiled (ponder.compilation), or both; the modules each adds to the run's code. The CPU profiles stay
-# eager (pinned bits); on a GPU the step is thousands of small kernels (figures/gpu/RUN.md, session 40)
+# eager (pinned bits); on a GPU the step is thousands of small kernels
 FINETUNE_STEPS = {"eager": (), "captured": ("ponder.cuda_graphs",), "compiled": ("ponder.compilation",),
                   "compiled and captured": ("ponder.compilation", "ponder.cuda_graphs")}
 MOE_TOP_K_FRACTIONS = (1 / 8, 1 / 4, 3 / 8, 1 / 2, 3 / 4, 1)  # of the experts (official: 2..128 of 128)
@@ -167,7 +167,7 @@ def distilled(profile: str, seed: int = 0, n: int = 4, steps: int | None = None,
     """Phase I: the ACM-ized base model distilled to the replaced modules (lr 1e-3); ``steps=0``: random learners, no phase I.
 
     ``warm_start`` (our addition, default): the learners start from the replaced modules
-    (:func:`~ponder.models.acmize.acmize`); ``False``: at random, as the paper (measured effect in the README).
+    (:func:`~ponder.models.acmize.acmize`); ``False``: at random, as the paper (measured effect in docs/acm.md).
     """
     s = sizes(profile, task)
     base, _ = base_model(profile, seed, task)

@@ -56,8 +56,8 @@ def train_vision(kind: str, profile: str, seed: int):
 
     The ACT kinds hold their halting unit for the model's ``act_hold`` of training, as on C-PVR
     (``hyper_ut.cpvr_parts``): without it, U-ViT+ACT at the gpu size halted every image after one layer
-    within 50 steps in a probe on the CPU, its loss still at chance, and the gpu run of lease 4
-    (figures/gpu/RUN.md) ended at one layer.
+    within 50 steps on the CPU, its loss still at chance, and at the gpu size on an H200 it ended
+    at one layer.
     The step is not captured as a CUDA graph: captured, ACT runs all ``T`` = 12 steps masked, and on
     the H200 that ran 39 steps/s summed over 6 processes against 367 eagerly (figures/gpu/RUN.md)."""
     sizes = by_profile(SIZES, profile)

@@ -17,7 +17,7 @@ residual connection (the MLP: zero output costs nothing), ``1`` for attention pr
 Writing the output through ``ν̂`` lets the task loss reach the gate (``task_gradient=True``, the
 default). *A deviation from the official code*, kept as a named option: there the one-hot is not
 multiplied into the output, so the gate learns only from the auxiliary losses
-(``task_gradient=False``; measured effect in the README's ACM section). At inference the gate takes
+(``task_gradient=False``; measured effect in docs/acm.md). At inference the gate takes
 the arg-max (no noise).
 
 **Execution.** The learners are packed: ``w1 [N·h, d_in]``, ``b1 [N·h]``, ``w2 [d_out, N·h]``;
@@ -143,7 +143,7 @@ def softmax_choices(scores: torch.Tensor) -> torch.Tensor:
     """``softmax`` over the last dimension, the gate's few choices, computed along a leading one: ATen's CPU
     kernel runs a short last dimension row by row and a leading one vectorised over the rows. A phase-III step
     calls it 40 times, and its backward as often; ``python -m ponder.bench gate`` times forward and backward
-    against ``softmax(-1)`` (0.24x on the machine of the README)."""
+    against ``softmax(-1)`` (0.24x on one core of an AVX2 CPU)."""
     return scores.movedim(-1, 0).softmax(dim=0).movedim(0, -1)
 
 

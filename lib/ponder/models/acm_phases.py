@@ -33,7 +33,7 @@ realised histogram and its gradient that of the soft ``ν``.
 and the two spend differently (the arg-max picks each token's most likely ``k``, not a sample of
 its distribution). With the option, ``L_b`` adds the same term on the arg-max choices,
 ``| mean_i β_i^argmax − β_target |`` (straight-through gradient of ``softmax(logits / T)``), so
-that the evaluated model meets the budget too (measured effect in the README).
+that the evaluated model meets the budget too (measured effect in docs/acm.md).
 """
 import math
 

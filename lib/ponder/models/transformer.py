@@ -14,17 +14,27 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .dropout import Dropout, dropout as drop
+
 # On the CPU, unmasked attention over at most this many tokens is computed by explicit_attention
 EXPLICIT_MAX_TOKENS = 16
 
 
-def explicit_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, dropout: float = 0.0) -> torch.Tensor:
-    """``dropout(softmax(Q K^T / sqrt(d))) V`` as three operations: ``[B, H, T, d]`` each -> ``[B, H, T, d]``.
+def explicit_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None, causal: bool = False,
+                       dropout: float = 0.0) -> torch.Tensor:
+    """``dropout(softmax(Q K^T / sqrt(d) + M)) V`` as three operations: ``Q`` ``[B, H, T, d]``, ``K, V``
+    ``[B, H, S, d]`` -> ``[B, H, T, d]``; ``mask`` and ``causal`` as in :func:`attend`.
 
-    The same function as ``F.scaled_dot_product_attention`` without a mask (equal to ~1e-6).
+    The same function as ``F.scaled_dot_product_attention`` (equal to ~1e-6); its dropout mask comes
+    from :func:`ponder.models.dropout.dropout`, the same on every CPU vendor.
     """
-    scores = (q * q.shape[-1] ** -0.5) @ k.transpose(-2, -1)  # [B, H, T, T]
-    return F.dropout(torch.softmax(scores, dim=-1), dropout) @ v
+    scores = (q * q.shape[-1] ** -0.5) @ k.transpose(-2, -1)  # [B, H, T, S]
+    if causal:
+        t, s = scores.shape[-2:]
+        mask = torch.ones(t, s, dtype=torch.bool, device=q.device).tril(s - t)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else scores + mask
+    return drop(torch.softmax(scores, dim=-1), dropout) @ v
 
 
 def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None, causal: bool = False, dropout: float = 0.0) -> torch.Tensor:
@@ -32,12 +42,16 @@ def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor
 
     ``mask`` (bool, True = attend, or float, added to the scores; broadcast to ``[B, H, T, S]``),
     ``causal`` and ``dropout`` as in ``F.scaled_dot_product_attention``, which computes it, except
-    without a mask on the CPU for at most :data:`EXPLICIT_MAX_TOKENS` queries and keys: there the
-    fused kernel's per-head overhead dominates, and :func:`explicit_attention` takes 0.75x its
-    time at 13 tokens, 0.9x at 17 (but 1.25x at 33; forward and backward, one thread).
+    on the CPU in two cases, computed by :func:`explicit_attention`: without a mask for at most
+    :data:`EXPLICIT_MAX_TOKENS` queries and keys, where the fused kernel's per-head overhead
+    dominates (the explicit one takes 0.75x its time at 13 tokens, 0.9x at 17, but 1.25x at 33;
+    forward and backward, one thread), and with ``dropout``, whose mask ATen would draw by CPU vendor.
     """
-    if mask is None and not causal and q.device.type == "cpu" and max(q.shape[-2], k.shape[-2]) <= EXPLICIT_MAX_TOKENS:
-        return explicit_attention(q, k, v, dropout)
+    if q.device.type == "cpu":
+        if dropout:
+            return explicit_attention(q, k, v, mask, causal, dropout)
+        if mask is None and not causal and max(q.shape[-2], k.shape[-2]) <= EXPLICIT_MAX_TOKENS:
+            return explicit_attention(q, k, v)
     return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, dropout_p=dropout)
 
 
@@ -47,7 +61,7 @@ class MLP(nn.Module):
     def __init__(self, dim: int, hidden: int, dropout: float = 0.0):
         super().__init__()
         self.fc1, self.fc2 = nn.Linear(dim, hidden), nn.Linear(hidden, dim)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.dropout(self.fc2(F.gelu(self.fc1(x))))

@@ -81,7 +81,7 @@ def fit_counts(seeds: pd.DataFrame, order: list[str]) -> str:
 
 
 def results_table(seeds: pd.DataFrame, order: list[str], act_order: list[str], train_max: int, test_max: int) -> pd.DataFrame:
-    """hut-3/4/5 in one table (the README's): per model, accuracy in and out of the training hops,
+    """hut-3/4/5 in one table (docs/hyper-ut.md shows it): per model, accuracy in and out of the training hops,
     mean steps and steps per extra hop (ACT models), parameters, as mean ± s.e. over the seeds, and
     how many seeds fit the training hops.
 

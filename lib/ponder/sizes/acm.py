@@ -17,8 +17,8 @@ profile trains."""
 # The speech base model keeps 3e-3 (99.5-100 %).
 # ``scene``: how the digits are drawn (a name of ``ponder.tasks.images.SCENES`` or an ``images.Scene``), in the
 # digits base model's config, so a row that changes it trains its own runs and no other profile's. Textured at
-# every profile so far; at gpu the 12-block ViT reaches 0.986 on it and its exits reach that at a fifth of the
-# depth (figures/gpu/RUN.md, lease 3), and tools/scene-probe.py measures harder scenes for this row.
+# every profile; at gpu the 12-block ViT reaches 0.986 on it (H200, figures/gpu/) and its exits reach that at a
+# fifth of the depth, so a harder scene may suit that row.
 SIZES = {
     "smoke": dict(scene="textured", finetune_step="eager", seeds=1, dim=16, depth=2, heads=2, batch=16, base_steps=20, distill_steps=4, gate_steps=4, finetune_steps=8, ablation_steps=4,
                   base_lr=3e-3, eval_images=64, finetune_lr=2e-3, loss_scale=10.0, expert_units=16),
@@ -31,9 +31,9 @@ SIZES = {
     # ``base_lr`` 1e-3 (digits and speech), not the 3e-3 of ViT-B's recipe, which was set for batches of
     # 4,096: at quick, 1e-3 ended the digits ViT higher on every seed (above), and a 12-block model is the
     # more fragile one. A ViT-Ti step costs ~20 s on one CPU core, so this could not be checked here; the
-    # first lease's base accuracy says whether it trained.
-    # ``finetune_step``: how a phase-III step executes (ponder.experiments.acm.FINETUNE_STEPS): eager until the
-    # rule of figures/gpu/RUN.md (sessions 39-40) names captured, compiled, or both (``captures``, lease 6)
+    # base accuracy of a gpu run says whether it trained.
+    # ``finetune_step``: how a phase-III step executes (ponder.experiments.acm.FINETUNE_STEPS): eager, until a
+    # benchmark on the GPU shows captured or compiled steps faster (``python -m ponder.bench train``)
     "gpu": dict(scene="textured", finetune_step="eager", seeds=1, dim=192, depth=12, heads=3, batch=256, base_steps=4_000, distill_steps=400, gate_steps=200, finetune_steps=1_500, ablation_steps=500,
                 base_lr=1e-3, eval_images=None, finetune_lr=5e-4, loss_scale=3.0, expert_units=24, budgets=(0.25, 0.4, 0.6), avit_targets=(4, 8)),
     "paper": dict(scene="textured", finetune_step="eager", seeds=3, dim=192, depth=12, heads=3, batch=256, base_steps=20_000, distill_steps=400, gate_steps=200, finetune_steps=19_400, ablation_steps=1000,

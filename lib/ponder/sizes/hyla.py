@@ -78,11 +78,11 @@ SRAVEN = {
     # seed 0) softmax reached 49.6 % OOD, linear 43.3 %, HYLA 23.1 %. The captured step runs at
     # 114 steps/s alone and ~150 summed over 3 processes, so a 20k-step run takes 2-3 minutes of the
     # GPU and the sraven runs of the four HYLA notebooks (~385k steps) about 40 minutes, over several
-    # leases (the run cache carried from one to the next: tools/gpu-slice.sh). Compiled: on the H200
-    # (2026-11-27, figures/gpu/bench-train.json) the compiled captured step ran 194 steps/s summed over
+    # calls resuming from the run cache. Compiled: on the H200
+    # (figures/gpu/bench-train.json) the compiled captured step ran 194 steps/s summed over
     # 6 processes against 104 (1.86x; RUN.md's rule asks 1.1x), and its CUDA test passed. The batch of 512 makes
     # 10.24M a quarter of the paper's updates (78k steps of 128) and HYLA's loss was still falling at the end:
-    # a lease's `sraven-batch` step (tools/gpu-slice.sh) and RUN.md's rule of session 38 decide 512, 256 or 128
+    # batches of 256 or 128 for the same instances are the alternatives to compare on a GPU
     "gpu": Sraven(k=4, dim=128, heads=16, head_dim=4, depth=4, steps=20_000, batch_size=512, lr=1e-3, weight_decay=0.1, warmup_steps=150, eval_n=8192,
                   compiled=True),
     "paper": Sraven(k=4, dim=128, heads=16, head_dim=4, depth=4, steps=156_250, batch_size=128, lr=1e-3, weight_decay=0.1, warmup_steps=1000, eval_n=51_200),
@@ -114,7 +114,7 @@ FUZZY = {
     "smoke": Fuzzy(dim=16, heads=4, head_dim=2, depth=1, length=8, steps=6, batch_size=16, warmup_steps=0, eval_n=64),
     # quick: 1000 steps of batch 32 (32k sequences): HYLA's OOD R² 0.17 / 0.56 / 0.68 after 500 / 1000 / 1500
     "quick": Fuzzy(dim=32, heads=8, head_dim=2, depth=2, steps=1000, batch_size=32, warmup_steps=50, eval_n=512, **SMALL_SCALE),
-    # gpu: 8,000 steps of batch 128 (1.02M sequences), by lease 4's length probe (H200, seeds 0-2, OOD R²
+    # gpu: 8,000 steps of batch 128 (1.02M sequences), by a length probe (H200, seeds 0-2, OOD R²
     # HYLA / softmax / linear): at 2,000 steps 0.45 / 0.45 / 0.29, at 8,000 0.73 / 0.63 / 0.51; every kind
     # gains beyond the noise, and HYLA's lead over softmax goes from +0.001 ± 0.051 to +0.107 ± 0.005
     "gpu": Fuzzy(dim=128, heads=8, head_dim=2, depth=2, steps=8_000, batch_size=128, lr=3e-3, weight_decay=0.03, warmup_steps=100, eval_n=4096),
@@ -148,7 +148,7 @@ class Text:
     eval_every: int = 50
     eval_n: int = 128
     # train with the loss compiled (ponder.compilation), its validation outside the compiled part; in a run's
-    # config only where true, so that adopting it on a GPU (figures/gpu/RUN.md, session 40) retrains no other run
+    # config only where true, so that adopting it on a GPU retrains no other run
     compiled: bool = False
 
 

@@ -6,7 +6,7 @@
 # where 20 would cost PonderNet, which runs all N steps in training, 60 % more. 10,000 steps at lr
 # 3e-3, so that every cell of the grid *can* fit its training difficulties and the stability share
 # measures stability, not learning speed. Measured (design runs, seed 0, accuracy on 1..8):
-# - 2,000 steps at lr 1e-2 (sessions 15-19): every PonderNet run trained (0.967-0.991 over 3 seeds)
+# - 2,000 steps at lr 1e-2: every PonderNet run trained (0.967-0.991 over 3 seeds)
 #   and no ACT run did (0.70-0.93): ACT was still leaving its plateau, so the share compared how
 #   fast the methods learn (at 900 steps neither had left it);
 # - 10,000 steps at lr 3e-3: all four cells fit, PonderNet 1.00 / 1.00 (lambda_p 0.2 / 0.5), ACT
