@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCUMENTS = ["README.md", "TARGETS.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "figures").rglob("*.md"))]
+DOCUMENTS = ["README.md", "TARGETS.md", *sorted(str(p.relative_to(ROOT)) for folder in ("figures", "docs") for p in (ROOT / folder).rglob("*.md"))]
 SOURCES = sorted(p for pattern in ("lib/ponder/**/*.py", "notebooks/*.ipynb", "*.md", "docs/**/*.md", "Makefile") for p in ROOT.glob(pattern))
 
 

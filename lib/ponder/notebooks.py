@@ -166,7 +166,7 @@ def sync_readme() -> None:
     """Rewrite the generated blocks of the README and docs/ from the committed figures
     (:mod:`ponder.readme`), or say why not: after a subset of the notebooks in a fresh clone, some
     blocks' rows were never made."""
-    for document in readme.documents():
+    for document in readme.documents(ROOT):
         name = document.relative_to(ROOT)
         try:
             if readme.sync_file(document, ROOT / "figures"):

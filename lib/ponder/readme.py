@@ -68,9 +68,10 @@ HEADLINES = (
 )
 
 
-def documents() -> list[Path]:
-    """The documents with generated blocks: the README and every page of ``docs/`` but the research notes."""
-    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+def documents(root: Path = ROOT) -> list[Path]:
+    """The documents with generated blocks under ``root``: the README and the pages of ``docs/``
+    (its research notes, in ``docs/research/``, have none)."""
+    return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
 
 
 class NotMade(LookupError):
