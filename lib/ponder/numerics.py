@@ -30,8 +30,8 @@ an Intel CPU runs other GEMM, FFT and vector-math code than an AMD one, and the 
 (GEMMs of 8x8x8 and 2048x64x10, the STFT, exp/log/sin/cos/tanh, grid sampling, attention).
 ``COMPATIBLE`` is MKL's vendor-independent branch: with it every operation of
 ``tests/numerics_probe.py`` gives the same bits on an Intel Xeon (AVX-512, AMX) as on an AMD EPYC
-(``tests/test_numerics.py`` holds both machines' hashes). It costs GEMM speed: a 2080x32x128
-product takes 2.0x as long on AMD (``make bench`` states what it costs the training steps).
+(``tests/test_numerics.py`` holds both machines' hashes). It costs GEMM speed; what it costs each
+family's training steps, ``python -m ponder.bench numerics`` measures (docs/reproducibility.md).
 ATen's dropout draws its mask with MKL on Intel only; :mod:`ponder.models.dropout` draws it the
 same way everywhere.
 
