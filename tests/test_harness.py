@@ -262,16 +262,22 @@ def test_cpvr_explorer_reacts_to_its_controls():
     from ponder.widgets import cpvr_explorer
 
     plt.close("all")
-    box = cpvr_explorer(length=12, hops=3, seed=0)
-    length, hops, button = box.children[0].children
-    assert length.continuous_update is False and hops.continuous_update is False
-    length.value = 5
-    assert hops.max == 4  # a chain cannot be longer than the sequence
-    hops.value = 4
+    box = cpvr_explorer(length=12, hops=3, seed=0, train_hops=(1, 2, 3))
+    task, length, hops, button = box.children[0].children
+    assert task.value == "decoy" and length.continuous_update is False and hops.continuous_update is False
+    assert (hops.min, hops.max) == (1, 5)  # beside its decoy, a chain of L = 12 holds at most 5 hops
+    length.value = 7
+    assert hops.max == 3
+    hops.value = 3
+    task.value = "plain"
+    assert (hops.min, hops.max) == (0, 6)  # a plain chain can take every position
+    hops.value = 5
     button.click()
-    titles = [plt.figure(n).axes[0].get_title() for n in plt.get_fignums()]
-    assert len(titles) == 4  # drawn at start, then once per control change
-    assert titles[0].startswith("3 hops") and titles[-1].startswith("4 hops")
+    figures = [plt.figure(n) for n in plt.get_fignums()]
+    assert len(figures) == 5  # drawn at start, then once per control that changed (the hops were 3 already)
+    assert figures[0].axes[0].get_title().startswith("3 hops") and figures[-1].axes[0].get_title().startswith("5 hops")
+    assert [f._suptitle.get_text() for f in (figures[0], figures[-1])] == [
+        "3 hops: within the training hops 1–3", "5 hops: beyond the training hops 1–3 (out of distribution)"]
     plt.close("all")
 
 
@@ -279,13 +285,46 @@ def test_cpvr_explorer_draws_once_when_a_shorter_sequence_clamps_the_hops():
     from ponder.widgets import cpvr_explorer
 
     plt.close("all")
-    box = cpvr_explorer(length=12, hops=6, seed=0)
-    length, hops, _ = box.children[0].children
-    length.value = 4
-    assert hops.value == hops.max == 3
+    box = cpvr_explorer(length=12, hops=5, seed=0)
+    _, length, hops, _ = box.children[0].children
+    length.value = 5
+    assert hops.value == hops.max == 2
     titles = [plt.figure(n).axes[0].get_title() for n in plt.get_fignums()]
-    assert len(titles) == 2 and titles[-1].startswith("3 hops")  # the clamp redraws nothing by itself
+    assert len(titles) == 2 and titles[-1].startswith("2 hops")  # the clamp redraws nothing by itself
     plt.close("all")
+
+
+def test_the_explorers_draw_the_task_the_runs_train_on():
+    """The explorers' decoy task is what the C-PVR runs' training streams and test sets draw."""
+    from ponder.experiments import hyper_ut
+    from ponder.tasks import cpvr_decoys
+    from ponder.widgets import draw_task, hyper_ut as explorer
+
+    assert hyper_ut.STREAM == "ponder.tasks.cpvr_decoys:sample" and explorer.sample is hyper_ut.sample
+    x, _, label = hyper_ut.sample(1, 12, 4, seed=7)
+    drawn, drawn_label = draw_task("decoy", 12, 4, seed=7)
+    assert torch.equal(drawn, x[0]) and drawn_label == int(label[0])
+    assert torch.equal(drawn, cpvr_decoys.sample(1, 12, 4, seed=7)[0][0])
+
+
+def test_hop_status_says_within_beyond_or_below():
+    from ponder.widgets import hop_status
+
+    assert hop_status(2, (1, 2, 3)) == "2 hops: within the training hops 1–3"
+    assert hop_status(4, [1, 2, 3]).endswith("(out of distribution)")
+    assert hop_status(0, (1, 2, 3)) == "0 hops: below the training hops 1–3 (never trained)"
+
+
+def test_the_parity_tab_opens_on_a_trained_weight():
+    from ponder.experiments import survey_parity
+    from ponder.sizes.survey_parity import PARITY
+    from ponder.widgets.survey import weight_options
+
+    for profile in ("quick", "cpu"):
+        options = weight_options(profile)
+        label, (halting, weight) = options[0]
+        assert label.endswith("(trained)") and weight in PARITY[profile]["grid"][survey_parity.KNOBS[halting]]
+        assert len(options) == 6 and sum(label.endswith("(trained)") for label, _ in options) == sum(map(len, PARITY[profile]["grid"].values()))
 
 
 class _Keyed(Exception):

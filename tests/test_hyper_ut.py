@@ -305,17 +305,18 @@ def test_ponder_trace_and_explorer_controls():
     assert abs(sum(trace["weights"]) - 1) < 1e-5 and 1 <= trace["steps"] <= STEPS
     assert H.ponder_trace(models["ut"], x[0])["halting_probability"] == []
     plt.close("all")
-    box = ponder_explorer(models, LENGTH, max_hops=5, hops=2)
+    box = ponder_explorer(models, LENGTH, max_hops=3, hops=2, train_hops=(1, 2))  # L = 8 holds 3 hops beside a decoy
     menu, slider, button = box.children[0].children
-    assert slider.continuous_update is False
-    slider.value = 4
+    assert slider.continuous_update is False and slider.min == 1
+    slider.value = 3
     menu.value = "hyper_act"
     button.click()
     titles = [plt.figure(n)._suptitle.get_text() for n in plt.get_fignums()]
     assert len(titles) == 4  # drawn at start, then once per control change
     assert titles[0].startswith("ut: answers") and titles[-1].startswith("hyper_act: answers")
+    assert titles[0].endswith("2 hops: within the training hops 1–2") and titles[-1].endswith("(out of distribution)")
     chains = [plt.figure(n).axes[0].get_title() for n in plt.get_fignums()]
-    assert chains[0].startswith("2 hops") and chains[1].startswith("4 hops")
+    assert chains[0].startswith("2 hops") and chains[1].startswith("3 hops")
     plt.close("all")
 
 

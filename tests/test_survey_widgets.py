@@ -71,7 +71,7 @@ def test_ponder_weight_is_busy_while_it_trains(calls, monkeypatch):
     button.click()
     seconds = survey.knob_ponder_weight_seconds("quick")
     assert 60 <= seconds <= 600  # a few minutes: 10,000 steps
-    assert seen == [(True, True, f"ACT τ = 0.0001: training or loading … (a run not cached yet trains for about {seconds} s)")]
+    assert seen == [(True, True, f"ACT τ = 0.001 (trained): training or loading … (a run not cached yet trains for about {seconds} s)")]
     assert not weight.disabled and not button.disabled and "done in" in status.value
 
 

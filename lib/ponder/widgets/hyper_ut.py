@@ -6,18 +6,19 @@ Widgets only wire controls to library functions (``ponder.experiments.hyper_ut.p
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 
-from ..experiments.hyper_ut import ponder_trace
+from ..experiments.hyper_ut import ponder_trace, sample
 from ..plots.cpvr import draw_chain
 from ..plots.hyper_ut import draw_ponder_trace
-from ..tasks.cpvr import sample
-from . import sample_explorer
+from . import hop_status, sample_explorer
 
 
-def ponder_explorer(models: dict, length: int, max_hops: int, hops: int = 2, seed: int = 0) -> widgets.Widget:
-    """A model dropdown, a hop-count slider and a new-sample button; the example's chain, the
-    model's answer, and its halting probability per step."""
+def ponder_explorer(models: dict, length: int, max_hops: int, hops: int = 2, seed: int = 0, train_hops: tuple[int, ...] = (1, 2, 3)) -> widgets.Widget:
+    """A model dropdown, a hop-count slider (1 to ``max_hops``) and a new-sample button; an example of
+    the task the models train on (:func:`ponder.experiments.hyper_ut.sample`, C-PVR with a decoy
+    chain), its chain, the model's answer, and its halting probability per step. The title says
+    where the hop count lies against ``train_hops``."""
     model_menu = widgets.Dropdown(options=list(models), description="model")
-    hops_slider = widgets.IntSlider(value=hops, min=0, max=max_hops, description="hops", continuous_update=False)
+    hops_slider = widgets.IntSlider(value=hops, min=1, max=max_hops, description="hops", continuous_update=False)
 
     def draw(sample_seed: int) -> None:
         model = models[model_menu.value]
@@ -26,7 +27,8 @@ def ponder_explorer(models: dict, length: int, max_hops: int, hops: int = 2, see
         fig, (top, bottom) = plt.subplots(2, 1, figsize=(0.6 * length + 1, 5.2), height_ratios=[1, 1.3], layout="constrained")
         draw_chain(top, x[0])
         verdict = "right" if trace["answer"] == int(label) else "wrong"
-        fig.suptitle(f"{model_menu.value}: answers {trace['answer']} (p={trace['confidence']:.2f}), label {int(label)}: {verdict}")
+        fig.suptitle(f"{model_menu.value}: answers {trace['answer']} (p={trace['confidence']:.2f}), label {int(label)}: {verdict}\n"
+                     f"{hop_status(hops_slider.value, train_hops)}")
         draw_ponder_trace(bottom, trace, model.core.max_steps)
 
     return sample_explorer([model_menu, hops_slider], draw, seed)

@@ -14,7 +14,9 @@ import pandas as pd
 from IPython.display import display
 from matplotlib.ticker import MaxNLocator
 
-from ..experiments import survey
+from ..experiments import survey, survey_parity
+from ..profiles import by_profile
+from ..sizes.survey_parity import PARITY
 
 
 def _draw(frame: pd.DataFrame, x: str, compute_label: str, setting: str) -> None:
@@ -69,14 +71,27 @@ def _panel(control: widgets.Widget, compute, x: str, compute_label: str, busy: s
     return widgets.VBox([widgets.HBox([control, *go, status]), out])
 
 
+WEIGHTS = {"act": (1e-4, 1e-3, 1e-2), "pondernet": (0.1, 0.2, 0.5)}  # the ponder weights the parity tab offers
+
+
+def weight_options(profile: str) -> list[tuple[str, tuple[str, float]]]:
+    """The parity tab's ``(label, (halting, weight))`` options: those ``profile``'s grid trains (so
+    ``make figures`` cached them) first and marked, then the ones a click trains."""
+    grid = by_profile(PARITY, profile)["grid"]
+    options = []
+    for halting, values in WEIGHTS.items():
+        knob = survey_parity.KNOBS[halting]
+        name = f"{'ACT' if halting == 'act' else 'PonderNet'} {survey_parity.SYMBOLS[knob]} = {{:g}}"
+        options += [(name.format(v) + (" (trained)" if v in grid[knob] else ""), (halting, v)) for v in values]
+    return sorted(options, key=lambda option: not option[0].endswith("(trained)"))
+
+
 def knobs(profile: str, seed: int = 0) -> widgets.Widget:
     """Tabs: halting-bias shift (UT+ACT), exit threshold, MoD capacity, ponder weight (parity)."""
     bias = widgets.FloatSlider(value=0.0, min=-4.0, max=4.0, step=0.5, description="bias shift", continuous_update=False)
     threshold = widgets.FloatSlider(value=0.9, min=0.1, max=1.0, step=0.05, description="threshold λ", continuous_update=False)
     capacity = widgets.SelectionSlider(options=[0.125, 0.25, 0.375, 0.5, 0.75, 1.0], value=0.5, description="capacity", continuous_update=False)
-    weight = widgets.Dropdown(options=[("ACT τ = 0.0001", ("act", 1e-4)), ("ACT τ = 0.001", ("act", 1e-3)), ("ACT τ = 0.01", ("act", 1e-2)),
-                                       ("PonderNet λp = 0.1", ("pondernet", 0.1)), ("PonderNet λp = 0.2", ("pondernet", 0.2)), ("PonderNet λp = 0.5", ("pondernet", 0.5))],
-                              description="weight")
+    weight = widgets.Dropdown(options=weight_options(profile), description="weight")
     evaluating = "evaluating the trained model …"
     training = f"training or loading … (a run not cached yet trains for about {survey.knob_ponder_weight_seconds(profile)} s)"
     tabs = widgets.Tab([
