@@ -6,6 +6,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from ponder.models import acmize as A
 from ponder.models import flops
 from ponder.models.acm import ACM, Learners, _gumbel_noise, hard_gumbel, softmax_choices
+from ponder.analysis.acm import learners_needed
 from ponder.models.acm_phases import auxiliary_losses, choice_entropy, distances, distill_loss, finetune_loss, gate_labels
 from ponder.models.transformer import MLP
 from ponder.models.vit import ViT
@@ -165,6 +166,9 @@ def test_gate_labels_are_the_first_learner_that_no_longer_helps_on_l2_distances(
         [1.2, 1.0, 0.1, 0.0],  # d(2) = d(1) / 1.2 exactly: d(n) >= tau d(n-1) holds -> 2
     ])
     assert gate_labels(d, 1.2).tolist() == [3, 4, 2, 2, 2]
+    # the learners a token needs are those before the one that no longer helps; all 4 when each helps
+    assert learners_needed(d, 1.2).tolist() == [2, 4, 1, 1, 1]
+    assert torch.equal(learners_needed(d.square().sqrt() * 0.125, 1.2), learners_needed(d, 1.2))  # a ratio: any scale
 
 
 def test_distances_are_l2_norms_of_the_residual():

@@ -227,6 +227,29 @@ def test_relative_bias_shape_and_values():
     assert bias(3).shape == (2, 3, 3)
 
 
+def test_relative_table_starts_as_flax_default_embedding_init():
+    """Variance scaling with fan-in over the buckets of the ``[H, buckets]`` table: std 1/sqrt(buckets)."""
+    torch.manual_seed(0)
+    table = RelativePositionBias(heads=64, buckets=400).table
+    assert abs(table.std().item() * math.sqrt(400) - 1) < 0.02 and abs(table.mean().item()) < 0.01
+
+
+def test_fuzzy_logic_takes_128_buckets_at_every_length():
+    """The official logic configuration: buckets = max distance = 128 whatever N; sraven: its length."""
+    from ponder.experiments import hyla
+    from ponder.models.attention_transformer import InContextTransformer
+
+    for length in (8, 32, 64):
+        model = hyla.fuzzy_model(hyla.fuzzy_setup("cpu", length=length, relative_position=True))
+        bias = model.blocks[0].attn.relative
+        assert bias.table.shape[1] == 128 and bias(length).shape[-1] == length
+        torch.testing.assert_close(bias(length), bias.table[:, relative_bucket(torch.arange(length)[:, None] - torch.arange(length)[None, :], 128, 128)])
+    s = hyla.sraven_setup("cpu", relative_position=True)
+    assert hyla.sraven_model(s).blocks[0].attn.relative.table.shape[1] == 9 * s.k
+    with pytest.raises(ValueError, match="at least the sequence length"):
+        InContextTransformer(3, 1, length=40, relative_buckets=32)
+
+
 @pytest.mark.parametrize("kind", ["hyla", "softmax"])
 def test_relative_bias_is_added_before_the_normaliser(kind, x):
     attn = MultiHeadAttention(DIM, HEADS, kind, relative_buckets=T).double()

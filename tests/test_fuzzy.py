@@ -36,8 +36,11 @@ def test_tokens_mask_the_query_target():
 
 
 def test_fixed_context_shares_the_context_only():
-    drawn = fuzzy.sample(5, fuzzy.split()["test"], 4, 6, seed=1, fixed_context=True)
+    drawn = fuzzy.sample(5, fuzzy.split()["test"], 4, 6, seed=1, fixed_context=7)
     assert (drawn["x"][:, :-1] == drawn["x"][:1, :-1]).all() and not (drawn["x"][:, -1] == drawn["x"][0, -1]).all()
+    other = fuzzy.sample(5, fuzzy.split()["train"], 4, 6, seed=2, fixed_context=7)  # another seed, the same context
+    assert (other["x"][:, :-1] == drawn["x"][:1, :-1]).all() and not (other["x"][:, -1] == drawn["x"][:, -1]).all()
+    assert not (fuzzy.sample(5, fuzzy.split()["test"], 4, 6, seed=1)["x"][:, :-1] == drawn["x"][:1, :-1]).all()
 
 
 def test_r2():

@@ -52,9 +52,21 @@ def test_fuzzy_run_and_term_codes():
     model, metrics = H.train_fuzzy(s, "smoke")
     assert {"train_r2", "test_r2", "unknown_r2"} <= set(metrics)
     split = fuzzy.split(s.n_vars, s.n_terms, s.frac_test)
-    codes = L.fuzzy_codes(model, s, split["test"], 12, seed=0)
+    codes = L.fuzzy_codes(model, s, split["test"], 12, seed=0, context=1)
     assert codes["codes"].shape == (s.depth, 12, s.heads)
     assert (codes["terms"].sum(1) == s.n_terms).all()
+
+
+def test_term_decoders_train_and_test_on_codes_of_one_context(monkeypatch):
+    """hyla-2 (B): the decoders' training codes (training tasks) and test codes (held-out tasks) are
+    taken with the same fixed context, so a code differs only by the task and the query."""
+    s = H.fuzzy_setup("smoke", steps=2, eval_n=16)
+    model, _ = H.train_fuzzy(s, "smoke")
+    contexts, real = [], fuzzy.sample
+    monkeypatch.setattr(fuzzy, "sample", lambda *a, **k: contexts.append(k["fixed_context"]) or real(*a, **k))
+    f1s, present, _ = L.fuzzy_term_decoding(model, s, seed=3, n=24)
+    assert len(contexts) == 2 and contexts[0] == contexts[1] is not None
+    assert len(f1s) == s.depth and 0 < present < 1
 
 
 def test_text_run_has_a_validation_curve():

@@ -76,6 +76,19 @@ def test_ambiguity_checker():
     assert rate < 0.05
 
 
+def test_distribute_three_answers_the_least_used_value_of_the_set():
+    """As the official checker: rows 1-2 permutations of one multiset, row 3's two values in it; the
+    answer is the set's value they use least, the smallest on a tie (not the sum minus both)."""
+    def allowed(rows12, a, b, f=8):
+        return set(np.flatnonzero(sraven.answers(np.array([*rows12[0], *rows12[1], a, b]), f)).tolist())
+
+    assert 4 in allowed([(1, 4, 6), (6, 1, 4)], 6, 1)  # distinct values: the one missing
+    assert 1 in allowed([(1, 3, 5), (5, 1, 3)], 5, 5)  # a = b = 5: 1 and 3 unused, the first of them
+    assert (1 + 3 + 5 - 10) % 8 not in allowed([(1, 3, 5), (5, 1, 3)], 5, 5)  # not the sum minus a and b
+    assert 5 in allowed([(2, 2, 5), (5, 2, 2)], 2, 2)  # a repeated value in the set: 5 unused
+    assert allowed([(1, 3, 5), (5, 1, 3)], 2, 1) == set()  # 2 is not in the set: the rule does not apply
+
+
 def test_dataset_matches_sampler():
     train, _ = sraven.split(2)
     data = sraven.dataset(50, train, 8, seed=4)
@@ -93,8 +106,8 @@ def test_bad_arguments():
 
 def _fits(rule: int, rows: list[list[int]], f: int) -> bool:
     """Whether the completed ``3 × 3`` grid of one feature obeys ``rule``, written out from the rule
-    definitions; distribute three as loosely as the official checker (rows 1–2 the same multiset,
-    the two given values of row 3 in it, the answer what the first row's sum leaves)."""
+    definitions; distribute three as the official checker reads it (rows 1–2 the same multiset,
+    the two given values of row 3 in it, the answer the value of the set they use least)."""
     if rule == 0:
         return all(row[0] == row[1] == row[2] for row in rows)
     if rule in (1, 2, 3, 4):
@@ -105,7 +118,9 @@ def _fits(rule: int, rows: list[list[int]], f: int) -> bool:
     if rule == 6:
         return all((row[0] - row[1]) % f == row[2] for row in rows)
     (a, b, answer), first = rows[2], rows[0]
-    return sorted(rows[0]) == sorted(rows[1]) and a in first and b in first and answer == (sum(first) - a - b) % f
+    multiset = sorted(first)
+    least_used = min(multiset, key=lambda v: ([a, b].count(v), multiset.index(v)))
+    return multiset == sorted(rows[1]) and a in first and b in first and answer == least_used
 
 
 def _brute_force_ambiguous(grid: np.ndarray, f: int) -> tuple[bool, bool]:

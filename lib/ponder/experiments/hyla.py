@@ -105,6 +105,7 @@ def in_context_model(s, in_dim: int, out_dim: int, length: int, width: int = 1) 
         score_dropout=s.code_dropout,
         relative_position=s.relative_position,
         init=s.init,
+        relative_buckets=s.relative_buckets,
     )
 
 

@@ -49,9 +49,10 @@ def sraven_codes(model, k: int, f: int, combos, n: int, seed: int) -> dict[str, 
     return {"codes": codes, "rule": drawn["rules"][:, -1], "target": target[:, -1].numpy(), "prediction": prediction.numpy()}
 
 
-def fuzzy_codes(model, s, combos, n: int, seed: int) -> dict[str, np.ndarray]:
-    """Codes of the query attending to itself, with a fixed context; ``terms`` ``[n, 2^L]`` 0/1."""
-    drawn = fuzzy.sample(n, combos, s.n_vars, s.length, seed=seed, fixed_context=True)
+def fuzzy_codes(model, s, combos, n: int, seed: int, context: int) -> dict[str, np.ndarray]:
+    """Codes of the query attending to itself, the context inputs drawn from the seed ``context`` and
+    shared by every sequence; ``terms`` ``[n, 2^L]`` 0/1."""
+    drawn = fuzzy.sample(n, combos, s.n_vars, s.length, seed=seed, fixed_context=context)
     seq, target = fuzzy.tokens(drawn["x"], drawn["y"])
     codes = layer_codes(model, seq, [(s.length - 1, s.length - 1)])
     used = np.zeros((n, 2**s.n_vars), dtype=np.int64)
@@ -87,11 +88,12 @@ def term_decoding(train: dict, test: dict, terms: list[int]) -> list[float]:
 def fuzzy_term_decoding(model, s, seed: int, n: int) -> tuple[list[float], float, dict[str, np.ndarray]]:
     """hyla-2 (B) for one fuzzy-logic model on ``seed``'s split of term combinations: per layer the F1 of
     :func:`term_decoding` (decoders fitted on the codes of ``n`` training-task sequences, scored on ``n``
-    held-out-task ones), the F1 of always answering "present" (the baseline), and the held-out codes."""
+    held-out-task ones, both with one fixed context, so that a code differs only by the task and the
+    query), the F1 of always answering "present" (the baseline), and the held-out codes."""
     split = fuzzy.split(s.n_vars, s.n_terms, s.frac_test, seed=seed)
     known = sorted({t for combo in split["train"] for t in combo})
-    train = fuzzy_codes(model, s, split["train"], n, seed=seed + 1)
-    test = fuzzy_codes(model, s, split["test"], n, seed=seed + 2)
+    train = fuzzy_codes(model, s, split["train"], n, seed=seed + 1, context=seed + 2)
+    test = fuzzy_codes(model, s, split["test"], n, seed=seed + 2, context=seed + 2)
     present = s.n_terms / len(known)  # the share of (task, known term) pairs where the term is present
     return term_decoding(train, test, known), 2 * present / (1 + present), test
 

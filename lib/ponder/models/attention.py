@@ -99,15 +99,16 @@ def relative_bucket(distance: torch.Tensor, buckets: int, max_distance: int) -> 
 class RelativePositionBias(nn.Module):
     """``[H, T, T]`` score bias ``b_{h, bucket(q − k)}`` from a learned ``[H, buckets]`` table.
 
-    The official models use ``buckets = max_distance = T`` (36 for sraven at K = 4) and T5's
-    unidirectional bucketing even without a causal mask (:func:`relative_bucket`). The table
-    starts at ``N(0, 1/H)``, the official embedding initialiser (fan-in over the heads axis).
+    The official models use ``buckets = max_distance``: the sequence length for sraven (36 at
+    K = 4), 128 at every length for fuzzy logic, and T5's unidirectional bucketing even without a
+    causal mask (:func:`relative_bucket`). The table starts at ``N(0, 1/buckets)``: Flax's default
+    embedding initialiser, variance scaling with fan-in over the ``[H, buckets]`` table's buckets.
     """
 
     def __init__(self, heads: int, buckets: int):
         super().__init__()
         self.buckets = check_int("buckets", buckets, minimum=2)
-        self.table = nn.Parameter(torch.randn(heads, buckets) / math.sqrt(heads))
+        self.table = nn.Parameter(torch.randn(heads, buckets) / math.sqrt(buckets))
         position = torch.arange(buckets)  # the [T, T] bucket indices, computed once (not saved)
         self.register_buffer("index", relative_bucket(position[:, None] - position[None, :], buckets, buckets), persistent=False)
 

@@ -50,9 +50,9 @@ def lecun_normal_(model: nn.Module) -> nn.Module:
 class InContextTransformer(nn.Module):
     """``[B, T, in_dim] -> [B, T, out_dim]``: embed, ``depth`` blocks, LN, read out.
 
-    ``length`` is the sequence length ``T``: the relative position buckets (or the absolute
-    position table). ``score_dropout`` is the latent-code dropout (training only); ``init`` one
-    of :data:`INITS`.
+    ``length`` is the sequence length ``T``: the size of the absolute position table, or of the
+    relative position buckets unless ``relative_buckets`` (at least ``T``) says otherwise.
+    ``score_dropout`` is the latent-code dropout (training only); ``init`` one of :data:`INITS`.
     """
 
     def __init__(
@@ -69,11 +69,15 @@ class InContextTransformer(nn.Module):
         score_dropout: float = 0.1,
         relative_position: bool = True,
         init: str = "lecun_normal",
+        relative_buckets: int | None = None,
     ):
         super().__init__()
+        buckets = length if relative_buckets is None else relative_buckets
+        if buckets < length:
+            raise ValueError(f"relative_buckets={buckets} must be at least the sequence length {length}")
         self.embed = nn.Linear(in_dim, dim)
         self.position = None if relative_position else nn.Parameter(torch.randn(length, dim) * 0.02)
-        self.blocks = blocks(dim, heads, depth, kind, head_dim, mlp_ratio, score_dropout, length if relative_position else None)
+        self.blocks = blocks(dim, heads, depth, kind, head_dim, mlp_ratio, score_dropout, buckets if relative_position else None)
         self.norm = nn.LayerNorm(dim)
         self.head = nn.Linear(dim, out_dim)
         if check_choice("init", init, INITS) == "lecun_normal":

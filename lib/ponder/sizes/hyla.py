@@ -31,6 +31,7 @@ class Recipe:
     grad_clip: float = math.inf  # the official recipe does not clip
     code_dropout: float = 0.1  # latent-code dropout in training
     relative_position: bool = True
+    relative_buckets: int | None = None  # T5 buckets (= max distance); None: the sequence length, as for sraven
     init: str = "lecun_normal"
     compiled: bool = False  # train with the loss compiled (ponder.compilation): the same function, fused kernels
 
@@ -98,6 +99,7 @@ class Fuzzy(Recipe):
     n_vars: int = 4
     n_terms: int = 2
     length: int = 32  # N, in-context examples including the query
+    relative_buckets: int | None = 128  # the official logic configuration's, at every length
     frac_test: float = 0.7
     dim: int = 32
     heads: int = 8

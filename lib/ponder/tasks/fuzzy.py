@@ -54,12 +54,13 @@ def evaluate(x: np.ndarray, patterns: np.ndarray) -> np.ndarray:
     return literal.min(-1).max(-1)
 
 
-def sample(n: int, combos: Sequence[Sequence[int]], n_vars: int = 4, length: int = 32, seed: int = 0, fixed_context: bool = False) -> dict[str, np.ndarray]:
+def sample(n: int, combos: Sequence[Sequence[int]], n_vars: int = 4, length: int = 32, seed: int = 0, fixed_context: int | None = None) -> dict[str, np.ndarray]:
     """Draw ``n`` sequences with tasks drawn uniformly from ``combos``.
 
     Returns ``x`` ``[n, N, L]``, ``y`` ``[n, N]`` (every target, the query's last) and ``combo``
-    ``[n]`` (index into ``combos``). ``fixed_context`` shares the ``N − 1`` context inputs across
-    the sequences (only the query input varies), for the latent-code analysis.
+    ``[n]`` (index into ``combos``). ``fixed_context``, a seed, draws the ``N − 1`` context inputs
+    once from it and shares them across the sequences (only the query input and the task vary), for
+    the latent-code analysis: two samples with the same ``fixed_context`` share their context.
     """
     check_int("n", n, minimum=0)
     check_int("length", length, minimum=2)
@@ -67,8 +68,8 @@ def sample(n: int, combos: Sequence[Sequence[int]], n_vars: int = 4, length: int
     combo = rng.integers(len(combos), size=n)
     patterns = terms(n_vars)[np.asarray(combos)[combo]]  # [n, K, L]
     x = rng.random((n, length, n_vars))
-    if fixed_context:
-        x[:, :-1] = np.random.default_rng(seed + 1).random((length - 1, n_vars))
+    if fixed_context is not None:
+        x[:, :-1] = np.random.default_rng(check_int("fixed_context", fixed_context, minimum=0)).random((length - 1, n_vars))
     return {"x": x, "y": evaluate(x, patterns), "combo": combo}
 
 

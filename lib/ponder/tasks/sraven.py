@@ -155,11 +155,16 @@ def answers(first_two: np.ndarray, f: int) -> np.ndarray:
         put(ok & ((b - a) % f == step % f), b + step)
     put(((full[..., 0] + full[..., 1]) % f == full[..., 2]).all(-1), a + b)
     put(((full[..., 0] - full[..., 1]) % f == full[..., 2]).all(-1), a - b)
-    # distribute three, checked as loosely as the official checker: rows 1-2 the same multiset
+    # distribute three, read as the official checker reads it: rows 1-2 the same multiset, a and b in
+    # it, and the answer the value of the sorted set that a and b use least (the first on a tie). With a
+    # repeated value in row 3 (a = b) this is not the set's sum minus a and b.
     s = np.sort(full, axis=-1)
-    same_set = (s[..., 0, :] == s[..., 1, :]).all(-1)
-    in_set = lambda v: (full[..., 0, :] == v[..., None]).any(-1)
-    put(same_set & in_set(a) & in_set(b), full[..., 0, :].sum(-1) - a - b)
+    values_of_set = s[..., 0, :]  # [..., 3]
+    same_set = (values_of_set == s[..., 1, :]).all(-1)
+    in_set = lambda v: (values_of_set == v[..., None]).any(-1)  # noqa: E731
+    uses = (values_of_set == a[..., None]).astype(int) + (values_of_set == b[..., None])
+    least_used = np.take_along_axis(values_of_set, uses.argmin(-1)[..., None], -1)[..., 0]
+    put(same_set & in_set(a) & in_set(b), least_used)
     return allowed
 
 
