@@ -142,6 +142,17 @@ def outside_regime(verdict: Verdict, reason: str | None) -> Verdict:
     return Verdict("inconclusive", f"outside the paper's regime: {reason} (by the noise rule alone: {verdict.verdict}; {verdict.noise})")
 
 
+def unconverged(verdict: Verdict, problems: dict[str, str]) -> Verdict:
+    """``verdict``, or **inconclusive** when a model the claim compares against did not converge
+    (``problems``: ``{reference: why}``, from :mod:`ponder.analysis.convergence`). A comparison
+    with an unfinished reference measures the reference's training, not the claim; the noise-rule
+    verdict stays in the row's evidence."""
+    if not problems:
+        return verdict
+    why = "; ".join(f"{name}: {reason}" for name, reason in problems.items())
+    return Verdict("inconclusive", f"reference not converged ({why}) (by the noise rule alone: {verdict.verdict}; {verdict.noise})")
+
+
 def chance_regime(values: dict[str, Sequence[float]], chance: float, what: str) -> str | None:
     """Why a ranking of methods on ``what`` (per-seed values of each) is evidence neither way: no
     method is above ``chance`` by the noise rule (:func:`above`), so the ranking compares failures

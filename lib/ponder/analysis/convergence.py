@@ -1,0 +1,52 @@
+"""Has a reference converged? The rule a compared model must pass before a claim is judged against it.
+
+A claim such as "HyperU-ViT matches ViT" or "every method beats the base model" says something
+only if the reference was trained to the end of its learning: a reference stopped early makes any
+method trained longer (or fine-tuned from it) look good. Two checks, each on what a run records:
+
+* :func:`plateau` — the training loss (``metrics["history"]``, logged every ``log_every`` steps)
+  has flattened: the mean of its last :data:`WINDOW` of the logged points is less than
+  :data:`TOLERANCE` (relative) below the mean of the window before it;
+* :func:`fit` — an accuracy the claim presupposes (e.g. ≥ 0.95 on the training hops) is reached.
+
+:func:`ponder.claims.unconverged` turns a failed check into an *inconclusive* row that says so.
+"""
+from collections.abc import Sequence
+
+import numpy as np
+
+WINDOW = 0.25  # the share of the logged losses in each of the two windows compared
+TOLERANCE = 0.05  # the relative fall of the mean loss between them that still counts as flat
+FIT = 0.95  # the in-distribution accuracy a claim about extrapolation presupposes
+
+
+def plateau_fall(history: Sequence[dict], window: float = WINDOW) -> float:
+    """The relative fall of the mean training loss from the second-to-last to the last ``window`` of
+    the logged points (``history``: ``[{"step", "loss"}, ...]``); ``nan`` with fewer than 4 points."""
+    losses = np.array([point["loss"] for point in history], dtype=float)
+    size = int(len(losses) * window)
+    if size < 2:
+        return float("nan")
+    before, last = losses[-2 * size:-size].mean(), losses[-size:].mean()
+    return float((before - last) / abs(before)) if before else 0.0
+
+
+def plateau(history: Sequence[dict], tolerance: float = TOLERANCE, window: float = WINDOW) -> str | None:
+    """``None`` if the training loss of ``history`` has flattened (:func:`plateau_fall` below
+    ``tolerance``), else why not."""
+    fall = plateau_fall(history, window)
+    if np.isnan(fall):
+        return f"too few logged losses ({len(history)}) to see a plateau"
+    if fall >= tolerance:
+        return f"its training loss still fell {fall:.0%} over its last {window:.0%} of training (plateau: < {tolerance:.0%})"
+    return None
+
+
+def fit(accuracy: float, threshold: float = FIT, what: str = "in-distribution accuracy") -> str | None:
+    """``None`` if ``accuracy`` reaches ``threshold``, else why not."""
+    return None if accuracy >= threshold else f"its {what} is {accuracy:.2f}, below {threshold:.2f}"
+
+
+def problems(checks: dict[str, str | None]) -> dict[str, str]:
+    """The failed checks of ``{reference name: why or None}``, per reference (for :func:`ponder.claims.unconverged`)."""
+    return {name: why for name, why in checks.items() if why is not None}

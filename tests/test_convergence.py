@@ -1,0 +1,35 @@
+"""The convergence rule (ponder.analysis.convergence) and the rows it makes inconclusive (ponder.claims.unconverged)."""
+import math
+
+import pytest
+
+from ponder.analysis import convergence
+from ponder.claims import Verdict, unconverged
+
+
+def history(losses):
+    return [{"step": 50 * (i + 1), "loss": loss} for i, loss in enumerate(losses)]
+
+
+def test_a_flat_curve_has_plateaued_and_a_falling_one_has_not():
+    flat = history([2.0, 1.0, 0.6, 0.5, 0.5, 0.49, 0.5, 0.49])
+    falling = history([2.0, 1.8, 1.6, 1.4, 1.2, 1.0, 0.8, 0.7])
+    assert convergence.plateau(flat) is None
+    assert convergence.plateau_fall(falling) == pytest.approx((1.1 - 0.75) / 1.1)
+    assert "still fell 32%" in convergence.plateau(falling)
+    assert "too few" in convergence.plateau(history([1.0, 0.9, 0.8]))
+    assert math.isnan(convergence.plateau_fall(history([1.0])))
+
+
+def test_fit_and_problems():
+    assert convergence.fit(0.97) is None
+    assert convergence.fit(0.57, what="accuracy on hops 1-3") == "its accuracy on hops 1-3 is 0.57, below 0.95"
+    assert convergence.problems({"ViT": None, "answer-only": "x"}) == {"answer-only": "x"}
+
+
+def test_an_unconverged_reference_makes_the_row_inconclusive_and_keeps_the_evidence():
+    held = Verdict("holds", "d = +0.1 ± 0.01 (n=3)")
+    assert unconverged(held, {}) is held
+    row = unconverged(held, {"ViT": "its training loss still fell 12%"})
+    assert row.verdict == "inconclusive"
+    assert row.noise == "reference not converged (ViT: its training loss still fell 12%) (by the noise rule alone: holds; d = +0.1 ± 0.01 (n=3))"
