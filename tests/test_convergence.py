@@ -33,3 +33,15 @@ def test_an_unconverged_reference_makes_the_row_inconclusive_and_keeps_the_evide
     row = unconverged(held, {"ViT": "its training loss still fell 12%"})
     assert row.verdict == "inconclusive"
     assert row.noise == "reference not converged (ViT: its training loss still fell 12%) (by the noise rule alone: holds; d = +0.1 ± 0.01 (n=3))"
+
+
+def test_steps_on_training_hops_and_unmatched_runs():
+    import pandas as pd
+
+    from ponder.analysis import hyper_ut
+
+    frame = pd.DataFrame([dict(model=m, seed=s, hops=h, steps=base + h + s) for m, base in (("A", 0.0), ("B", 1.0)) for s in (0, 1) for h in (1, 2, 3, 4)])
+    steps = hyper_ut.steps_on_training_hops(frame, train_max=2)
+    assert steps.loc[0, "A"] == 1.5 and steps.loc[1, "B"] == 3.5 and list(steps.columns) == ["A", "B"]
+    fits = pd.DataFrame(dict(model=["A", "A", "B", "B"], seed=[0, 1, 0, 1], fits=[True, False, True, True]))
+    assert list(hyper_ut.unmatched(fits, ["A", "B"])) == ["A, seed 1"] and hyper_ut.unmatched(fits, ["B"]) == {}
