@@ -102,7 +102,7 @@ def test_the_json_grows_row_by_row_and_a_failing_bf16_variant_keeps_the_others(t
 def test_the_acm_families_train_what_acm_vit_trains():
     """The ACM phase-III family steps a ViT whose every MLP and projection is an ACM, on the profile's scene,
     with phase III's loss at the lowest budget; the A-ViT family a halting ViT: the plan counts those runs at
-    their rates (tools/gpu-plan.py), not at the plain ViT's."""
+    their rates, not at the plain ViT's."""
     from ponder.experiments import acm
     from ponder.models.acmize import acms
     from ponder.models.halting import HaltingViT
@@ -127,7 +127,7 @@ def test_the_acm_families_train_what_acm_vit_trains():
 
 @pytest.mark.parametrize("prefix", ["ACM phase III", "A-ViT"])
 def test_acm_and_avit_steps_read_nothing_back_so_they_can_be_captured(prefix):
-    """What ``tools/capture-probe.py`` asks of these steps on a GPU needs them to wait on no value of
+    """Capturing these steps on a GPU needs them to wait on no value of
     the device: their forward and backward read no tensor back (``item``, ``bool``, ...) and index
     with no boolean mask (a shape that depends on the data), each patched here to raise."""
     from unittest.mock import patch

@@ -318,7 +318,7 @@ def test_compiled_sraven_loss_sums_its_small_products_and_equals_eager_on_cuda()
 
 @pytest.mark.parametrize("family", ["sraven", "ACM phase III", "text"])
 def test_the_compiled_variant_is_the_families_loss_compiled_in_one_graph_on_cuda(family):
-    """What the benchmark's compiled rows time (``tools/capture-probe.py``'s for ACM's phase III and the language
+    """What the benchmark's compiled rows time (those for ACM's phase III and the language
     model, whose runs compile on a GPU where RUN.md's rule says so): the eager loss, in one graph of CUDA kernels."""
     compiled_against_eager(family, "cuda")
 
@@ -440,7 +440,7 @@ def test_training_resumes_on_cuda(tmp_path, monkeypatch, case):
 @pytest.mark.parametrize("step", ["captured", "compiled", "compiled and captured"])
 def test_phase_three_trains_alike_every_way_on_cuda(step, monkeypatch):
     """The ways an ACM phase-III run may take on a GPU (a profile row's ``finetune_step``, adopted by RUN.md's
-    rule after ``tools/capture-probe.py`` measured them) train as the eager run does."""
+    rule after the bench measured them) train as the eager run does."""
     phase3_trains_alike_every_way(step, "cuda", monkeypatch)
 
 

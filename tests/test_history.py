@@ -12,10 +12,10 @@ SUFFIXES = (".md", ".py", ".ipynb", ".sh", ".cfg", ".toml", ".yml", ".cff")
 
 
 def tracked() -> list[str]:
-    """The repository's tracked text files of :data:`SUFFIXES` and the Makefile (the scripts of
-    ``tools/`` and this file, which spells the patterns out, aside)."""
+    """The repository's tracked text files of :data:`SUFFIXES` and the Makefile (this file, which
+    spells the patterns out, aside)."""
     files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
-    return [f for f in files if (f.endswith(SUFFIXES) or f == "Makefile") and not f.startswith("tools/") and f != "tests/test_history.py"]
+    return [f for f in files if (f.endswith(SUFFIXES) or f == "Makefile") and f != "tests/test_history.py"]
 
 
 def diary_lines(text: str) -> list[str]:

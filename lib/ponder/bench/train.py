@@ -282,7 +282,7 @@ def together_rates(profile: str, name: str, processes: int, cuda: bool, workers:
 def family_row(profile: str, name: str, rate: float, cuda: bool, workers: tuple | None = None, captured: tuple[str, ...] = CAPTURED) -> dict:
     """Every rate of family ``name`` this device can measure (see the module docstring), those of
     processes side by side in ``workers`` (:func:`side_by_side`); captured too where ``name`` starts
-    with one of ``captured`` (``tools/capture-probe.py`` names families that train eagerly)."""
+    with one of ``captured`` (for families that train eagerly)."""
     with num_threads(1):
         alone = time_steps(profile, name)
     flops = flops_per_step(profile, name)

@@ -177,7 +177,7 @@ SWEEPS = {
     # while fuzzy-logic R² is still rising past the trivial level); K = 4 stays at chance here
     "cpu": dict(fractions=(0.125, 0.25, 0.5, 1.0), widths=(1,), depths=(2,), heads=(1, 8), ks=(2,), holdouts=(0.25, 0.75), lengths=(32,), frac_tests=(0.3, 0.7), ablations=MAIN_KINDS, seeds=(0, 1, 2)),
     # gpu: every sraven run there is 10.24M instances or a fraction of one (about 3 GPU-minutes a
-    # run, tools/gpu-plan.py), so its minutes go to the paper's question at the paper's regime: the
+    # run), so its minutes go to the paper's question at the paper's regime: the
     # three main kinds at 10.24M on 3 seeds (hyla-a1's sraven rows, the one comparison of the paper's
     # regime; with one seed the ledger could only call it inconclusive) and at 2.56M on the first
     # (hyla-4's curve); the sweeps whose points cpu draws (heads, K, held-out fraction) and Table A1's
