@@ -27,7 +27,7 @@ from .claims import clear, gather, rows, tally
 from .paths import ROOT, figures_dir, profile_folder
 from .profiles import PROFILES, check_device, check_profile
 from .parallel import worker_count
-from . import parallel, readme
+from . import parallel, provenance, readme
 from .regression import sanitize, unpinned_reason
 from .tasks import streams
 from .training import cores
@@ -83,7 +83,8 @@ TIMED_NOTEBOOKS = ("acm_latency", "survey_table")
 def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int | None = None) -> Path:
     """Execute notebooks into ``build/<profile>/``, printing each run's and each notebook's time; gather
     the ledger whatever happened, and with it the README's generated blocks when these are committed
-    figures (``quick`` or ``cpu``, seed 0: :mod:`ponder.readme`); raise ``SystemExit(1)`` after it if a
+    figures (``quick`` or ``cpu``, seed 0: :mod:`ponder.readme`), and each executed notebook's row of
+    ``RUN.md`` beside the figures (:mod:`ponder.provenance`); raise ``SystemExit(1)`` after it if a
     notebook failed.
 
     The C-PVR training streams are drawn first, on every core (:func:`draw_streams`). Then one pool
@@ -101,7 +102,7 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
     out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("TQDM_DISABLE", "1")  # the kernels' bars would only clutter the copies
     os.environ["PONDER_SEED"] = str(check_int("seed", seed, minimum=0))  # another seed: its own figures and ledger
-    paths, failed, begin = find(names), [], time.perf_counter()
+    paths, failed, made, begin = find(names), [], [], time.perf_counter()
     if not names:  # every notebook rewrites its rows: none left from claims that are no longer made
         clear(profile)
     untimed = [p for p in paths if p.stem not in TIMED_NOTEBOOKS]
@@ -125,6 +126,7 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
     def executed_one(path: Path, result, error: BaseException | None, seconds: float) -> None:
         name, seconds, problem = result if error is None else (path.name, seconds, f"{type(error).__name__}: {error}")
         print(f"[{profile}] [{next(executed)}/{len(paths)}] {name} {'done' if problem is None else 'FAILED'} in {seconds:.0f} s ({elapsed()})", flush=True)
+        made.append((path.stem, readme.targets_of_notebooks().get(f"notebooks/{path.name}", []), seconds, problem))
         if problem is not None:
             failed.append((name, problem))
 
@@ -138,7 +140,7 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
     timed = [p for p in paths if p.stem in TIMED_NOTEBOOKS]
     train_and_execute([], [], timed, [set() for _ in timed], 1)  # alone, after everything else
     ledger = gather(profile)
-    print(f"claims ledger: {ledger}: {tally(rows(profile))}")
+    print(f"claims ledger: {ledger}: {tally(rows(profile))}; provenance: {provenance.record(ledger.parent, profile, made)}")
     if ledger.parent in {ROOT / "figures" / profile_folder(p) for p in readme.SHOWN}:  # the README shows them
         sync_readme()
     for name, error in failed:
