@@ -368,3 +368,13 @@ def test_every_profiles_hop_counts_fit_a_decoy_chain(profile):
     assert most <= cpvr_decoys.max_hops(sizes["length"])
     _, hops, _ = H.test_set(sizes["length"], sizes["test_hops"], 2)
     assert sorted(set(hops.tolist())) == list(sizes["test_hops"])
+
+
+@pytest.mark.parametrize("generator", ["block", "delta"])
+def test_module_apply_reaches_every_submodule_of_a_hyper_ut_model(generator):
+    """``nn.Module.apply`` (an init function over every submodule) works on Hyper-UT with either
+    generator: no submodule shadows it (the low-rank heads compute in ``forward``)."""
+    model = H.build("hyper_act", LENGTH, dict(SMALL, generator=generator))
+    seen = []
+    assert model.apply(seen.append) is model
+    assert any(type(m).__name__ == "LowRankHead" for m in seen) == (generator == "delta")

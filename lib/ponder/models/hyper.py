@@ -75,7 +75,7 @@ class LowRankHead(nn.Module):
         """``(A [B, rows, r], B [B, r, cols])``."""
         return self.left(z).view(-1, self.rows, self.rank), self.right(z).view(-1, self.rank, self.cols)
 
-    def apply(self, u: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+    def forward(self, u: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
         """``u A(z) B(z)`` for ``u`` ``[B, T, rows]`` without forming the matrix: ``[B, T, cols]``."""
         a, b = self.factors(z)
         return (u @ a) @ b
@@ -95,8 +95,8 @@ class HyperMLP(nn.Module):
         self.delta2 = LowRankHead(code_dim, hidden, dim, rank)
 
     def forward(self, base: nn.Module, u: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
-        hidden = F.gelu(base.fc1(u) + self.delta1.apply(u, z))
-        return base.fc2(hidden) + self.delta2.apply(hidden, z)
+        hidden = F.gelu(base.fc1(u) + self.delta1(u, z))
+        return base.fc2(hidden) + self.delta2(hidden, z)
 
     def weights(self, base: nn.Module, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The generated ``nn.Linear``-layout weights ``(W_1 [B, M, D], W_2 [B, D, M])``."""
