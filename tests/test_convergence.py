@@ -21,10 +21,12 @@ def test_a_flat_curve_has_plateaued_and_a_falling_one_has_not():
     assert math.isnan(convergence.plateau_fall(history([1.0])))
 
 
-def test_fit_and_problems():
+def test_fit_and_the_references_that_fail():
     assert convergence.fit(0.97) is None
     assert convergence.fit(0.57, what="accuracy on hops 1-3") == "its accuracy on hops 1-3 is 0.57, below 0.95"
-    assert convergence.problems({"ViT": None, "answer-only": "x"}) == {"answer-only": "x"}
+    assert convergence.unfit({"scratch-pad": 0.99, "answer-only": 0.57}, what="accuracy on hops 1-3") == {"answer-only": "its accuracy on hops 1-3 is 0.57, below 0.95"}
+    falling = history([2.0, 1.8, 1.6, 1.4, 1.2, 1.0, 0.8, 0.7])
+    assert list(convergence.unfinished({"flat": history([1.0] * 8), "falling": falling})) == ["falling"]
 
 
 def test_an_unconverged_reference_makes_the_row_inconclusive_and_keeps_the_evidence():

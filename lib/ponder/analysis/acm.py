@@ -1,7 +1,7 @@
 """ACM analysis: how many learners a token needs after phase I (acm-5)."""
 import torch
 
-from ..models.acm_phases import GATING_ERROR_FACTOR
+from ..models.acm_phases import GATING_ERROR_FACTOR, gate_labels
 
 
 def learners_needed(d: torch.Tensor, factor: float = GATING_ERROR_FACTOR) -> torch.Tensor:
@@ -10,6 +10,5 @@ def learners_needed(d: torch.Tensor, factor: float = GATING_ERROR_FACTOR) -> tor
     before the first ``n ≥ 2`` that no longer helps (``factor · d(n) ≥ d(n − 1)``), all ``N`` when
     each helps. Phase II's label (:func:`ponder.models.acm_phases.gate_labels`) names that first
     learner instead, one more than the token needs, which is not what the paper reads off its figure."""
-    stops = factor * d[..., 1:] >= d[..., :-1]
-    last = torch.full(d.shape[:-1], d.shape[-1], device=d.device)
-    return torch.where(stops.any(-1), stops.int().argmax(-1) + 1, last)
+    never_helps = torch.cat([d, d[..., -1:]], -1)  # a learner N + 1 that never helps: the label is then at most N + 1
+    return gate_labels(never_helps, factor) - 1

@@ -47,6 +47,12 @@ def fit(accuracy: float, threshold: float = FIT, what: str = "in-distribution ac
     return None if accuracy >= threshold else f"its {what} is {accuracy:.2f}, below {threshold:.2f}"
 
 
-def problems(checks: dict[str, str | None]) -> dict[str, str]:
-    """The failed checks of ``{reference name: why or None}``, per reference (for :func:`ponder.claims.unconverged`)."""
-    return {name: why for name, why in checks.items() if why is not None}
+def unfinished(histories: dict[str, Sequence[dict]]) -> dict[str, str]:
+    """``{reference: why}`` for the references (``{name: training history}``) whose loss has not
+    flattened (:func:`plateau`; for :func:`ponder.claims.unconverged`)."""
+    return {name: why for name, history in histories.items() if (why := plateau(history)) is not None}
+
+
+def unfit(accuracies: dict[str, float], what: str = "in-distribution accuracy") -> dict[str, str]:
+    """``{model: why}`` for the models (``{name: accuracy}``) below :data:`FIT` (:func:`fit`)."""
+    return {name: why for name, accuracy in accuracies.items() if (why := fit(accuracy, what=what)) is not None}
