@@ -68,10 +68,12 @@ def hop_status(hops: int, train_hops: Sequence[int]) -> str:
 
 
 def draw_task(task: str, length: int, hops: int, seed: int):
-    """One example of ``task`` (``"decoy"``: :func:`ponder.tasks.cpvr_decoys.sample`, ``"plain"``:
-    :func:`ponder.tasks.cpvr.sample`): ``x`` ``[length]`` and its label."""
-    sample = cpvr_decoys.sample if task == "decoy" else cpvr.sample
-    x, _, label = sample(1, length, hops, seed=seed)[:3]
+    """One example of ``task`` (``"decoy"``: the C-PVR runs' own sampler,
+    :func:`ponder.experiments.hyper_ut.sample`; ``"plain"``: :func:`ponder.tasks.cpvr.sample`):
+    ``x`` ``[length]`` and its label."""
+    from ..experiments.hyper_ut import sample as runs_sample
+
+    x, _, label = (runs_sample if task == "decoy" else cpvr.sample)(1, length, hops, seed=seed)
     return x[0], int(label[0])
 
 
