@@ -1,6 +1,7 @@
 """The run cache and the training loop: hit, miss, resume after a real kill, atomic writes."""
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -10,7 +11,7 @@ import pytest
 import torch
 from torch import nn
 
-from ponder.runs import CorruptRun, Run, atomic_write, code_version
+from ponder.runs import PACKAGE, CorruptRun, Run, atomic_write, code_version, import_closure, module_file
 from ponder.training import TrainConfig, lr_at, make_optimizer, optimizer_step, train_run
 
 CONFIG = TrainConfig(steps=40, batch_size=16, lr=3e-3, seed=3, checkpoint_every=5, log_every=5)
@@ -59,9 +60,51 @@ def test_changed_config_is_a_miss():
     assert not other.done and other.key != toy_run().key
 
 
+EXPERIMENTS = sorted(f"ponder.experiments.{p.stem}" for p in (PACKAGE / "experiments").glob("*.py") if p.stem not in ("__init__", "__main__"))
+
+
 def test_code_version_follows_the_named_modules():
-    assert code_version(["ponder.tasks.cpvr"]) != code_version(["ponder.models.transformer"])
-    assert code_version(["ponder.tasks.cpvr"]) == code_version(["ponder.tasks.cpvr"])
+    assert code_version(("ponder.tasks.cpvr",)) != code_version(("ponder.models.transformer",))
+    assert code_version(("ponder.tasks.cpvr",)) == code_version(("ponder.tasks.cpvr",))
+
+
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_the_closure_holds_every_module_the_experiment_imports(experiment):
+    """The static closure covers what Python really imports (top-level imports; the closure adds the
+    ones inside functions), so a module the experiment runs cannot be left out of its key."""
+    script = f"import sys, {experiment}; print(' '.join(m for m in sys.modules if m.startswith('ponder')))"
+    imported = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    closure = set(import_closure((experiment,)))
+    assert experiment in closure
+    assert {m for m in imported if not m.startswith("ponder.sizes")} <= closure
+
+
+def test_the_acm_runs_are_keyed_on_the_flop_counts_they_store():
+    assert "ponder.models.flops" in import_closure(("ponder.experiments.acm",))
+
+
+@pytest.fixture(scope="module")
+def package_copy(tmp_path_factory) -> Path:
+    copy = tmp_path_factory.mktemp("lib") / "ponder"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "*.xz"))
+    return copy
+
+
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_editing_any_module_a_run_imports_changes_its_key(package_copy, experiment):
+    """Every module of the closure, edited in a copy of the library, moves the code version of the
+    experiment's runs; a module outside it (a plot) and the sizes (data, in the configs) do not."""
+    before = code_version((experiment,), package_copy)
+    closure = import_closure((experiment, "ponder.training"), package_copy)
+    for name in [*closure, "ponder.plots.survey", "ponder.sizes.hyla"]:
+        path = module_file(name, package_copy)
+        source = path.read_bytes()
+        path.write_bytes(source + b"\n# an edit\n")
+        try:
+            edited = code_version.__wrapped__((experiment,), package_copy)
+        finally:
+            path.write_bytes(source)
+        assert (edited != before) == (name in closure), name
 
 
 def _train_in_child(results: Path, kill_at: int | None) -> subprocess.CompletedProcess:

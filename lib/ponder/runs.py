@@ -1,8 +1,9 @@
 """The run cache: ``results/<profile>/<name>/<key>/`` (``cpu`` shares ``quick``'s: :func:`~ponder.paths.runs_dir`).
 
-A run is keyed by its full config and the code version (a hash of the source of the modules
-it depends on, by default all of the library's modelling code), so re-running a notebook reuses finished runs, a changed config or model retrains,
-and an interrupted run resumes from its last checkpoint. A run folder holds
+A run is keyed by its full config and the code version (a hash of the source of every library
+module the run's defining module imports, found from its import statements), so re-running a
+notebook reuses finished runs, a changed config or model retrains, and an interrupted run resumes
+from its last checkpoint. A run folder holds
 
 * ``config.json``     — what the key was made from (for people reading the folder);
 * ``checkpoint.safetensors`` — the training state while the run is going (never pickle);
@@ -15,9 +16,10 @@ Every write is atomic (temporary file, then ``os.replace``), so a kill mid-write
 a half-written file that a later run would trust. A file damaged otherwise (a disk error, an
 edit by hand) raises :class:`CorruptRun`, naming the file and the run folder to delete.
 """
+import ast
 import fcntl
+import functools
 import hashlib
-import importlib
 import json
 import os
 import tempfile
@@ -25,7 +27,6 @@ from collections.abc import Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from types import ModuleType
 
 import torch
 from safetensors import SafetensorError, safe_open
@@ -35,38 +36,78 @@ from . import numerics
 from .paths import ROOT, runs_dir
 from .profiles import check_profile
 
-# Modules whose changes do not change what a run computes: presentation and plumbing only.
-_PRESENTATION = {"plots", "widgets", "claims.py", "notebooks.py", "parallel.py", "paths.py", "__main__.py"}
+PACKAGE = ROOT / "lib" / "ponder"
+# The profiles' sizes: every entry a run uses enters its config, so they are data, not code (ponder.sizes).
+_NOT_CODE = ("ponder.sizes",)
+# Every run is trained by the training loop, whichever module defines it.
+_TRAINER = "ponder.training"
 
 
-# Every run depends on these, whatever it names.
-_ALWAYS = ("ponder.training", "ponder.runs", "ponder.checks")
+def module_file(name: str, package: Path = PACKAGE) -> Path | None:
+    """The source of module ``name`` (``ponder.x.y``) under ``package``, or ``None`` if it is not one."""
+    parts = name.split(".")[1:]
+    candidates = [package.joinpath(*parts, "__init__.py")] + ([package.joinpath(*parts).with_suffix(".py")] if parts else [])
+    return next((path for path in candidates if path.is_file()), None)
 
 
-def _sources(modules: Sequence[str | ModuleType] | None) -> list[Path]:
-    if modules is None:
-        every = sorted((ROOT / "lib" / "ponder").rglob("*.py"))
-        return [p for p in every if not _PRESENTATION & {p.name, p.parent.name}]
-    names = sorted({m if isinstance(m, str) else m.__name__ for m in modules} | set(_ALWAYS))
-    return [Path(importlib.import_module(name).__file__) for name in names]
+def imported_by(name: str, package: Path = PACKAGE) -> set[str]:
+    """The ``ponder`` modules the source of ``name`` imports.
+
+    A module's functions run when a run trains, so every import statement in it counts, at any depth;
+    a package's ``__init__`` counts only the imports it makes when the package is imported (its
+    top-level statements), since its functions orchestrate runs rather than compute them."""
+    path = module_file(name, package)
+    tree = ast.parse(path.read_bytes(), filename=str(path))
+    is_package = path.name == "__init__.py"
+    here = name.split(".") if is_package else name.split(".")[:-1]
+    statements = tree.body if is_package else list(ast.walk(tree))
+    found = set()
+    for node in statements:
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = here[: len(here) - node.level + 1] if node.level else []
+            origin = ".".join(base + (node.module.split(".") if node.module else []))
+            found.add(origin)
+            found |= {f"{origin}.{alias.name}" for alias in node.names}  # ``from . import acm``: a module, if acm is one
+    return {m for m in found if m.split(".")[0] == "ponder" and module_file(m, package)}
 
 
-def code_version(modules: Sequence[str | ModuleType] | None = None) -> str:
-    """Hash of the source of ``modules`` (names or module objects) and the training code.
+def import_closure(roots: Sequence[str], package: Path = PACKAGE) -> list[str]:
+    """Every ``ponder`` module that importing ``roots`` brings in, with the packages on the way
+    (their ``__init__`` runs first), except the sizes (:data:`_NOT_CODE`); sorted."""
+    seen, todo = set(), list(roots)
+    while todo:
+        name = todo.pop()
+        parents = [".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)]
+        for module in [name, *parents]:
+            if module not in seen and not module.startswith(_NOT_CODE):
+                if module_file(module, package) is None:
+                    raise ModuleNotFoundError(f"{module} is not a module of {package}")
+                seen.add(module)
+                todo.extend(imported_by(module, package))
+    return sorted(seen)
 
-    ``None`` hashes all of the library except presentation (plots, widgets, ledger): safe, but
-    then any edit anywhere retrains. Experiments name the modules their runs depend on.
+
+@functools.cache
+def code_version(roots: tuple[str, ...] = (), package: Path = PACKAGE) -> str:
+    """Hash of the source of every module a run defined in ``roots`` runs: the import closure of
+    ``roots`` and the training loop (:func:`import_closure`), found from the import statements,
+    so no list of modules can miss one.
+
+    Computed once per process, like the imports themselves: a process runs the code it imported.
     """
     digest = hashlib.sha256()
-    for path in _sources(modules):
-        digest.update(path.resolve().relative_to(ROOT).as_posix().encode())
+    for name in import_closure((*roots, _TRAINER), package):
+        path = module_file(name, package)
+        digest.update(path.relative_to(package).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
 
 
-def config_key(config: dict, modules: Sequence[str | ModuleType] | None = None) -> str:
-    """Short hash of a JSON-able config together with the code version of ``modules``."""
-    blob = json.dumps({"config": config, "code": code_version(modules), "numerics": numerics.describe()}, sort_keys=True, default=str)
+def config_key(config: dict, code: Sequence[str] = ()) -> str:
+    """Short hash of a JSON-able config together with the code version of the modules ``code``."""
+    blob = json.dumps({"config": config, "code": code_version(tuple(sorted(code))), "numerics": numerics.describe()}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -94,16 +135,17 @@ class CorruptRun(RuntimeError):
 class Run:
     """One cached training run.
 
-    >>> run = Run("cpvr/ut", {"steps": 100, "width": 64}, "smoke", code=["ponder.models.universal"])
+    >>> run = Run("cpvr/ut", {"steps": 100, "width": 64}, "smoke", code=__name__)
     >>> if not run.done: ...train, run.finish(metrics)
 
-    ``code`` names the modules whose source the result depends on (see :func:`code_version`).
+    ``code`` names the module that defines the run (or several): the key hashes the source of every
+    module they import (:func:`code_version`).
     """
 
-    def __init__(self, name: str, config: dict, profile: str, code: Sequence[str | ModuleType] | None = None):
+    def __init__(self, name: str, config: dict, profile: str, code: str | Sequence[str] = ()):
         check_profile(profile)
         self.name, self.config, self.profile = name, config, profile
-        self.key = config_key(config, code)
+        self.key = config_key(config, [code] if isinstance(code, str) else code)
         self.dir = runs_dir(profile) / name / self.key
 
     @property

@@ -33,14 +33,11 @@ from ..training import TrainConfig, default_device, train_run
 TASKS = ("digits", "speech")
 TEST_COPIES = 16  # the digits stand-in's test set: 16 renderings of each test digit (5,744 images), in the profile's scene
 GATE_HIDDEN = 4
-CODE_TASK = {"digits": ["ponder.tasks.images", "ponder.models.vit"], "speech": ["ponder.tasks.speech", "ponder.models.audio"]}
-CODE_ACM = ["ponder.models.transformer", "ponder.models.acm", "ponder.models.acmize", "ponder.models.acm_phases"]
 PREFIX = {"digits": "acm", "speech": "acm/speech"}  # run names
 # how a phase-III step executes (a profile row's ``finetune_step``): eagerly, captured as a CUDA graph (on a GPU),
-# its loss compiled (ponder.compilation), or both; the modules each adds to the run's code. The CPU profiles stay
-# eager (pinned bits); on a GPU the step is thousands of small kernels
-FINETUNE_STEPS = {"eager": (), "captured": ("ponder.cuda_graphs",), "compiled": ("ponder.compilation",),
-                  "compiled and captured": ("ponder.compilation", "ponder.cuda_graphs")}
+# its loss compiled (ponder.compilation), or both. The CPU profiles stay eager (pinned bits); on a GPU the step is
+# thousands of small kernels
+FINETUNE_STEPS = ("eager", "captured", "compiled", "compiled and captured")
 MOE_TOP_K_FRACTIONS = (1 / 8, 1 / 4, 3 / 8, 1 / 2, 3 / 4, 1)  # of the experts (official: 2..128 of 128)
 AVIT_TARGETS = (4, 6, 8, 10)  # the official A-ViT target depths, in blocks of 12
 # The grids a profile's row may thin: phase-III budgets β, A-ViT targets (of AVIT_TARGETS), acm-10's learner counts
@@ -98,17 +95,6 @@ def scene(profile: str) -> images.Scene:
     return images.scene_of(sizes(profile)["scene"])
 
 
-def code(task: str, *extra: str) -> list[str]:
-    """The modules a run of ``task`` depends on.
-
-    Every run downstream of a base model trains with one thread (``parallel.train_one_thread``),
-    in a worker of :func:`prefetch` or here: the thread count changes the last bits of a sum, and
-    the ACM's hard gates amplify that into a different run (``import ponder`` pins one thread everywhere;
-    unpinned, the base models train with every thread).
-    """
-    return CODE_TASK[task] + ["ponder.models.transformer", "ponder.experiments.acm", *extra]
-
-
 def batches(profile: str, batch: int, seed: int, task: str = "digits") -> Callable[[int], tuple]:
     """Training batches, a function of the step."""
     sampler = partial(images.sample, scene=scene(profile)) if task == "digits" else speech.sample
@@ -141,7 +127,12 @@ def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch: int = 12
 
 def base_model(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Module, dict]:
     """The "pre-trained" model trained here: a small ViT on the digits (stand-in for ViT-B on ImageNet)
-    or a frame transformer on the eSpeak words (stand-in for XLS-R on CommonVoice)."""
+    or a frame transformer on the eSpeak words (stand-in for XLS-R on CommonVoice).
+
+    Every run downstream of a base model trains with one thread (``parallel.train_one_thread``),
+    in a worker of :func:`prefetch` or here: the thread count changes the last bits of a sum, and
+    the ACM's hard gates amplify that into a different run (``import ponder`` pins one thread everywhere;
+    unpinned, the base models train with every thread)."""
     s = sizes(profile, task)
     if task == "digits":
         arch = dict(image=32, patch=4, dim=s["dim"], depth=s["depth"], heads=s["heads"])
@@ -151,7 +142,7 @@ def base_model(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Mo
         make = lambda: FrameTransformer(**arch)  # noqa: E731
     cfg = TrainConfig(steps=s["base_steps"], batch_size=s["batch"], lr=s["base_lr"], weight_decay=0.05, seed=seed)
     config = {"arch": arch, "train": cfg.as_dict(), "eval_images": s["eval_images"]} | ({"scene": asdict(scene(profile))} if task == "digits" else {})
-    run = Run(f"{PREFIX[task]}/base", config, profile, code=code(task))
+    run = Run(f"{PREFIX[task]}/base", config, profile, code=__name__)
     x, y = test_set(profile, task)
     return train_run(run, make, lambda m, b: F.cross_entropy(m(b[0]), b[1]), batches(profile, cfg.batch_size, seed, task), cfg, evaluate=lambda m: evaluate(m, x, y))
 
@@ -178,7 +169,7 @@ def distilled(profile: str, seed: int = 0, n: int = 4, steps: int | None = None,
     make = lambda: trainable(acmize_lib.acmize(base, n, GATE_HIDDEN, warm_start=warm_start), "learners")  # noqa: E731
     cfg = TrainConfig(steps=steps, batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
     config = {"base": _state_key(base), "n": n, "gate_hidden": GATE_HIDDEN, "train": cfg.as_dict()} | ({} if warm_start else {"warm_start": False})
-    run = Run(f"{PREFIX[task]}/phase1-n{n}", config, profile, code=code(task, *CODE_ACM))
+    run = Run(f"{PREFIX[task]}/phase1-n{n}", config, profile, code=__name__)
     return parallel.train_one_thread(run, make, lambda m, b: distill_loss(base, m, b[0]), batches(profile, cfg.batch_size, seed, task), cfg)
 
 
@@ -188,7 +179,7 @@ def gates_pretrained(profile: str, seed: int = 0, n: int = 4, distill_steps: int
     base, _ = base_model(profile, seed, task)
     phase1, _ = distilled(profile, seed, n, distill_steps, task, warm_start)
     cfg = TrainConfig(steps=s["gate_steps"], batch_size=s["batch"], lr=1e-2, weight_decay=0.0, seed=seed)
-    run = Run(f"{PREFIX[task]}/phase2-n{n}", {"phase1": _state_key(phase1), "train": cfg.as_dict()}, profile, code=code(task, *CODE_ACM))
+    run = Run(f"{PREFIX[task]}/phase2-n{n}", {"phase1": _state_key(phase1), "train": cfg.as_dict()}, profile, code=__name__)
     make = lambda: trainable(copy.deepcopy(phase1), "gate")  # noqa: E731
     return parallel.train_one_thread(run, make, lambda m, b: gate_loss(base, m, b[0]), batches(profile, cfg.batch_size, seed, task), cfg)
 
@@ -222,7 +213,7 @@ def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: d
     config |= ({} if task_gradient else {"task_gradient": False}) | ({} if argmax_budget else {"argmax_budget": False})
     step = check_choice("finetune_step", s["finetune_step"], FINETUNE_STEPS)
     config |= {} if step == "eager" else {"step": step}
-    run = Run(f"{PREFIX[task]}/phase3-n{n}", config, profile, code=code(task, *CODE_ACM, *FINETUNE_STEPS[step]))
+    run = Run(f"{PREFIX[task]}/phase3-n{n}", config, profile, code=__name__)
 
     def make():
         model = trainable(copy.deepcopy(start), "all")
@@ -383,10 +374,9 @@ def moefied(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Modul
     """
     s = sizes(profile, task)
     base, _ = base_model(profile, seed, task)
-    modules = code(task, "ponder.models.moe")
     cfg = TrainConfig(steps=s["finetune_steps"], batch_size=s["batch"], lr=5e-4, weight_decay=0.05, seed=seed)
     count = experts(profile)
-    run = Run(f"{PREFIX[task]}/moe-relu", {"base": _state_key(base), "experts": count, "train": cfg.as_dict()}, profile, code=modules)
+    run = Run(f"{PREFIX[task]}/moe-relu", {"base": _state_key(base), "experts": count, "train": cfg.as_dict()}, profile, code=__name__)
     relu, _ = parallel.train_one_thread(run, lambda: moe_lib.moefy(copy.deepcopy(base), count), lambda m, b: F.cross_entropy(m(b[0]), b[1]), batches(profile, cfg.batch_size, seed, task), cfg)
 
     def make():
@@ -398,7 +388,7 @@ def moefied(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Modul
         return model
 
     cfg = TrainConfig(steps=s["distill_steps"] + s["gate_steps"], batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
-    run = Run(f"{PREFIX[task]}/moe-router", {"relu": _state_key(relu), "train": cfg.as_dict(), "eval_images": s["eval_images"]}, profile, code=modules)
+    run = Run(f"{PREFIX[task]}/moe-router", {"relu": _state_key(relu), "train": cfg.as_dict(), "eval_images": s["eval_images"]}, profile, code=__name__)
     x, y = test_set(profile, task)
     return parallel.train_one_thread(run, make, lambda m, b: moe_lib.router_loss(m, _mlp_inputs(m, b[0])), batches(profile, cfg.batch_size, seed, task), cfg, evaluate=lambda m: {"curve": moe_curve(m, x, y, moe_top_k(profile))})
 
@@ -432,7 +422,7 @@ def halting(profile: str, target_depth: float, seed: int = 0) -> tuple[nn.Module
     s = sizes(profile)
     base, _ = base_model(profile, seed)
     cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=5e-4, weight_decay=0.0, grad_clip=1.5, seed=seed)
-    run = Run("acm/avit", {"base": _state_key(base), "target_depth": target_depth, "train": cfg.as_dict(), "eval_images": s["eval_images"]}, profile, code=code("digits", "ponder.models.halting"))
+    run = Run("acm/avit", {"base": _state_key(base), "target_depth": target_depth, "train": cfg.as_dict(), "eval_images": s["eval_images"]}, profile, code=__name__)
     x, y = test_set(profile)
     return parallel.train_one_thread(run, lambda: HaltingViT(copy.deepcopy(base)), partial(avit_loss, target_depth=target_depth), batches(profile, cfg.batch_size, seed), cfg,
                      evaluate=lambda m: evaluate(m, x, y, macs=lambda mm, n: flops.halting_vit(mm)))
@@ -443,7 +433,7 @@ def early_exits(profile: str, seed: int = 0) -> tuple[nn.Module, dict]:
     s = sizes(profile)
     base, _ = base_model(profile, seed)
     cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
-    run = Run("acm/ztw", {"base": _state_key(base), "train": cfg.as_dict(), "eval_images": s["eval_images"]}, profile, code=code("digits", "ponder.models.early_exit"))
+    run = Run("acm/ztw", {"base": _state_key(base), "train": cfg.as_dict(), "eval_images": s["eval_images"]}, profile, code=__name__)
 
     def make():
         model = EarlyExitViT(copy.deepcopy(base))

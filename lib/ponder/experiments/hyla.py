@@ -32,7 +32,6 @@ from ..sizes.hyla import FUZZY, MAIN_KINDS, SRAVEN, SWEEPS, TEXT, TUNING, Fuzzy,
 from ..tasks import fuzzy, sraven, text
 from ..training import TrainConfig
 
-CODE = ["ponder.models.attention", "ponder.models.attention_transformer", "ponder.models.transformer", "ponder.experiments.hyla"]
 
 
 def train_config(s, seed: int) -> TrainConfig:
@@ -84,11 +83,6 @@ def sraven_setup(profile: str, **changes) -> Sraven:
 def training_loss(s, loss_fn):
     """The loss a run ``s`` trains with: ``loss_fn``, compiled where ``s.compiled`` (:mod:`ponder.compilation`)."""
     return compiled(loss_fn) if s.compiled else loss_fn
-
-
-def compiled_code(s) -> list[str]:
-    """The modules a run ``s`` depends on beyond the model's: :mod:`ponder.compilation` where it compiles."""
-    return ["ponder.compilation"] if s.compiled else []
 
 
 def in_context_model(s, in_dim: int, out_dim: int, length: int, width: int = 1) -> InContextTransformer:
@@ -156,7 +150,7 @@ def train_sraven_once(s: Sraven, profile: str, seed: int = 0):
     """Train (or load) one sraven model at the learning rate and weight decay of ``s``."""
     train_combos, _ = sraven.split(s.k, s.holdout, seed)
     cfg = train_config(s, seed)
-    run = Run(f"hyla/sraven/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=CODE + ["ponder.tasks.sraven", "ponder.cuda_graphs"] + compiled_code(s))
+    run = Run(f"hyla/sraven/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=__name__)
     batches = lambda step: sraven.batch(s.batch_size, train_combos, s.f, seed=seed * 1_000_003 + step)
     return parallel.train_one_thread(run, lambda: sraven_model(s), training_loss(s, sraven_loss), batches, cfg, evaluate=lambda m: sraven_scores(m, s, seed), capture=True)
 
@@ -215,7 +209,7 @@ def train_fuzzy_once(s: Fuzzy, profile: str, seed: int = 0):
     """Train (or load) one fuzzy-logic model at the learning rate and weight decay of ``s``."""
     combos = fuzzy.split(s.n_vars, s.n_terms, s.frac_test, seed=seed)["train"]
     cfg = train_config(s, seed)
-    run = Run(f"hyla/fuzzy/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=CODE + ["ponder.tasks.fuzzy", "ponder.cuda_graphs"] + compiled_code(s))
+    run = Run(f"hyla/fuzzy/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=__name__)
     batches = lambda step: fuzzy.batch(s.batch_size, combos, s.n_vars, s.length, seed=seed * 1_000_003 + step)
     return parallel.train_one_thread(run, lambda: fuzzy_model(s), training_loss(s, fuzzy_loss), batches, cfg, evaluate=lambda m: fuzzy_scores(m, s, seed), capture=True)
 
@@ -264,7 +258,7 @@ def train_text(s: Text, profile: str, seed: int = 0):
 
     cfg = train_config(s, seed)
     config = {key: value for key, value in asdict(s).items() if key != "compiled" or value}
-    run = Run(f"hyla/text/{s.kind}", {**config, "train": cfg.as_dict()}, profile, code=CODE + ["ponder.tasks.text"] + compiled_code(s))
+    run = Run(f"hyla/text/{s.kind}", {**config, "train": cfg.as_dict()}, profile, code=__name__)
     make = lambda: CausalLM(text.VOCAB, s.length, dim=s.dim, heads=s.heads, depth=s.depth, kind=s.kind)
     evaluate = lambda model: {"valid": curve + [{"step": s.steps, "loss": validate(model)}]}
     return parallel.train_one_thread(run, make, loss_fn, batches, cfg, evaluate=evaluate)

@@ -54,28 +54,6 @@ LABELS = {
 }
 ACT_KINDS = tuple(k for k in KINDS if k.endswith("_act"))
 
-# The modules a C-PVR run's result depends on (its cache key hashes their source): the common
-# ones, and the core of its kind, so that editing one core does not retrain the other kinds.
-COMMON_CODE = ("ponder.tasks.cpvr", "ponder.tasks.cpvr_decoys", "ponder.tasks.cpvr_pruning", "ponder.tasks.streams", "ponder.models.transformer", "ponder.models.act", "ponder.models.classifier", "ponder.experiments.hyper_ut")
-CORE_CODE = {
-    "transformer": (),
-    "ut": ("ponder.models.universal",),
-    "film": ("ponder.models.universal", "ponder.models.film"),
-    "hyper": ("ponder.models.hyper", "ponder.models.hyper_block"),
-}
-
-# The runs that train with their step captured as a CUDA graph on a GPU (``train_run(..., capture=True)``:
-# every kind, ACT's loop running all its steps masked under the capture) name its module as well.
-CAPTURED_CODE = ("ponder.cuda_graphs",)
-# ... and the runs whose seeds train together in one vmap-ed step (``seeds_together``), its module too.
-TOGETHER_CODE = ("ponder.ensemble",)
-
-
-def code(kind: str) -> tuple[str, ...]:
-    """The modules whose source the runs of ``kind`` depend on."""
-    return COMMON_CODE + CORE_CODE[check_choice("kind", kind, KINDS).removesuffix("_act")]
-
-
 GENERATORS = ("block", "delta")
 
 
@@ -188,7 +166,7 @@ def cpvr_parts(kind: str, profile: str, seed: int, model: dict | None = None, tr
     cfg = train_config(sizes, seed, steps=steps or sizes["steps"], **hold)
     together = {"seeds_together": True} if sizes.get("seeds_together") else {}
     config = {"kind": kind, "model": model_cfg, "length": length, "train_hops": train_hops, "test_hops": test_hops, "n_test": sizes["n_test"], "train": cfg.as_dict(), **together}
-    run = Run(f"{name}/{kind}", config, profile, code=code(kind) + CAPTURED_CODE + (TOGETHER_CODE if together else ()))
+    run = Run(f"{name}/{kind}", config, profile, code=__name__)
 
     def evaluate(net):
         return {**per_hop(net, length, test_hops, sizes["n_test"]), "params": parameter_count(net)}

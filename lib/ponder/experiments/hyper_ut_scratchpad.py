@@ -38,7 +38,6 @@ TARGETS = ("answer", "scratchpad")
 LABELS = {"answer": "answer only", "scratchpad": "scratch-pad"}
 DECODINGS = ("eos", "task")
 DECODING_LABELS = {"eos": "stop at EOS", "task": "stop by the task's rule"}
-CODE = ("ponder.tasks.cpvr", "ponder.models.transformer", "ponder.models.seq2seq", "ponder.experiments.hyper_ut_scratchpad")
 
 
 def test_set(length: int, hops: Sequence[int], n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -135,7 +134,7 @@ def train_seq2seq(target: str, profile: str, seed: int):
     """Train (or load) the answer-only or scratch-pad model; ``(model, metrics)`` with accuracy per decoding and test hop count."""
     sizes = by_profile(SIZES, profile)
     cfg = TrainConfig(steps=sizes["steps"], batch_size=sizes["batch_size"], lr=sizes["lr"], seed=seed)
-    run = Run(f"hut/scratchpad/{target}", {"target": target, "sizes": run_sizes(sizes), "train": cfg.as_dict()}, profile, code=CODE)
+    run = Run(f"hut/scratchpad/{target}", {"target": target, "sizes": run_sizes(sizes), "train": cfg.as_dict()}, profile, code=__name__)
 
     def batches(step):
         x, _, _ = cpvr.sample(cfg.batch_size, sizes["length"], list(sizes["train_hops"]), seed=cfg.seed * 1_000_003 + step)

@@ -26,11 +26,10 @@ from ..runs import Run
 from ..sizes.hyper_ut_vision import SIZES
 from ..tasks import images
 from ..training import TrainConfig, default_device, train_run
-from .hyper_ut import ACT_KINDS, build, code, parameter_count
+from .hyper_ut import ACT_KINDS, build, parameter_count
 
 KINDS = ("transformer", "ut_act", "hyper_act")
 LABELS = {"transformer": "ViT", "ut_act": "U-ViT+ACT", "hyper_act": "HyperU-ViT"}
-CODE = ("ponder.models.vit", "ponder.tasks.images", "ponder.experiments.hyper_ut_vision")
 EVAL_BATCH = 1024
 
 
@@ -65,7 +64,7 @@ def train_vision(kind: str, profile: str, seed: int):
     hold = {"hold": "depth.halting", "hold_for": m["act_hold"]} if kind in ACT_KINDS else {}
     cfg = TrainConfig(steps=sizes["steps"], batch_size=sizes["batch_size"], lr=sizes["lr"], seed=seed, **hold)
     drawn = scene(profile)
-    run = Run(f"hut/vision/{kind}", {"kind": kind, "sizes": {**run_sizes(sizes), "scene": asdict(drawn)}, "train": cfg.as_dict()}, profile, code=code(kind) + CODE)
+    run = Run(f"hut/vision/{kind}", {"kind": kind, "sizes": {**run_sizes(sizes), "scene": asdict(drawn)}, "train": cfg.as_dict()}, profile, code=__name__)
     geometry = dict(size=sizes["size"], canvas=sizes["canvas"], scene=drawn)
 
     def make():

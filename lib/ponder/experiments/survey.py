@@ -36,14 +36,6 @@ from ..training import default_device, num_threads, train_run
 from . import hyper_ut, survey_parity
 from .hyper_ut import build, parameter_count, per_hop, test_set
 
-# The modules each survey model's runs depend on (their cache keys hash this source).
-CODE = {
-    "early_exit": hyper_ut.code("transformer") + ("ponder.models.calm", "ponder.models.exits", "ponder.experiments.survey"),
-    "mod": hyper_ut.code("transformer") + ("ponder.models.mod", "ponder.experiments.survey"),
-    "pondernet": hyper_ut.code("ut") + ("ponder.models.pondernet", "ponder.models.exits", "ponder.experiments.survey"),
-}
-
-
 def sizes(profile: str) -> dict:
     """What the survey's C-PVR notebooks read: ``task``, the C-PVR sizes shared with the Hyper-UT notebooks
     (``hyper_ut.SIZES``), and ``survey``, the profile's row of :data:`SURVEY`."""
@@ -79,7 +71,7 @@ def mod_train_loss(model, batch):
     return F.cross_entropy(model(x).logits, label)
 
 
-def train_survey_model(name: str, profile: str, seed: int, make, loss, code: Sequence[str], extra: dict | None = None, hold: dict | None = None):
+def train_survey_model(name: str, profile: str, seed: int, make, loss, extra: dict | None = None, hold: dict | None = None):
     """Train (or load) one survey model on C-PVR with ``hyper_ut.SIZES[profile]``; ``(model, metrics)``.
     ``hold``: ``TrainConfig``'s ``hold`` and ``hold_for``, parameters that keep their initial values for
     a while."""
@@ -87,7 +79,7 @@ def train_survey_model(name: str, profile: str, seed: int, make, loss, code: Seq
     length, hops = sizes["length"], sizes["test_hops"]
     cfg = hyper_ut.train_config(sizes, seed, **(hold or {}))
     config = {"model": sizes["model"], "length": length, "train_hops": sizes["train_hops"], "test_hops": hops, "n_test": sizes["n_test"], "train": cfg.as_dict(), **(extra or {})}
-    run = Run(f"survey/cpvr/{name}", config, profile, code=code)
+    run = Run(f"survey/cpvr/{name}", config, profile, code=__name__)
 
     batches = hyper_ut.training_batches(cfg, length, sizes["train_hops"])
 
@@ -100,12 +92,12 @@ def train_survey_model(name: str, profile: str, seed: int, make, loss, code: Seq
 
 def train_early_exit(profile: str, seed: int = 0):
     sizes = by_profile(hyper_ut.SIZES, profile)
-    return train_survey_model("early_exit", profile, seed, lambda: EarlyExitClassifier(build("transformer", sizes["length"], sizes["model"])), early_exit_train_loss, CODE["early_exit"])
+    return train_survey_model("early_exit", profile, seed, lambda: EarlyExitClassifier(build("transformer", sizes["length"], sizes["model"])), early_exit_train_loss)
 
 
 def train_mod(profile: str, capacity: float, seed: int = 0):
     sizes = by_profile(hyper_ut.SIZES, profile)
-    return train_survey_model(f"mod_{capacity:g}", profile, seed, lambda: make_mod(sizes["length"], sizes["model"], capacity), mod_train_loss, CODE["mod"], {"capacity": capacity})
+    return train_survey_model(f"mod_{capacity:g}", profile, seed, lambda: make_mod(sizes["length"], sizes["model"], capacity), mod_train_loss, {"capacity": capacity})
 
 
 def train_pondernet(profile: str, seed: int = 0):
@@ -117,7 +109,7 @@ def train_pondernet(profile: str, seed: int = 0):
 
     extra = {"lambda_p": survey["lambda_p"], "beta": survey["beta"]}
     hold = {"hold": "halting_unit", "hold_for": m["act_hold"]}
-    return train_survey_model("pondernet_ut", profile, seed, make, pondernet_train_loss(survey["lambda_p"], survey["beta"]), CODE["pondernet"], extra, hold)
+    return train_survey_model("pondernet_ut", profile, seed, make, pondernet_train_loss(survey["lambda_p"], survey["beta"]), extra, hold)
 
 
 # -- survey-2: early exit -----------------------------------------------------------------

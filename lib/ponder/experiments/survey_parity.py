@@ -37,7 +37,6 @@ from ..sizes.survey_parity import PARITY
 from ..tasks import parity
 from ..training import TrainConfig, default_device
 
-PARITY_CODE = ("ponder.tasks.parity", "ponder.models.act", "ponder.models.exits", "ponder.models.pondernet", "ponder.models.recurrent", "ponder.experiments.survey_parity")
 
 KNOBS = {"act": "tau", "pondernet": "lambda_p"}  # the hyper-parameter each method's grid varies
 LABELS = {"act": "ACT", "pondernet": "PonderNet"}
@@ -98,7 +97,7 @@ def train_parity(halting: str, profile: str, seed: int, **overrides):
     :func:`parity_settings` (a knob value of the grid, ``max_steps=1`` for the control)."""
     s = parity_settings(profile, **overrides)
     cfg = TrainConfig(steps=s["steps"], batch_size=s["batch_size"], lr=s["lr"], seed=seed)
-    run = Run(f"survey/parity/{halting}", {"halting": halting, **s, "train": cfg.as_dict()}, profile, code=PARITY_CODE)
+    run = Run(f"survey/parity/{halting}", {"halting": halting, **s, "train": cfg.as_dict()}, profile, code=__name__)
     difficulties = list(range(1, s["train_max"] + 1))
 
     def batches(step):
