@@ -1,10 +1,10 @@
-"""The convergence rule (ponder.analysis.convergence) and the rows it makes inconclusive (ponder.claims.unconverged)."""
+"""The convergence rule (ponder.analysis.convergence) and the rows it makes inconclusive (ponder.analysis.verdicts.unconverged)."""
 import math
 
 import pytest
 
 from ponder.analysis import convergence
-from ponder.claims import Verdict, unconverged
+from ponder.analysis.verdicts import Verdict, unconverged
 
 
 def history(losses):

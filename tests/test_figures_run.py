@@ -18,7 +18,7 @@ def test_a_failing_notebook_leaves_the_others_and_the_ledger(tmp_path, monkeypat
     folder = tmp_path / "notebooks"
     folder.mkdir()
     notebook(folder / "a_fails.ipynb", "raise RuntimeError('planted failure')")
-    notebook(folder / "b_works.ipynb", "from ponder.claims import claim, exact\nclaim('t-1', 'the working notebook ran', 1, exact(True), profile=profile)")
+    notebook(folder / "b_works.ipynb", "from ponder.analysis.verdicts import exact\nfrom ponder.ledger import claim\nclaim('t-1', 'the working notebook ran', 1, exact(True), profile=profile)")
     monkeypatch.setattr(notebooks, "NOTEBOOKS", folder)
     monkeypatch.setattr(notebooks, "ROOT", tmp_path)
     with pytest.raises(SystemExit) as stop:
@@ -82,7 +82,7 @@ def test_a_subset_of_the_notebooks_leaves_a_readme_whose_rows_it_did_not_make(tm
     the README blocks of the others' targets are left as they were, with a line saying why."""
     folder = tmp_path / "notebooks"
     folder.mkdir()
-    notebook(folder / "a.ipynb", "from ponder.claims import claim, exact\nclaim('t-1', 'ran', 1, exact(True), profile=profile)")
+    notebook(folder / "a.ipynb", "from ponder.analysis.verdicts import exact\nfrom ponder.ledger import claim\nclaim('t-1', 'ran', 1, exact(True), profile=profile)")
     readme_text = "<!-- generated: ledger t smoke -->\nold t rows\n<!-- end generated -->\n<!-- generated: ledger u smoke -->\nold u rows\n<!-- end generated -->\n"
     (tmp_path / "README.md").write_text(readme_text)
     monkeypatch.setattr(notebooks, "NOTEBOOKS", folder)

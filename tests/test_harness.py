@@ -11,7 +11,8 @@ import pytest
 
 import torch
 
-from ponder import claims, experiments, notebooks
+from ponder import experiments, ledger, notebooks
+from ponder.analysis import verdicts
 from ponder.checks import check_choice
 from ponder.paths import claims_dir, figures_dir, results_dir, runs_dir
 from ponder.plots import save_figure, set_theme
@@ -77,16 +78,16 @@ def test_quick_figures_go_to_figures_and_others_to_subfolders(isolated_outputs):
 
 
 def test_claims_are_recorded_replaced_and_gathered():
-    claims.claim("hut-3", "Hyper-UT is best beyond training", ours=0.71, verdict=claims.greater([0.7, 0.8, 0.9], [0.1, 0.2, 0.3]), profile="smoke", paper="best")
-    claims.claim("hut-3", "Hyper-UT is best beyond training", ours=0.42, verdict=claims.greater([0.4, 0.4, 0.4], [0.5, 0.5, 0.6]), profile="smoke")
-    claims.claim("hut-10", "pool sizes", ours="see figure", verdict=None, profile="smoke")
-    claims.claim("hut-2", "deeper for more hops", ours="yes", verdict=claims.exact(True), profile="smoke")
-    claims.claim("hut-4", "steps grow", ours="+0.1", verdict=claims.above([0.2], 0.05), profile="smoke")
-    rows = claims.rows("smoke")
+    ledger.claim("hut-3", "Hyper-UT is best beyond training", ours=0.71, verdict=verdicts.greater([0.7, 0.8, 0.9], [0.1, 0.2, 0.3]), profile="smoke", paper="best")
+    ledger.claim("hut-3", "Hyper-UT is best beyond training", ours=0.42, verdict=verdicts.greater([0.4, 0.4, 0.4], [0.5, 0.5, 0.6]), profile="smoke")
+    ledger.claim("hut-10", "pool sizes", ours="see figure", verdict=None, profile="smoke")
+    ledger.claim("hut-2", "deeper for more hops", ours="yes", verdict=verdicts.exact(True), profile="smoke")
+    ledger.claim("hut-4", "steps grow", ours="+0.1", verdict=verdicts.above([0.2], 0.05), profile="smoke")
+    rows = ledger.rows("smoke")
     assert [r["id"] for r in rows] == ["hut-2", "hut-3", "hut-4", "hut-10"]  # natural order, replaced not duplicated
     assert rows[1]["ours"] == "0.42" and rows[1]["verdict"] == "does not hold"
-    text = claims.gather("smoke").read_text()
-    assert claims.RULE in text and "seed 0, commit " in text
+    text = ledger.gather("smoke").read_text()
+    assert verdicts.RULE in text and "seed 0, commit " in text
     assert "1 holds, 1 does not hold, 1 inconclusive, 1 describe." in text
     assert "| hut-3 | Hyper-UT is best beyond training | — | 0.42 | d = -0.133 ± 0.033 (n=3) | **does not hold** |" in text
     assert "| hut-4 | steps grow | — | +0.1 | d = +0.15 (n=1); the rule needs 3 seeds | inconclusive |" in text
@@ -95,30 +96,30 @@ def test_claims_are_recorded_replaced_and_gathered():
 
 
 def test_the_ledger_marks_rows_made_by_other_code(monkeypatch):
-    claims.claim("hut-2", "made before", ours=1, verdict=claims.exact(True), profile="smoke")
-    monkeypatch.setattr(claims, "code_version", lambda: "0123abcd/4567ef01")
-    claims.claim("hut-3", "made now", ours=1, verdict=claims.exact(True), profile="smoke")
-    text = claims.gather("smoke").read_text()
+    ledger.claim("hut-2", "made before", ours=1, verdict=verdicts.exact(True), profile="smoke")
+    monkeypatch.setattr(ledger, "code_trees", lambda: "0123abcd/4567ef01")
+    ledger.claim("hut-3", "made now", ours=1, verdict=verdicts.exact(True), profile="smoke")
+    text = ledger.gather("smoke").read_text()
     assert "code 0123abcd/4567ef01)" in text
     assert "Rows made by other code than 0123abcd/4567ef01 (marked *older*; their notebooks have not run since): hut-2." in text
     assert "| hut-2 | made before | — | 1 | exact: no noise | holds (*older*) |" in text and "| hut-3 | made now | — | 1 | exact: no noise | holds |" in text
-    assert set(claims.target_ids()) >= {"hut-1", "acm-9", "hyla-a1", "survey-4"}
+    assert set(ledger.target_ids()) >= {"hut-1", "acm-9", "hyla-a1", "survey-4"}
 
 
 def test_rows_of_an_older_format_are_named_and_cleared(isolated_outputs):
-    claims.claim("hut-2", "kept", ours=1, verdict=None, profile="smoke")
+    ledger.claim("hut-2", "kept", ours=1, verdict=None, profile="smoke")
     (claims_dir("smoke") / "hut-9.json").write_text('[{"id": "hut-9", "claim": "old", "holds": true}]')
     with pytest.raises(ValueError, match="hut-9.json holds a row of an older ledger format"):
-        claims.rows("smoke")
-    claims.clear("smoke")
-    assert claims.rows("smoke") == []
+        ledger.rows("smoke")
+    ledger.clear("smoke")
+    assert ledger.rows("smoke") == []
 
 
 def test_claim_rejects_a_verdict_not_made_by_the_rule():
-    with pytest.raises(TypeError, match="verdict must come from ponder.claims"):
-        claims.claim("hut-2", "x", ours=1, verdict=True, profile="smoke")
+    with pytest.raises(TypeError, match="verdict must come from ponder.analysis.verdicts"):
+        ledger.claim("hut-2", "x", ours=1, verdict=True, profile="smoke")
     with pytest.raises(TypeError, match="holds must be True or False"):
-        claims.exact("yes")
+        verdicts.exact("yes")
 
 
 @pytest.mark.parametrize(
@@ -134,52 +135,52 @@ def test_claim_rejects_a_verdict_not_made_by_the_rule():
     ],
 )
 def test_the_noise_rule(d, delta, verdict):
-    assert claims.judge(claims.Estimate.of(d), delta).verdict == verdict
+    assert verdicts.judge(verdicts.Estimate.of(d), delta).verdict == verdict
 
 
 def test_greater_pairs_seeds_or_adds_the_errors():
     a, b = [0.50, 0.60, 0.70], [0.45, 0.55, 0.65]  # a seed-to-seed spread much larger than the gap
-    assert claims.greater(a, b).verdict == "holds"  # paired: every seed's difference is +0.05
-    assert claims.greater(a, b, paired=False).verdict == "inconclusive"
+    assert verdicts.greater(a, b).verdict == "holds"  # paired: every seed's difference is +0.05
+    assert verdicts.greater(a, b, paired=False).verdict == "inconclusive"
     with pytest.raises(ValueError, match="as many seeds on each side"):
-        claims.greater([1, 2, 3], [1, 2])
+        verdicts.greater([1, 2, 3], [1, 2])
 
 
 def test_greater_leaves_out_the_seeds_one_side_lacks():
     nan = float("nan")
-    one = claims.greater([0.9, 0.8, 0.7], [0.1, nan, nan])  # b trained on the first seed only
+    one = verdicts.greater([0.9, 0.8, 0.7], [0.1, nan, nan])  # b trained on the first seed only
     assert one.verdict == "inconclusive" and "n=1" in one.noise
-    assert claims.greater([0.5, 0.6, 0.7, 0.8], [0.45, 0.55, nan, 0.75]).verdict == "holds"  # 3 pairs of +0.05
+    assert verdicts.greater([0.5, 0.6, 0.7, 0.8], [0.45, 0.55, nan, 0.75]).verdict == "holds"  # 3 pairs of +0.05
     with pytest.raises(ValueError, match="no seed is measured on both sides"):
-        claims.greater([1.0, nan], [nan, 2.0])
+        verdicts.greater([1.0, nan], [nan, 2.0])
 
 
 def test_every_part_must_hold():
-    yes, no, unsure = claims.exact(True), claims.exact(False), claims.judge(claims.Estimate.of([0.1]))
-    assert claims.every([yes, yes]).verdict == "holds"
-    assert claims.every([yes, unsure]).verdict == "inconclusive"
-    assert claims.every([unsure, no, yes]).verdict == "does not hold"
-    assert claims.every([yes, no]).noise.startswith("[1] holds: exact")
+    yes, no, unsure = verdicts.exact(True), verdicts.exact(False), verdicts.judge(verdicts.Estimate.of([0.1]))
+    assert verdicts.every([yes, yes]).verdict == "holds"
+    assert verdicts.every([yes, unsure]).verdict == "inconclusive"
+    assert verdicts.every([unsure, no, yes]).verdict == "does not hold"
+    assert verdicts.every([yes, no]).noise.startswith("[1] holds: exact")
 
 
 def test_above_and_below_compare_with_a_bound():
-    assert claims.above([0.8, 0.82, 0.81], 0.7).verdict == "holds"
-    assert claims.below([0.8, 0.82, 0.81], 0.7).verdict == "does not hold"
-    assert claims.Estimate.of([1.0, 3.0]) == claims.Estimate(2.0, 1.0, 2)
+    assert verdicts.above([0.8, 0.82, 0.81], 0.7).verdict == "holds"
+    assert verdicts.below([0.8, 0.82, 0.81], 0.7).verdict == "does not hold"
+    assert verdicts.Estimate.of([1.0, 3.0]) == verdicts.Estimate(2.0, 1.0, 2)
     with pytest.raises(ValueError, match="finite numbers"):
-        claims.Estimate.of([])
+        verdicts.Estimate.of([])
 
 
 def test_a_ranking_at_chance_is_outside_the_regime():
     """survey-1's extrapolation: when no method is above chance beyond the noise, their ranking
     compares failures and reads as inconclusive, never as "does not hold"."""
     at_chance = {"ACT": [0.495, 0.527, 0.502], "PonderNet": [0.482, 0.474, 0.477]}
-    why = claims.chance_regime(at_chance, 0.5, "accuracy beyond training")
+    why = verdicts.chance_regime(at_chance, 0.5, "accuracy beyond training")
     assert why == "no method's accuracy beyond training is above chance (0.5) by the noise rule (ACT 0.508, PonderNet 0.478)"
-    ranked = claims.greater(at_chance["PonderNet"], at_chance["ACT"])
-    assert ranked.verdict == "does not hold" and claims.outside_regime(ranked, why).verdict == "inconclusive"
-    assert claims.chance_regime({**at_chance, "PonderNet": [0.9, 0.92, 0.91]}, 0.5, "accuracy") is None
-    assert claims.chance_regime({"ACT": [0.9]}, 0.5, "accuracy") is not None  # one seed shows nothing above chance
+    ranked = verdicts.greater(at_chance["PonderNet"], at_chance["ACT"])
+    assert ranked.verdict == "does not hold" and verdicts.outside_regime(ranked, why).verdict == "inconclusive"
+    assert verdicts.chance_regime({**at_chance, "PonderNet": [0.9, 0.92, 0.91]}, 0.5, "accuracy") is None
+    assert verdicts.chance_regime({"ACT": [0.9]}, 0.5, "accuracy") is not None  # one seed shows nothing above chance
 
 
 def test_figures_are_byte_identical_across_saves(isolated_outputs):

@@ -175,7 +175,7 @@ def test_held_out_split_follows_the_seed():
 
 
 def test_sraven_regime():
-    from ponder.claims import Verdict, outside_regime
+    from ponder.analysis.verdicts import Verdict, outside_regime
 
     assert H.sraven_regime(H.sraven_setup("paper")) is None
     why = H.sraven_regime(H.sraven_setup("quick"))

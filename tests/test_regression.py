@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ponder import claims, notebooks, numerics, regression
+from ponder import ledger, notebooks, numerics, regression
+from ponder.analysis import verdicts
 from ponder.bench.acm import RATIO_COLUMNS, ratio_table
 
 # the widget notebooks: their runs are checked where they are trained (hyper_ut, survey_*)
@@ -64,10 +65,10 @@ def test_ledger_rows_of_timing_targets_are_masked():
 
 
 def test_report_prints_the_frames_and_this_profiles_rows(monkeypatch, capsys):
-    monkeypatch.setattr(claims, "_RECORDED", {})
-    claims.claim("hut-3", "Hyper-UT is best beyond training", ours=0.42, verdict=claims.greater([0.4, 0.4, 0.4], [0.5, 0.5, 0.6]), profile="smoke")
-    claims.claim("hut-10", "pool sizes", ours="see figure", verdict=None, profile="smoke")
-    claims.claim("hut-2", "another profile's row", ours=1, verdict=None, profile="quick")
+    monkeypatch.setattr(ledger, "_RECORDED", {})
+    ledger.claim("hut-3", "Hyper-UT is best beyond training", ours=0.42, verdict=verdicts.greater([0.4, 0.4, 0.4], [0.5, 0.5, 0.6]), profile="smoke")
+    ledger.claim("hut-10", "pool sizes", ours="see figure", verdict=None, profile="smoke")
+    ledger.claim("hut-2", "another profile's row", ours=1, verdict=None, profile="quick")
     regression.report("smoke", pd.DataFrame({"accuracy": [0.5]}))
     assert capsys.readouterr().out.splitlines() == [
         "smoke profile: the numbers the regression tests check (~, timed: wall-clock, masked)",

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .checks import check_int
 from .experiments import training
-from .claims import clear, gather, rows, tally
+from .ledger import clear, gather, rows, tally
 from .paths import ROOT, figures_dir, profile_folder
 from .profiles import PROFILES, check_device, check_profile
 from .parallel import worker_count

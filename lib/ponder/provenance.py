@@ -10,7 +10,7 @@ import os
 import platform
 from pathlib import Path
 
-from .claims import commit
+from .ledger import commit
 
 COLUMNS = ("made by", "files", "command", "commit", "device", "torch", "wall time", "status")
 TITLE = """# Where these figures came from

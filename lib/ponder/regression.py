@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from . import numerics
-from .claims import recorded
+from .ledger import recorded
 from .paths import ROOT
 
 TAG = "pinned-numbers"

@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .claims import target_order
+from .ledger import target_order
 from .regression import TIMED_TARGETS
 
 FILE = re.compile(r"^(?P<target>[a-z]+-[a-z0-9]+)\.(png|pdf|md)$")

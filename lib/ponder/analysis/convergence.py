@@ -9,7 +9,7 @@ method trained longer (or fine-tuned from it) look good. Two checks, each on wha
   :data:`TOLERANCE` (relative) below the mean of the window before it;
 * :func:`fit` — an accuracy the claim presupposes (e.g. ≥ 0.95 on the training hops) is reached.
 
-:func:`ponder.claims.unconverged` turns a failed check into an *inconclusive* row that says so.
+:func:`ponder.analysis.verdicts.unconverged` turns a failed check into an *inconclusive* row that says so.
 """
 from collections.abc import Sequence
 
@@ -49,7 +49,7 @@ def fit(accuracy: float, threshold: float = FIT, what: str = "in-distribution ac
 
 def unfinished(histories: dict[str, Sequence[dict]]) -> dict[str, str]:
     """``{reference: why}`` for the references (``{name: training history}``) whose loss has not
-    flattened (:func:`plateau`; for :func:`ponder.claims.unconverged`)."""
+    flattened (:func:`plateau`; for :func:`ponder.analysis.verdicts.unconverged`)."""
     return {name: why for name, history in histories.items() if (why := plateau(history)) is not None}
 
 

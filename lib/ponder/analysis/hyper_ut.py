@@ -12,6 +12,6 @@ def steps_on_training_hops(frame: pd.DataFrame, train_max: int) -> pd.DataFrame:
 def unmatched(fits: pd.DataFrame, models: list[str]) -> dict[str, str]:
     """``{"model, seed s": why}`` for the runs of ``models`` that do not fit their training hops
     (``fits``: one row per model and seed with a bool column ``fits``): where one does not, fewer
-    steps are not efficiency at matched accuracy (for :func:`ponder.claims.unconverged`)."""
+    steps are not efficiency at matched accuracy (for :func:`ponder.analysis.verdicts.unconverged`)."""
     rows = fits[fits["model"].isin(models) & ~fits["fits"].astype(bool)]
     return {f"{r.model}, seed {r.seed}": "does not fit its training hops (accuracy < 0.95 at one of them)" for r in rows.itertuples()}

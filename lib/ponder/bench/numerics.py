@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 
-from ..claims import Estimate
+from ..analysis.verdicts import Estimate
 from . import write_result
 
 ROUNDS, STEPS = 5, 30

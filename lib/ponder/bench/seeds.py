@@ -23,7 +23,7 @@ that capture their step (:mod:`ponder.cuda_graphs`) pay only the device's time.
 import torch
 import torch.nn.functional as F
 
-from ..claims import Estimate
+from ..analysis.verdicts import Estimate
 from ..cuda_graphs import CapturedStep
 from ..ensemble import Stacked
 from ..experiments import hyper_ut

@@ -20,7 +20,7 @@ from ..models.acm_phases import PAPER_LOSS_WEIGHTS, distill_loss, finetune_loss,
 from ..models.early_exit import EarlyExitViT, exit_at, exit_loss
 from ..models.halting import HaltingViT, halting_loss
 from ..checks import check_choice, check_fraction
-from ..claims import Estimate
+from ..analysis.verdicts import Estimate
 from ..compilation import compiled
 from ..models.audio import FrameTransformer
 from ..models.vit import ViT

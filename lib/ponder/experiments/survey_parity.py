@@ -183,5 +183,5 @@ def run_summary(frame: pd.DataFrame, threshold: float = SUCCESS) -> pd.DataFrame
 
 def by_cell(summary: pd.DataFrame, column: str) -> pd.DataFrame:
     """``column`` of :func:`run_summary`, one row per cell ``(seed, cell)`` and one column per method:
-    the paired values :func:`ponder.claims.greater` compares."""
+    the paired values :func:`ponder.analysis.verdicts.greater` compares."""
     return summary.pivot(index=["seed", "cell"], columns="method", values=column)

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from ..claims import Estimate
+from ..analysis.verdicts import Estimate
 from ..models.attention import PAPER_NAMES
 from ..tasks import sraven
 from . import colors

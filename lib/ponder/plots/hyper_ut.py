@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from ..claims import Estimate
+from ..analysis.verdicts import Estimate
 from . import colors
 
 

@@ -1,0 +1,155 @@
+"""The claims ledger: the judged rows of every notebook, gathered per profile.
+
+A notebook measures, judges the claim with a rule of :mod:`ponder.analysis.verdicts` and calls
+:func:`claim`; the row goes to ``results/<profile>/claims/<target>.json``. :func:`gather` collects
+every row of a profile into ``CLAIMS.md`` in the profile's figures folder (``figures/CLAIMS.md``
+for ``quick``), with :data:`~ponder.analysis.verdicts.RULE` in its header.
+"""
+import functools
+import json
+import math
+import re
+import subprocess
+from dataclasses import asdict
+from pathlib import Path
+
+from .analysis.verdicts import RULE, VERDICTS, Verdict
+from .paths import ROOT, claims_dir, figures_dir, seed
+from .profiles import check_profile
+from .runs import write_json
+
+SHOWN = {"holds": "holds", "does not hold": "**does not hold**", "inconclusive": "inconclusive", None: "—"}  # a verdict's cell in the ledger
+OLDER = " (*older*)"  # after the verdict of a row made by other code than the ledger's
+_RECORDED: dict[tuple[str, str], dict] = {}  # (target, claim) -> the row this process recorded last
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else f"{value:.3g}"
+    return str(value)
+
+
+def claim(target: str, text: str, ours, verdict: Verdict | None, *, profile: str, paper=None) -> dict:
+    """Record one claim of ``target`` with its ``verdict`` (None: describes what is seen); return its row.
+
+    ``ours`` and ``paper`` are the measured and the published value (numbers or short strings).
+    A row with the same ``target`` and ``text`` replaces the earlier one, so re-running a
+    notebook updates its rows instead of adding duplicates.
+    """
+    check_profile(profile)
+    if verdict is not None and not isinstance(verdict, Verdict):
+        raise TypeError(f"verdict must come from ponder.analysis.verdicts (greater, above, below, judge, exact) or be None, got {verdict!r}")
+    judged = asdict(verdict) if verdict else {"verdict": None, "noise": ""}
+    row = {"id": target, "claim": text, "paper": _fmt(paper), "ours": _fmt(ours), **judged, "profile": profile, "code": code_trees()}
+    path = claims_dir(profile) / f"{target}.json"
+    rows = json.loads(path.read_text()) if path.exists() else []
+    rows = [r for r in rows if r["claim"] != text] + [row]
+    write_json(path, rows)
+    _RECORDED[(target, text)] = row
+    return row
+
+
+def recorded() -> list[dict]:
+    """The rows :func:`claim` recorded in this process (a notebook's kernel), in the order first recorded."""
+    return list(_RECORDED.values())
+
+
+def rows(profile: str) -> list[dict]:
+    """Every recorded row of ``profile``, ordered by target id."""
+    folder = claims_dir(profile)
+    found = []
+    for path in sorted(folder.glob("*.json")):
+        for r in json.loads(path.read_text()):
+            if "verdict" not in r:
+                raise ValueError(f"{path} holds a row of an older ledger format ({r.get('claim')!r}): run every notebook (make figures), or delete {folder}")
+            found.append(r)
+    return sorted(found, key=lambda r: target_order(r["id"]))
+
+
+def clear(profile: str) -> None:
+    """Delete every recorded row of ``profile`` (before all of its notebooks run again)."""
+    for path in claims_dir(profile).glob("*.json"):
+        path.unlink()
+
+
+def target_order(target: str) -> tuple:
+    """Sort key of a target id: by group, then by number (``hut-2`` before ``hut-10``)."""
+    group, _, number = target.partition("-")
+    return (group, int(number) if number.isdigit() else math.inf, number)
+
+
+@functools.cache
+def commit() -> str:
+    """The commit the code came from (``+ changes`` if lib/ or notebooks/ differ from it), or ``unknown``.
+
+    Read once per process (a notebook's kernel), like the code the process imported."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "lib", "notebooks", "pyproject.toml"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + (" + changes" if dirty else "")
+
+
+@functools.cache
+def code_trees() -> str:
+    """The code a row was made by: git's tree hashes of lib/ and notebooks/ at HEAD (unchanged by a
+    commit that touches neither), ``+ changes`` if either differs from HEAD, or ``unknown``; read
+    once per process, as :func:`commit`."""
+    try:
+        trees = [subprocess.run(["git", "rev-parse", f"HEAD:{folder}"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()[:8] for folder in ("lib", "notebooks")]
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return "/".join(trees) + (" + changes" if commit().endswith("changes") else "")
+
+
+def target_ids() -> list[str]:
+    """Every target id of ``TARGETS.md``, in its order."""
+    return re.findall(r"^\| ([a-z]+-[a-z0-9]+) \|", (ROOT / "TARGETS.md").read_text(), flags=re.MULTILINE)
+
+
+def provenance(found: list[dict], code: str) -> list[str]:
+    """The ledger's lines on what it does not cover: targets without rows, and rows made by other
+    code than ``code``, the current one (their notebooks have not run since; ``older`` marks them)."""
+    lines = []
+    missing = [t for t in target_ids() if t not in {r["id"] for r in found}]
+    if missing:
+        lines.append(f"No rows (their notebooks have not run into this ledger): {', '.join(missing)}.")
+    older = sorted({r["id"] for r in found if r.get("code") != code}, key=target_order)
+    if older:
+        lines.append(f"Rows made by other code than {code} (marked *older*; their notebooks have not run since): {', '.join(older)}.")
+    return lines
+
+
+def tally(found: list[dict]) -> str:
+    """``"3 holds, 1 does not hold, 2 inconclusive, 4 describe"`` for ledger rows."""
+    counts = [f"{sum(r['verdict'] == v for r in found)} {v}" for v in VERDICTS]
+    return ", ".join(counts + [f"{sum(r['verdict'] is None for r in found)} describe"])
+
+
+def gather(profile: str) -> Path:
+    """Write the ledger of ``profile`` as a Markdown table with a count per verdict; return its path."""
+    check_profile(profile)
+    found, code = rows(profile), code_trees()
+    lines = [
+        f"# Claims ledger ({profile} profile, seed {seed()}, commit {commit()}, code {code})",
+        "",
+        "Generated by `make figures`; every row was judged by its notebook on what it measured.",
+        "",
+        RULE,
+        "",
+        tally(found) + ".",
+        "",
+        *(line + "\n" for line in provenance(found, code)),
+        "| id | claim | paper | ours | evidence | verdict |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in found:
+        cells = [r["id"], r["claim"], r["paper"], r["ours"], r["noise"], SHOWN[r["verdict"]] + ("" if r.get("code") == code else OLDER)]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    out = figures_dir(profile) / "CLAIMS.md"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines) + "\n")
+    return out
