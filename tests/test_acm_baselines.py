@@ -15,8 +15,8 @@ import torch
 import ponder
 from ponder.models import flops
 from ponder.models.audio import FrameTransformer
-from ponder.models.early_exit import EarlyExitViT, exit_at
-from ponder.models.halting import HaltingViT
+from ponder.models.ztw import ZTWViT, exit_at
+from ponder.models.avit import AViT
 from ponder.models.moe import MoE, balanced_kmeans, split_experts
 from ponder.models.transformer import MLP
 from ponder.models.vit import ViT
@@ -46,7 +46,7 @@ def test_balanced_kmeans_gives_equal_clusters():
 def test_halting_that_never_fires_is_the_vit_and_costs_the_same():
     torch.manual_seed(0)
     vit = ViT(image=8, patch=4, dim=8, depth=3, heads=2).eval()
-    model = HaltingViT(vit, shift=-1e4).eval()
+    model = AViT(vit, shift=-1e4).eval()
     x = torch.rand(2, 1, 8, 8)
     torch.testing.assert_close(model(x), vit(x), atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(flops.halting_vit(model), flops.vit(vit, 2))
@@ -54,7 +54,7 @@ def test_halting_that_never_fires_is_the_vit_and_costs_the_same():
 
 def test_halting_that_fires_at_once_runs_one_block_per_patch():
     torch.manual_seed(0)
-    model = HaltingViT(ViT(image=8, patch=4, dim=8, depth=3, heads=2), shift=1e4).eval()
+    model = AViT(ViT(image=8, patch=4, dim=8, depth=3, heads=2), shift=1e4).eval()
     model(torch.rand(2, 1, 8, 8))
     assert [c.tolist() for c in model.active_counts] == [[5, 5], [1, 1], [1, 1]]  # the class token never halts
 
@@ -63,7 +63,7 @@ def test_early_exits_pick_the_first_confident_head_and_count_its_cost():
     logits = torch.tensor([[[5.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [5.0, 0.0]], [[0.0, 0.0], [0.0, 0.0]]])  # [exits, B, C]
     assert exit_at(logits, 0.9).tolist() == [0, 1]
     assert exit_at(logits, 0.999).tolist() == [2, 2]
-    model = EarlyExitViT(ViT(image=8, patch=4, dim=8, depth=3, heads=2))
+    model = ZTWViT(ViT(image=8, patch=4, dim=8, depth=3, heads=2))
     full = flops.vit(model.vit, 1).item() + sum(h.macs for h in model.heads)
     assert flops.early_exit_vit(model, torch.tensor([2])).item() == full
     first = flops.early_exit_vit(model, torch.tensor([0])).item()

@@ -105,7 +105,7 @@ def test_the_acm_families_train_what_acm_vit_trains():
     their rates, not at the plain ViT's."""
     from ponder.experiments import acm
     from ponder.models.acmize import acms
-    from ponder.models.halting import HaltingViT
+    from ponder.models.avit import AViT
     from ponder.tasks import images
 
     rows = bench.families("smoke")
@@ -120,7 +120,7 @@ def test_the_acm_families_train_what_acm_vit_trains():
     assert all(p.grad is not None for m in acms(model) for p in m.parameters())
     make, batches, loss_fn = rows[avit]
     model = make()
-    assert isinstance(model, HaltingViT)
+    assert isinstance(model, AViT)
     loss = loss_fn(model, batches(0))
     assert math.isfinite(loss.item())
 

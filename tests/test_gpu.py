@@ -27,9 +27,9 @@ from ponder.experiments.survey_parity import parity_loss
 from ponder.models import acmize as acmize_lib
 from ponder.models.acm import Learners
 from ponder.models.audio import FrameTransformer
-from ponder.models.calm import EarlyExitClassifier
-from ponder.models.early_exit import EarlyExitViT, exit_loss
-from ponder.models.halting import HaltingViT, halting_loss
+from ponder.models.calm import CALMClassifier
+from ponder.models.ztw import ZTWViT, exit_loss
+from ponder.models.avit import AViT, halting_loss
 from ponder.models.moe import moefy
 from ponder.models.pondernet import PonderClassifier
 from ponder.models.recurrent import RecurrentPonderer
@@ -100,7 +100,7 @@ def vit():
 SRAVEN = hyla.sraven_setup("smoke")
 CASES = {
     **{f"cpvr-{kind}": (partial(hyper_ut.build, kind, LENGTH, SMOKE), cpvr_batch, hyper_ut.loss_fn(0.01)) for kind in hyper_ut.KINDS},
-    "cpvr-early-exit": (lambda: EarlyExitClassifier(hyper_ut.build("transformer", LENGTH, SMOKE)), cpvr_batch, survey.early_exit_train_loss),
+    "cpvr-early-exit": (lambda: CALMClassifier(hyper_ut.build("transformer", LENGTH, SMOKE)), cpvr_batch, survey.early_exit_train_loss),
     "cpvr-mod": (lambda: survey.make_mod(LENGTH, SMOKE, 0.5), cpvr_batch, survey.mod_train_loss),
     "cpvr-pondernet": (lambda: PonderClassifier(hyper_ut.build("ut", LENGTH, SMOKE), SMOKE["dim"], halting_bias=-2.0, seed=0), cpvr_batch, survey.pondernet_train_loss(0.3, 0.01)),
     **{f"parity-{h}": (lambda h=h: RecurrentPonderer(6, 16, 5, h, -1.0), lambda: parity.sample(32, 6, [1, 2, 3], seed=0), parity_loss(h, 1e-3, 0.2, 0.01)) for h in ("act", "pondernet")},
@@ -110,8 +110,8 @@ CASES = {
     "vit": (vit, image_batch, image_ce),
     "vit-acm": (lambda: acmize_lib.acmize(vit(), 4, 4, warm_start=True), image_batch, image_ce),
     "vit-moe": (lambda: moefy(vit(), 4), image_batch, image_ce),
-    "vit-halting": (lambda: HaltingViT(vit()), image_batch, lambda m, b: halting_loss(m, b[0], b[1], 1.0)),
-    "vit-early-exit": (lambda: EarlyExitViT(vit()), image_batch, lambda m, b: exit_loss(m, b[0], b[1])),
+    "vit-halting": (lambda: AViT(vit()), image_batch, lambda m, b: halting_loss(m, b[0], b[1], 1.0)),
+    "vit-early-exit": (lambda: ZTWViT(vit()), image_batch, lambda m, b: exit_loss(m, b[0], b[1])),
     "speech": (lambda: FrameTransformer(frames=20, features=8, classes=10, dim=16, depth=2, heads=2), lambda: (torch.randn(8, 20, 8, generator=torch.Generator().manual_seed(0)), torch.arange(8)), image_ce),
 }
 

@@ -5,14 +5,14 @@ import pytest
 import torch
 
 from ponder.models.classifier import Classifier, FixedDepth, LayerStack, SequenceEmbedding
-from ponder.models.calm import EarlyExitClassifier, confidence, early_exit_loss, layer_weights
+from ponder.models.calm import CALMClassifier, confidence, early_exit_loss, layer_weights
 from ponder.models.mod import MoDBlock, MoDStack, block_macs, capacity_tokens, mod_macs
 
 
 def early_exit_model(seed=0, depth=4):
     torch.manual_seed(seed)
     classifier = Classifier(SequenceEmbedding(10, 10, 16), LayerStack(16, 2, depth), FixedDepth(), 16, classes=10)
-    return EarlyExitClassifier(classifier).eval()
+    return CALMClassifier(classifier).eval()
 
 
 def test_layer_weights_are_calm_weights():

@@ -45,7 +45,7 @@ from ..experiments import acm, hyla, hyper_ut, hyper_ut_vision
 from ..experiments.survey_parity import parity_loss, parity_settings
 from ..models.acmize import acmize
 from ..models.attention_transformer import CausalLM
-from ..models.halting import HaltingViT
+from ..models.avit import AViT
 from ..models.recurrent import RecurrentPonderer
 from ..models.vit import ViT
 from ..profiles import by_profile
@@ -135,7 +135,7 @@ def run_families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]
             lambda: acm.trainable(acmize(ViT(**vit_arch), 4, acm.GATE_HIDDEN), "all"), digits,
             partial(acm.phase3_loss, budget=acm.budgets(profile)[0], weights=acm.loss_weights(profile))),
         f"A-ViT ViT dim {vit['dim']} depth {vit['depth']} batch {vit['batch']}": (
-            lambda: HaltingViT(ViT(**vit_arch)), digits, partial(acm.avit_loss, target_depth=acm.avit_depths(profile)[0])),
+            lambda: AViT(ViT(**vit_arch)), digits, partial(acm.avit_loss, target_depth=acm.avit_depths(profile)[0])),
         f"digits U-ViT hyper_act canvas {vi['canvas']} dim {vi['model']['dim']} T={vi['model']['steps']} batch {vi['batch_size']}": (
             lambda: hyper_ut.build("hyper_act", 0, vi["model"], embedding=hyper_ut_vision.PatchEmbedding(vi["canvas"], vi["patch"], vi["model"]["dim"]), classes=images.CLASSES),
             lambda step: (lambda x, y: (x, y, y))(*images.sample(vi["batch_size"], seed=step, size=vi["size"], canvas=vi["canvas"], scene=hyper_ut_vision.scene(profile))),

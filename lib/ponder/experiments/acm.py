@@ -17,8 +17,8 @@ from ..models import acmize as acmize_lib
 from ..models import flops
 from ..models import moe as moe_lib
 from ..models.acm_phases import PAPER_LOSS_WEIGHTS, distill_loss, finetune_loss, gate_loss
-from ..models.early_exit import EarlyExitViT, exit_at, exit_loss
-from ..models.halting import HaltingViT, halting_loss
+from ..models.ztw import ZTWViT, exit_at, exit_loss
+from ..models.avit import AViT, halting_loss
 from ..checks import check_choice, check_fraction
 from ..analysis.verdicts import Estimate
 from ..compilation import compiled
@@ -240,7 +240,7 @@ def phase3_loss(model: nn.Module, batch: tuple, budget: float, weights: dict, ar
 
 
 def avit_loss(model: nn.Module, batch: tuple, target_depth: float) -> torch.Tensor:
-    """A-ViT's loss on a training batch ``(images, labels)`` (:func:`~ponder.models.halting.halting_loss`)."""
+    """A-ViT's loss on a training batch ``(images, labels)`` (:func:`~ponder.models.avit.halting_loss`)."""
     return halting_loss(model, batch[0], batch[1], target_depth)
 
 
@@ -424,7 +424,7 @@ def halting(profile: str, target_depth: float, seed: int = 0) -> tuple[nn.Module
     cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=5e-4, weight_decay=0.0, grad_clip=1.5, seed=seed)
     run = Run("acm/avit", {"base": _state_key(base), "target_depth": target_depth, "train": cfg.as_dict(), "eval_images": s["eval_images"]}, profile, code=__name__)
     x, y = test_set(profile)
-    return parallel.train_one_thread(run, lambda: HaltingViT(copy.deepcopy(base)), partial(avit_loss, target_depth=target_depth), batches(profile, cfg.batch_size, seed), cfg,
+    return parallel.train_one_thread(run, lambda: AViT(copy.deepcopy(base)), partial(avit_loss, target_depth=target_depth), batches(profile, cfg.batch_size, seed), cfg,
                      evaluate=lambda m: evaluate(m, x, y, macs=lambda mm, n: flops.halting_vit(mm)))
 
 
@@ -436,7 +436,7 @@ def early_exits(profile: str, seed: int = 0) -> tuple[nn.Module, dict]:
     run = Run("acm/ztw", {"base": _state_key(base), "train": cfg.as_dict(), "eval_images": s["eval_images"]}, profile, code=__name__)
 
     def make():
-        model = EarlyExitViT(copy.deepcopy(base))
+        model = ZTWViT(copy.deepcopy(base))
         model.vit.requires_grad_(False)
         return model
 
@@ -445,7 +445,7 @@ def early_exits(profile: str, seed: int = 0) -> tuple[nn.Module, dict]:
 
 
 @torch.no_grad()
-def exit_curve(model: EarlyExitViT, x: torch.Tensor, y: torch.Tensor) -> list[dict]:
+def exit_curve(model: ZTWViT, x: torch.Tensor, y: torch.Tensor) -> list[dict]:
     model.eval()
     logits = model(x.to(next(model.parameters()).device)).cpu()
     curve = []

@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from .. import parallel
 from ..bench import time_it
 from ..models.classifier import Classifier, FixedDepth, SequenceEmbedding
-from ..models.calm import EarlyExitClassifier, early_exit_loss
+from ..models.calm import CALMClassifier, early_exit_loss
 from ..models.mod import MoDStack, block_macs, mod_macs
 from ..models.pondernet import PonderClassifier, kl_to_prior, reconstruction_loss
 from ..profiles import by_profile
@@ -92,7 +92,7 @@ def train_survey_model(name: str, profile: str, seed: int, make, loss, extra: di
 
 def train_early_exit(profile: str, seed: int = 0):
     sizes = by_profile(hyper_ut.SIZES, profile)
-    return train_survey_model("early_exit", profile, seed, lambda: EarlyExitClassifier(build("transformer", sizes["length"], sizes["model"])), early_exit_train_loss)
+    return train_survey_model("early_exit", profile, seed, lambda: CALMClassifier(build("transformer", sizes["length"], sizes["model"])), early_exit_train_loss)
 
 
 def train_mod(profile: str, capacity: float, seed: int = 0):
@@ -214,7 +214,7 @@ def adaptive_table(profile: str, seed: int = 0) -> pd.DataFrame:
     for kind in ("ut_act", "hyper_act"):
         models[kind].depth.compact = True  # halted examples leave the batch at inference
     early_exit, _ = train_early_exit(profile, seed)
-    dense_exit = EarlyExitClassifier(early_exit)  # the same weights without exits: its dense twin
+    dense_exit = CALMClassifier(early_exit)  # the same weights without exits: its dense twin
     early_exit.threshold = survey["table_threshold"]
     mod, mod_metrics = train_mod(profile, survey["table_capacity"], seed)
     pondernet, ponder_metrics = train_pondernet(profile, seed)

@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .classifier import Prediction
-from .exits import run_until_stopped
+from .stopping import run_until_stopped
 
 
 def layer_weights(layers: int, device=None) -> torch.Tensor:
@@ -55,7 +55,7 @@ class Exits:
     layers: torch.Tensor
 
 
-class EarlyExitClassifier(nn.Module):
+class CALMClassifier(nn.Module):
     """Early exit over the layers of ``classifier`` (a ``Classifier``; its depth loop is unused)."""
 
     def __init__(self, classifier: nn.Module, threshold: float = math.inf, compact: bool = True):

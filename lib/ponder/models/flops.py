@@ -80,13 +80,13 @@ def vit_parts(model: nn.Module) -> tuple[int, int, int, int]:
 
 
 def halting_vit(model: nn.Module) -> torch.Tensor:
-    """MACs per sample ``[B]`` of a :class:`~ponder.models.halting.HaltingViT` after a forward: only active tokens count."""
+    """MACs per sample ``[B]`` of a :class:`~ponder.models.avit.AViT` after a forward: only active tokens count."""
     embed, head, dim, hidden = vit_parts(model.vit)
     return embed + head + sum(dense_block(a.double(), dim, hidden) for a in model.active_counts)
 
 
 def early_exit_vit(model: nn.Module, exits: torch.Tensor) -> torch.Tensor:
-    """MACs per sample ``[B]`` of an :class:`~ponder.models.early_exit.EarlyExitViT` leaving at exit ``exits [B]`` (0-based)."""
+    """MACs per sample ``[B]`` of an :class:`~ponder.models.ztw.ZTWViT` leaving at exit ``exits [B]`` (0-based)."""
     embed, head, dim, hidden = vit_parts(model.vit)
     per_block = dense_block(model.vit.tokens, dim, hidden)
     heads = torch.tensor([0] + [h.macs for h in model.heads], dtype=torch.float64).cumsum(0)  # heads[j]: the first j heads

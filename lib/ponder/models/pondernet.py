@@ -37,7 +37,7 @@ from torch import nn
 from ..checks import check_int
 from .act import HaltingUnit, StepFn, pooled
 from .classifier import Prediction
-from .exits import run_until_stopped
+from .stopping import run_until_stopped
 
 
 def log_halting_distribution(logits: torch.Tensor) -> torch.Tensor:

@@ -19,7 +19,7 @@ from torch import nn
 from .vit import ViT
 
 
-class HaltingViT(nn.Module):
+class AViT(nn.Module):
     """A :class:`ViT` whose tokens halt adaptively; ``forward`` returns logits."""
 
     def __init__(self, vit: ViT, scale: float = 5.0, shift: float = -10.0, eps: float = 0.01):
@@ -60,7 +60,7 @@ class HaltingViT(nn.Module):
         return (observed * (observed.clamp_min(1e-9).log() - prior.log())).sum()
 
 
-def halting_loss(model: HaltingViT, x: torch.Tensor, y: torch.Tensor, target_depth: float, ponder_weight: float = 5e-4, prior_weight: float = 1.0) -> torch.Tensor:
+def halting_loss(model: AViT, x: torch.Tensor, y: torch.Tensor, target_depth: float, ponder_weight: float = 5e-4, prior_weight: float = 1.0) -> torch.Tensor:
     """CE + ponder cost + distributional prior."""
     task = F.cross_entropy(model(x), y)
     return task + ponder_weight * model.ponder + prior_weight * model.prior_loss(target_depth)

@@ -31,7 +31,7 @@ class ExitHead(nn.Module):
         return logits if self.previous is None else logits + self.previous(previous)
 
 
-class EarlyExitViT(nn.Module):
+class ZTWViT(nn.Module):
     """A :class:`ViT` with exits after blocks ``1..depth-1``; ``forward`` returns every exit's logits ``[exits, B, C]``."""
 
     def __init__(self, vit: ViT):
@@ -49,7 +49,7 @@ class EarlyExitViT(nn.Module):
         return torch.stack(outs)
 
 
-def exit_loss(model: EarlyExitViT, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+def exit_loss(model: ZTWViT, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """Mean CE over the trainable exits (the last exit is the frozen model's own head)."""
     logits = model(x)[:-1]
     return F.cross_entropy(logits.flatten(0, 1), y.repeat(len(logits)))
