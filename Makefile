@@ -3,7 +3,7 @@
 #   make figures            execute every notebook (PROFILE=quick by default), write figures/ + CLAIMS.md
 #                           PROFILE=cpu: the same models with 3 seeds and the full grids (~95 min more after quick on 2 cores), figures/cpu/
 #                           NOTEBOOKS="hyla_lm acm_vit" a subset; SEED=N another seed (figures/seed-N/); JOBS=N runs and notebooks at a time (default: one per core)
-#   make test               unit tests + nbval over every notebook in the smoke profile (what CI runs), one pytest-xdist worker per core (TEST_WORKERS=0: one process); its checked numbers: see refresh
+#   make test               ruff, unit tests + nbval over every notebook in the smoke profile (what CI runs), one pytest-xdist worker per core (TEST_WORKERS=0: one process); its checked numbers: see refresh
 #   make refresh            re-run the smoke notebooks (NOTEBOOKS="..." some), store the outputs nbval checks, print what changed (alias: refresh-notebooks)
 #   make verify             after make figures: per target, are figures/ and CLAIMS.md rows identical to the committed ones?
 #   make test-gpu           the CUDA tests and the smoke notebooks on the GPU (says so and passes without one)
@@ -58,6 +58,8 @@ define nbval
 endef
 
 test: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 	$(call nbval,build/nbval,build/test-results,tests -n $(TEST_WORKERS) --maxprocesses 4 --dist loadfile)
 
 test-gpu: $(INSTALL)

@@ -1,8 +1,8 @@
 """For every pytest run of the repository (unit tests and nbval over the notebooks): pin the
 numerics first, start nbval's kernels over Unix sockets, and skip the notebooks' checked number
 cells where they are not promised."""
-import nbval.kernel
 
+import nbval.kernel
 import ponder  # noqa: F401  (first: pins the numerics before anything imports torch)
 from ponder.kernels import SocketKernelManager
 

@@ -1,9 +1,9 @@
 """Every test works in temporary folders: nothing is written into results/, figures/ or .cache/."""
+
 import os
 
-import pytest
-
 import ponder  # noqa: F401  (first: pins the numerics before any test module imports torch)
+import pytest
 
 os.environ.setdefault("TQDM_DISABLE", "1")
 os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
@@ -22,11 +22,12 @@ def run_one_cell(tmp_path):
     """``run_one_cell(code)``: a notebook of that one cell, executed by papermill as the project runs
     its notebooks (:func:`ponder.notebooks.papermill_execute`); the cell's outputs."""
     import nbformat
-
     from ponder import notebooks
 
     def run(code: str) -> list:
-        nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+        nb = nbformat.v4.new_notebook(
+            metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+        )
         nb.cells = [nbformat.v4.new_code_cell(code)]
         nbformat.write(nb, tmp_path / "one-cell.ipynb")
         notebooks.papermill_execute(tmp_path / "one-cell.ipynb", tmp_path / "one-cell-out.ipynb")

@@ -14,17 +14,16 @@ Prints one JSON object of SHA-256 prefixes in three groups, each named by its pr
 
 ``python tests/numerics_probe.py [STEPS]``: STEPS training steps per family (default 30).
 """
+
 import hashlib
 import json
 import sys
 from functools import partial
 
+import numpy as np
 import ponder  # noqa: F401  (pins the numerics before torch is imported)
 import torch
 import torch.nn.functional as F
-
-import numpy as np
-
 from ponder.experiments import hyla, hyla_latent, hyper_ut
 from ponder.experiments.survey_parity import parity_loss
 from ponder.models.acmize import acmize
@@ -61,8 +60,12 @@ def operations() -> dict[str, str]:
     out["conv2d 3x3"] = digest(F.conv2d(r(4, 8, 16, 16), r(8, 8, 3, 3), padding=1))
     out["conv1d"] = digest(F.conv1d(r(4, 40, 50), r(32, 40, 3), padding=1))
     wave = r(16, 16000)
-    out["stft"] = digest(torch.view_as_real(torch.stft(wave, 400, 320, window=torch.hann_window(400), center=False, return_complex=True)))
-    out["interpolate bilinear"] = digest(F.interpolate(r(8, 1, 4, 4), size=(32, 32), mode="bilinear", align_corners=False))
+    out["stft"] = digest(
+        torch.view_as_real(torch.stft(wave, 400, 320, window=torch.hann_window(400), center=False, return_complex=True))
+    )
+    out["interpolate bilinear"] = digest(
+        F.interpolate(r(8, 1, 4, 4), size=(32, 32), mode="bilinear", align_corners=False)
+    )
     theta = r(8, 2, 3) * 0.1 + torch.tensor([[1.0, 0, 0], [0, 1.0, 0]])
     grid = F.affine_grid(theta, (8, 1, 16, 16), align_corners=False)
     out["affine_grid + grid_sample"] = digest(grid, F.grid_sample(r(8, 1, 16, 16), grid, align_corners=False))
@@ -91,10 +94,12 @@ def data() -> dict[str, str]:
     codes = rng.normal(size=(300, 24)).astype(np.float32)
     labels = (codes[:, 0] + 0.5 * codes[:, 1] > 0).astype(int)
     probe = hyla_latent.decode(codes[:200], labels[:200], codes[200:], labels[200:])
-    return {"data: textured digits": digest(*images.sample(16, seed=3, size=8, canvas=16, scene="textured")),
-            "data: speech features": digest(*speech.sample(8, seed=0)),
-            "data: hyla_latent t-SNE": digest(hyla_latent.tsne(codes)),
-            "data: hyla_latent probe": digest(np.float64(probe))}
+    return {
+        "data: textured digits": digest(*images.sample(16, seed=3, size=8, canvas=16, scene="textured")),
+        "data: speech features": digest(*speech.sample(8, seed=0)),
+        "data: hyla_latent t-SNE": digest(hyla_latent.tsne(codes)),
+        "data: hyla_latent probe": digest(np.float64(probe)),
+    }
 
 
 def vit_acm():
@@ -120,11 +125,27 @@ def sequence_batch(seed: int):
 
 
 FAMILIES = {
-    "sraven-hyla": (partial(hyla.sraven_model, SRAVEN), lambda s: sraven.batch(32, TRAIN_COMBOS, SRAVEN.f, seed=s), hyla.sraven_loss),
-    "cpvr-hyper_act": (partial(hyper_ut.build, "hyper_act", 8, dict(SMOKE, dim=32)), lambda s: cpvr.sample(64, 8, [1, 2], seed=s), hyper_ut.loss_fn(0.01)),
+    "sraven-hyla": (
+        partial(hyla.sraven_model, SRAVEN),
+        lambda s: sraven.batch(32, TRAIN_COMBOS, SRAVEN.f, seed=s),
+        hyla.sraven_loss,
+    ),
+    "cpvr-hyper_act": (
+        partial(hyper_ut.build, "hyper_act", 8, dict(SMOKE, dim=32)),
+        lambda s: cpvr.sample(64, 8, [1, 2], seed=s),
+        hyper_ut.loss_fn(0.01),
+    ),
     "vit-acm": (vit_acm, lambda s: images.sample(32, seed=s), lambda m, b: F.cross_entropy(m(b[0]), b[1])),
-    "parity-act": (lambda: RecurrentPonderer(8, 32, 5, "act", -1.0), lambda s: parity.sample(64, 8, [1, 2, 3, 4], seed=s), parity_loss("act", 1e-3, 0.2, 0.01)),
-    "transformer-dropout": (DropoutTransformer, sequence_batch, lambda m, b: F.cross_entropy(m(b[0]).flatten(0, 1), b[1].flatten())),
+    "parity-act": (
+        lambda: RecurrentPonderer(8, 32, 5, "act", -1.0),
+        lambda s: parity.sample(64, 8, [1, 2, 3, 4], seed=s),
+        parity_loss("act", 1e-3, 0.2, 0.01),
+    ),
+    "transformer-dropout": (
+        DropoutTransformer,
+        sequence_batch,
+        lambda m, b: F.cross_entropy(m(b[0]).flatten(0, 1), b[1].flatten()),
+    ),
 }
 
 
@@ -148,5 +169,14 @@ def trainings(steps: int) -> dict[str, str]:
 
 if __name__ == "__main__":
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 30
-    print(json.dumps({"capability": torch.backends.cpu.get_cpu_capability(), "threads": torch.get_num_threads(),
-                      **operations(), **data(), **trainings(steps)}))
+    print(
+        json.dumps(
+            {
+                "capability": torch.backends.cpu.get_cpu_capability(),
+                "threads": torch.get_num_threads(),
+                **operations(),
+                **data(),
+                **trainings(steps),
+            }
+        )
+    )

@@ -1,15 +1,22 @@
 """Adaptive Computation Modules: learners, gate, conversion, phases, FLOPs, grouped execution."""
+
 import pytest
 import torch
-from torch.utils.flop_counter import FlopCounterMode
-
+from ponder.analysis.acm import learners_needed
 from ponder.models import acmize as A
 from ponder.models import flops
 from ponder.models.acm import ACM, Learners, _gumbel_noise, hard_gumbel, softmax_choices
-from ponder.analysis.acm import learners_needed
-from ponder.models.acm_phases import auxiliary_losses, choice_entropy, distances, distill_loss, finetune_loss, gate_labels
+from ponder.models.acm_phases import (
+    auxiliary_losses,
+    choice_entropy,
+    distances,
+    distill_loss,
+    finetune_loss,
+    gate_labels,
+)
 from ponder.models.transformer import MLP
 from ponder.models.vit import ViT
+from torch.utils.flop_counter import FlopCounterMode
 
 
 def test_prefix_is_the_sum_of_the_first_k_learners():
@@ -34,10 +41,14 @@ def test_grouped_and_masked_run_exactly_k_learners(k_min):
     grouped = acm(z)
     torch.testing.assert_close(grouped, masked, atol=1e-5, rtol=1e-5)
     # every token, the ones with the batch's largest k included, runs exactly k learners (the official off-by-one fixed)
-    expected = torch.stack([acm.learners.prefix(z[b, t], int(k[b, t])) for b in range(3) for t in range(9)]).view(3, 9, 8)
+    expected = torch.stack([acm.learners.prefix(z[b, t], int(k[b, t])) for b in range(3) for t in range(9)]).view(
+        3, 9, 8
+    )
     torch.testing.assert_close(grouped, expected, atol=1e-5, rtol=1e-5)
     one = torch.ones(5, dtype=torch.long)  # the case where the official loop ran no learner at all
-    torch.testing.assert_close(acm.learners.grouped(z[0, :5], one), acm.learners.prefix(z[0, :5], 1), atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(
+        acm.learners.grouped(z[0, :5], one), acm.learners.prefix(z[0, :5], 1), atol=1e-6, rtol=1e-5
+    )
 
 
 @pytest.mark.parametrize("case", ["all 0", "all 2", "all N", "mixed", "mixed, empty groups"])
@@ -47,9 +58,13 @@ def test_grouped_equals_prefix_per_token(case):
     torch.manual_seed(2)
     learners = Learners(6, 5, n=4, hidden=3)
     z = torch.randn(2, 11, 6)
-    k = {"all 0": torch.zeros(2, 11), "all 2": torch.full((2, 11), 2), "all N": torch.full((2, 11), 4),
-         "mixed": torch.randint(0, 5, (2, 11), generator=torch.Generator().manual_seed(0)),
-         "mixed, empty groups": torch.tensor([0, 3] * 11).view(2, 11)}[case].long()
+    k = {
+        "all 0": torch.zeros(2, 11),
+        "all 2": torch.full((2, 11), 2),
+        "all N": torch.full((2, 11), 4),
+        "mixed": torch.randint(0, 5, (2, 11), generator=torch.Generator().manual_seed(0)),
+        "mixed, empty groups": torch.tensor([0, 3] * 11).view(2, 11),
+    }[case].long()
     expected = torch.stack([learners.prefix(z[b, t], int(k[b, t])) for b in range(2) for t in range(11)]).view(2, 11, 5)
     torch.testing.assert_close(learners.grouped(z, k), expected, atol=1e-6, rtol=1e-5)
 
@@ -150,7 +165,9 @@ def test_distill_loss_trains_the_learners_of_an_acmized_vit():
 def test_acmize_replaces_every_mlp_and_projection_at_equal_cost():
     base = ViT(image=8, patch=4, dim=16, depth=2, heads=2)
     model = A.acmize(base, n=4)
-    assert A.replaced(model) == [f"blocks.{i}.{m}" for i in range(2) for m in ("attn.q_proj", "attn.k_proj", "attn.v_proj", "attn.o_proj", "mlp")]
+    assert A.replaced(model) == [
+        f"blocks.{i}.{m}" for i in range(2) for m in ("attn.q_proj", "attn.k_proj", "attn.v_proj", "attn.o_proj", "mlp")
+    ]
     mlp, q = model.blocks[0].mlp, model.blocks[0].attn.q_proj
     assert (mlp.k_min, mlp.learners.activation, q.k_min, q.learners.activation) == (0, "gelu", 1, "identity")
     assert 4 * mlp.learners.macs == 2 * 16 * 64 and abs(4 * q.learners.macs - 16 * 16) <= 4 * 33
@@ -158,13 +175,15 @@ def test_acmize_replaces_every_mlp_and_projection_at_equal_cost():
 
 
 def test_gate_labels_are_the_first_learner_that_no_longer_helps_on_l2_distances():
-    d = torch.tensor([
-        [4.0, 2.0, 1.9, 1.0],  # n=2 halves d; n=3: 1.2 * 1.9 >= 2 -> label 3
-        [4.0, 2.0, 1.0, 0.5],  # every learner helps by more than 1.2 -> N
-        [1.0, 1.0, 1.0, 1.0],  # n=2 does not help -> 2 (never 0 or 1)
-        [1.1, 1.0, 0.5, 0.1],  # ratio 1.1 on distances stops at 2 (on squared errors, 1.21, it would go on)
-        [1.2, 1.0, 0.1, 0.0],  # d(2) = d(1) / 1.2 exactly: d(n) >= tau d(n-1) holds -> 2
-    ])
+    d = torch.tensor(
+        [
+            [4.0, 2.0, 1.9, 1.0],  # n=2 halves d; n=3: 1.2 * 1.9 >= 2 -> label 3
+            [4.0, 2.0, 1.0, 0.5],  # every learner helps by more than 1.2 -> N
+            [1.0, 1.0, 1.0, 1.0],  # n=2 does not help -> 2 (never 0 or 1)
+            [1.1, 1.0, 0.5, 0.1],  # ratio 1.1 on distances stops at 2 (on squared errors, 1.21, it would go on)
+            [1.2, 1.0, 0.1, 0.0],  # d(2) = d(1) / 1.2 exactly: d(n) >= tau d(n-1) holds -> 2
+        ]
+    )
     assert gate_labels(d, 1.2).tolist() == [3, 4, 2, 2, 2]
     # the learners a token needs are those before the one that no longer helps; all 4 when each helps
     assert learners_needed(d, 1.2).tolist() == [2, 4, 1, 1, 1]
@@ -194,7 +213,9 @@ def test_auxiliary_losses_match_a_hand_count():
     assert aux["budget"].item() == pytest.approx(0.375)
     assert aux["diversity"].item() == pytest.approx(-0.375)
     # sample 0 spreads over two choices (entropy log 2 / log 5), sample 1 uses one (0)
-    assert aux["entropy"].item() == pytest.approx(-0.5 * torch.log(torch.tensor(2.0)).item() / torch.log(torch.tensor(5.0)).item())
+    assert aux["entropy"].item() == pytest.approx(
+        -0.5 * torch.log(torch.tensor(2.0)).item() / torch.log(torch.tensor(5.0)).item()
+    )
 
 
 def test_budget_term_is_the_distance_of_the_mean_cost_from_the_target():
@@ -297,7 +318,11 @@ def test_acm_budget_check_covers_every_entry(monkeypatch):
     from ponder.experiments import acm
 
     monkeypatch.setattr(acm, "ABLATION_BUDGET", 1.2)
-    for call in (lambda: acm.ablation("smoke", "all"), lambda: acm.granularity("smoke", 2), lambda: acm.pretraining_variant("smoke", "none")):
+    for call in (
+        lambda: acm.ablation("smoke", "all"),
+        lambda: acm.granularity("smoke", 2),
+        lambda: acm.pretraining_variant("smoke", "none"),
+    ):
         with pytest.raises(ValueError, match="budget=1.2"):
             call()
 
@@ -310,7 +335,9 @@ def test_acm_run_keys_hold_the_evaluation_size_and_the_base_weights(monkeypatch)
 
     configs = {}
 
-    def record(run, make, *args, **kwargs):  # stands in for training: the run's config, the same untrained model each time
+    def record(
+        run, make, *args, **kwargs
+    ):  # stands in for training: the run's config, the same untrained model each time
         configs[run.name] = run.config
         torch.manual_seed(0)
         return make(), {"accuracy": 0.5}
@@ -364,14 +391,20 @@ def test_acm_digits_base_config_holds_its_profiles_scene(monkeypatch):
     configs = []
     monkeypatch.setattr(acm, "train_run", lambda run, *args, **kwargs: configs.append(run.config) or (None, {}))
     acm.base_model("smoke"), acm.base_model("smoke", task="speech")
-    monkeypatch.setitem(acm.SIZES, "smoke", dict(acm.SIZES["smoke"], scene=images.Scene(jitter=0.25, texture=0.3, noise=0.03)))
+    monkeypatch.setitem(
+        acm.SIZES, "smoke", dict(acm.SIZES["smoke"], scene=images.Scene(jitter=0.25, texture=0.3, noise=0.03))
+    )
     acm.base_model("smoke")
-    monkeypatch.setitem(acm.SIZES, "smoke", dict(acm.SIZES["smoke"], scene=images.Scene(jitter=0.25, texture=0.3, noise=0.15)))
+    monkeypatch.setitem(
+        acm.SIZES, "smoke", dict(acm.SIZES["smoke"], scene=images.Scene(jitter=0.25, texture=0.3, noise=0.15))
+    )
     acm.base_model("smoke")
     assert configs[0]["scene"] == {"jitter": 0.25, "texture": 0.3, "noise": 0.03} and "scene" not in configs[1]
     assert configs[2] == configs[0] and configs[3]["scene"]["noise"] == 0.15
     noisy = images.images("test", scene=images.Scene(**configs[3]["scene"]), copies=acm.TEST_COPIES)[0]
-    assert torch.equal(acm.test_set("smoke")[0], noisy[: len(acm.test_set("smoke")[0])])  # the test set is drawn in the scene too
+    assert torch.equal(
+        acm.test_set("smoke")[0], noisy[: len(acm.test_set("smoke")[0])]
+    )  # the test set is drawn in the scene too
 
 
 def test_warm_start_bias_is_the_least_squares_solution_and_builds_are_bit_identical():
@@ -421,7 +454,14 @@ def test_latency_claims_are_judged_on_processes():
     from ponder.bench import acm as bench
 
     def process(ratio, dense_s):
-        case = {"fraction": 0.25, "mean_learners": 1.0, "dense_s": dense_s, "grouped_s": ratio * dense_s, "grouped_ratio": ratio, "grouped_ratios": [ratio] * 4}
+        case = {
+            "fraction": 0.25,
+            "mean_learners": 1.0,
+            "dense_s": dense_s,
+            "grouped_s": ratio * dense_s,
+            "grouped_ratio": ratio,
+            "grouped_ratios": [ratio] * 4,
+        }
         return {"device": "cpu", "threads": 1, "mix": "single", "learners": 4, "label": "1", "cases": [case]}
 
     combined = bench.combine([process(0.31, 2.0), process(0.35, 1.0), process(0.30, 3.0)])
@@ -436,7 +476,9 @@ def test_latency_bench_measures_each_configuration_in_fresh_processes():
     from ponder.bench import acm as bench
 
     results = bench.measure_processes(processes=2, repeats=1, images=1, fractions=(0.25, 1.0))
-    assert [(r["label"], r["mix"]) for r in results] == [(label, mix) for label in bench.thread_counts() for mix in bench.MIXES]
+    assert [(r["label"], r["mix"]) for r in results] == [
+        (label, mix) for label in bench.thread_counts() for mix in bench.MIXES
+    ]
     for result in results:
         assert result["processes"] == 2 and [c["fraction"] for c in result["cases"]] == [0.25, 1.0]
         assert all(len(c[f"{name}_ratios"]) == 2 for c in result["cases"] for name in ("naive", "grouped"))
@@ -458,14 +500,23 @@ def test_latency_bench_rounds_time_every_case(monkeypatch):
     cases = bench.measure(repeats=2, images=1, fractions=(0.25, 1.0), threads=1)["cases"]
     assert order == [[(0, "dense"), (0, "naive"), (0, "grouped"), (1, "dense"), (1, "naive"), (1, "grouped")]]
     assert [c["fraction"] for c in cases] == [0.25, 1.0] and all(len(c["grouped_ratios"]) == 2 for c in cases)
-    assert cases[0]["mean_learners"] == 1.0 and cases[1]["mean_learners"] == 4.0  # each case keeps its own learner counts
+    assert (
+        cases[0]["mean_learners"] == 1.0 and cases[1]["mean_learners"] == 4.0
+    )  # each case keeps its own learner counts
 
 
 def test_profile_sizes_scale_the_baselines_and_the_loss_weights():
     from ponder.experiments import acm
 
     assert acm.experts("quick") == 8 and acm.moe_top_k("quick") == (1, 2, 3, 4, 6, 8)
-    assert acm.experts("paper") == 4 * 192 // 24 and acm.moe_top_k("paper") == (4, 8, 12, 16, 24, 32)  # the official 24-unit experts
+    assert acm.experts("paper") == 4 * 192 // 24 and acm.moe_top_k("paper") == (
+        4,
+        8,
+        12,
+        16,
+        24,
+        32,
+    )  # the official 24-unit experts
     assert acm.avit_depths("paper") == (4, 6, 8, 10) and acm.avit_depths("cpu") == (4 / 3, 2, 8 / 3, 10 / 3)
     assert acm.loss_weights("paper") == acm.PAPER_LOSS_WEIGHTS
     assert acm.loss_weights("quick") == {"budget": 1.0, "entropy": 0.5, "diversity": 0.5}
@@ -484,10 +535,16 @@ def test_quick_thins_cpus_grids_and_keeps_what_its_figures_draw():
     assert 4 in acm.sizes("quick")["learner_counts"] and acm.sizes("cpu")["learner_counts"] == (2, 4, 8, 16)
     assert acm.seeds("quick") == (0,) and acm.seeds("cpu") == (0, 1, 2)  # cpu judges acm-1, acm-3 and acm-5 on three
     quick = {k: v for k, v in acm.sizes("quick").items() if k not in acm.GRIDS and k != "seeds"}
-    assert quick == {k: v for k, v in acm.sizes("cpu").items() if k not in acm.GRIDS and k != "seeds"}  # the same runs: one cache serves both
+    assert quick == {
+        k: v for k, v in acm.sizes("cpu").items() if k not in acm.GRIDS and k != "seeds"
+    }  # the same runs: one cache serves both
 
     def runs(profile):  # every notebook's jobs, the profile argument left out
-        return {(j.func.__name__, j.args[1:], tuple(sorted(j.keywords.items()))) for js in acm.jobs(profile).values() for j in js}
+        return {
+            (j.func.__name__, j.args[1:], tuple(sorted(j.keywords.items())))
+            for js in acm.jobs(profile).values()
+            for j in js
+        }
 
     assert runs("quick") < runs("cpu")
 
@@ -505,10 +562,14 @@ def test_realised_betas_reads_every_seed_and_budget_of_the_task(monkeypatch):
     from ponder.experiments import acm
 
     calls = []
-    monkeypatch.setattr(acm, "acm_model", lambda profile, b, s, task: calls.append(task) or (None, {"beta": b + s / 100}))
+    monkeypatch.setattr(
+        acm, "acm_model", lambda profile, b, s, task: calls.append(task) or (None, {"beta": b + s / 100})
+    )
     frame = acm.realised_betas("cpu", 5, task="speech")
     assert set(calls) == {"speech"} and len(frame) == 3 * 4
-    assert frame.groupby("target").realised.mean().round(6).to_dict() == {b: round(b + 0.06, 6) for b in acm.budgets("cpu", "speech")}  # seeds 5, 6, 7
+    assert frame.groupby("target").realised.mean().round(6).to_dict() == {
+        b: round(b + 0.06, 6) for b in acm.budgets("cpu", "speech")
+    }  # seeds 5, 6, 7
 
 
 def test_argmax_budget_adds_the_budget_of_the_choices_evaluation_makes():
@@ -522,7 +583,9 @@ def test_argmax_budget_adds_the_budget_of_the_choices_evaluation_makes():
     torch.testing.assert_close(both, paper + (at_argmax.mean() - 0.3).abs())
     both.backward()
     assert model.blocks[0].mlp.gate.fc2.weight.grad.abs().sum() > 0
-    single = torch.nn.Sequential(ACM(8, 8, n=4, hidden=2)).train()  # one ACM: the same inputs in training and evaluation
+    single = torch.nn.Sequential(
+        ACM(8, 8, n=4, hidden=2)
+    ).train()  # one ACM: the same inputs in training and evaluation
     z = torch.randn(4, 6, 8)
     single(z)
     at_argmax = A.cost_fraction(single, argmax=True).detach()
@@ -582,7 +645,9 @@ def phase3_trains_alike_every_way(step: str, device: str, monkeypatch, steps: in
     monkeypatch.setattr(acm_module, "_gumbel_noise", torch.zeros_like)
     (name,) = [n for n in bench.run_families("smoke") if n.startswith("ACM phase III")]
     make, batches, loss = bench.run_families("smoke")[name]
-    cfg = TrainConfig(steps=steps, batch_size=acm.sizes("smoke")["batch"], lr=1e-3, weight_decay=0.05, log_every=steps // 5, seed=0)
+    cfg = TrainConfig(
+        steps=steps, batch_size=acm.sizes("smoke")["batch"], lr=1e-3, weight_decay=0.05, log_every=steps // 5, seed=0
+    )
     torch.manual_seed(0)
     initial = make().to(device)
     trained = []

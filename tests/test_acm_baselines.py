@@ -1,4 +1,5 @@
 """ACM's baselines (MoEfication, token halting, early exits), their MAC counts, and the eSpeak NG speech task."""
+
 import _ctypes
 import ctypes
 import hashlib
@@ -9,17 +10,16 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import ponder
 import pytest
 import torch
-
-import ponder
 from ponder.models import flops
 from ponder.models.audio import FrameTransformer
-from ponder.models.ztw import ZTWViT, exit_at
 from ponder.models.avit import AViT
 from ponder.models.moe import MoE, balanced_kmeans, split_experts
 from ponder.models.transformer import MLP
 from ponder.models.vit import ViT
+from ponder.models.ztw import ZTWViT, exit_at
 from ponder.tasks import speech
 
 
@@ -60,7 +60,9 @@ def test_halting_that_fires_at_once_runs_one_block_per_patch():
 
 
 def test_early_exits_pick_the_first_confident_head_and_count_its_cost():
-    logits = torch.tensor([[[5.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [5.0, 0.0]], [[0.0, 0.0], [0.0, 0.0]]])  # [exits, B, C]
+    logits = torch.tensor(
+        [[[5.0, 0.0], [0.0, 0.0]], [[0.0, 0.0], [5.0, 0.0]], [[0.0, 0.0], [0.0, 0.0]]]
+    )  # [exits, B, C]
     assert exit_at(logits, 0.9).tolist() == [0, 1]
     assert exit_at(logits, 0.999).tolist() == [2, 2]
     model = ZTWViT(ViT(image=8, patch=4, dim=8, depth=3, heads=2))
@@ -101,7 +103,14 @@ def utterance_hashes(step: int) -> dict[str, str]:
     (``step=1``) or reversed (``step=-1``)."""
     lib = str(Path(ponder.__file__).parents[1])
     env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, [lib, os.environ.get("PYTHONPATH")]))}
-    done = subprocess.run([sys.executable, "-c", UTTERANCE_HASHES, str(step)], env=env, capture_output=True, text=True, check=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", UTTERANCE_HASHES, str(step)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -134,7 +143,11 @@ def test_speech_utterances_match_their_pinned_hash():
 def test_speech_split_is_by_voice(monkeypatch):
     """Train and test share no voice: the test speakers are :data:`speech.TEST_VOICES`, as CommonVoice's unseen speakers."""
     voices = np.array([v for v in speech.VOICES for _ in range(2)])
-    fake = {"voice": voices, "label": np.arange(len(voices)) % 2, "wave": [np.full(400, i, np.float32) for i in range(len(voices))]}
+    fake = {
+        "voice": voices,
+        "label": np.arange(len(voices)) % 2,
+        "wave": [np.full(400, i, np.float32) for i in range(len(voices))],
+    }
     monkeypatch.setattr(speech, "utterances", lambda: fake)
     speech._split.cache_clear()
     try:

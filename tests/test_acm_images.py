@@ -1,9 +1,9 @@
 """The digits image task and the small ViT (shared by ACM and Hyper-UT's vision target)."""
+
 import hashlib
 
 import pytest
 import torch
-
 from ponder.models.vit import ViT
 from ponder.tasks import images
 
@@ -66,7 +66,10 @@ def test_copies_render_each_test_digit_again_differently():
 
 
 # sha256 of images("test", size=8, canvas=16, scene="textured", copies=2) and of sample(16, seed=3, ...): the bytes pinned
-PINNED_TEXTURED = {"test": "5314fcf5bc0f6ae9287c92512af1aa04dd4d7ee71c565a2d83289323a15cc0bf", "sample": "1861dfd2e22c56ce62bd0669c38e64c7b79c1a01d35434065da572d20d589ac0"}
+PINNED_TEXTURED = {
+    "test": "5314fcf5bc0f6ae9287c92512af1aa04dd4d7ee71c565a2d83289323a15cc0bf",
+    "sample": "1861dfd2e22c56ce62bd0669c38e64c7b79c1a01d35434065da572d20d589ac0",
+}
 
 
 @pytest.mark.pinned_bits
@@ -81,7 +84,10 @@ def test_a_scene_of_ones_own_draws_as_its_named_twin_and_each_knob_counts():
     """A :class:`images.Scene` with the textured knobs gives the textured bytes; with none, the plain ones;
     changing one knob changes the images; knobs outside [0, 1] are refused."""
     own = images.Scene(jitter=0.25, texture=0.3, noise=0.03)
-    assert torch.equal(images.images("test", size=8, canvas=16, scene=own, copies=2)[0], images.images("test", size=8, canvas=16, scene="textured", copies=2)[0])
+    assert torch.equal(
+        images.images("test", size=8, canvas=16, scene=own, copies=2)[0],
+        images.images("test", size=8, canvas=16, scene="textured", copies=2)[0],
+    )
     assert torch.equal(images.sample(16, seed=3, scene=own)[0], images.sample(16, seed=3, scene="textured")[0])
     assert torch.equal(images.images("test", scene=images.Scene())[0], images.images("test")[0])
     for knob in ("jitter", "texture", "noise"):

@@ -4,6 +4,7 @@ On the CPU the kernels run in Triton's interpreter, which reads ``TRITON_INTERPR
 first imported: each check runs in a fresh interpreter with it set. They are also compiled for an
 H100 (sm_90, no GPU needed), which shows they run on its tensor cores with their loads pipelined.
 ``make test-gpu`` compiles and checks them on CUDA (tests/test_gpu.py)."""
+
 import importlib.util
 import os
 import subprocess
@@ -11,18 +12,27 @@ import sys
 
 import pytest
 import torch
-
 from ponder.bench import acm as bench
 from ponder.paths import ROOT
 
-POINTERS = {"order": "*i64", "k_sorted": "*i32"} | dict.fromkeys(("z", "w1", "b1", "hidden", "w2", "out"), "*bf16")  # the kernels' tensors (bench's dtypes)
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs triton (its interpreter runs the kernels on the CPU)")
+POINTERS = {"order": "*i64", "k_sorted": "*i32"} | dict.fromkeys(
+    ("z", "w1", "b1", "hidden", "w2", "out"), "*bf16"
+)  # the kernels' tensors (bench's dtypes)
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("triton") is None, reason="needs triton (its interpreter runs the kernels on the CPU)"
+)
 
 
 def interpreted(script: str) -> str:
     """stdout of ``script`` run by a fresh Python with Triton's interpreter on; fails on its errors."""
-    done = subprocess.run([sys.executable, "-c", "import ponder, torch\n" + script], cwd=ROOT, env=os.environ | {"TRITON_INTERPRET": "1"},
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", "import ponder, torch\n" + script],
+        cwd=ROOT,
+        env=os.environ | {"TRITON_INTERPRET": "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
@@ -103,24 +113,39 @@ fig, ax = plt.subplots()
 draw_latency(ax, result)
 print(sorted(line.get_label() for line in ax.get_lines()))
 """)
-    assert "ACM, fused (two Triton kernels)" in out and "ACM, grouped (sorted by k)" in out and "ACM, fused, replayed" in out
+    assert (
+        "ACM, fused (two Triton kernels)" in out
+        and "ACM, grouped (sorted by k)" in out
+        and "ACM, fused, replayed" in out
+    )
 
 
 @pytest.mark.parametrize("config", range(4))
 def test_the_kernels_compile_for_an_h100_on_tensor_cores_and_pipelined(config):
     # no GPU needed: Triton compiles for a named target (sm_90) as the JIT would at the first call,
     # which specialises the pointers and the sizes that are multiples of 16 (all but the token count here)
+    import triton
+    from ponder.models import acm_triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    import triton
-    from ponder.models import acm_triton
-
     chosen = acm_triton.CUDA_CONFIGS[config]
     for kernel in (acm_triton.hidden_kernel, acm_triton.output_kernel):
-        signature = {name: "constexpr" if param.is_constexpr else POINTERS.get(name, "i32") for name, param in zip(kernel.arg_names, kernel.params)}
-        aligned = {(i,): [["tt.divisibility", 16]] for i, (name, kind) in enumerate(signature.items()) if kind != "constexpr" and name != "tokens"}
-        source = ASTSource(fn=kernel, signature=signature, constexprs=chosen.kwargs | {"PRECISION": "tf32"}, attrs=aligned)
-        ptx = triton.compile(source, target=GPUTarget("cuda", 90, 32), options=dict(num_warps=chosen.num_warps, num_stages=chosen.num_stages, **acm_triton.FP_FUSION)).asm["ptx"]
+        signature = {
+            name: "constexpr" if param.is_constexpr else POINTERS.get(name, "i32")
+            for name, param in zip(kernel.arg_names, kernel.params)
+        }
+        aligned = {
+            (i,): [["tt.divisibility", 16]]
+            for i, (name, kind) in enumerate(signature.items())
+            if kind != "constexpr" and name != "tokens"
+        }
+        source = ASTSource(
+            fn=kernel, signature=signature, constexprs=chosen.kwargs | {"PRECISION": "tf32"}, attrs=aligned
+        )
+        ptx = triton.compile(
+            source,
+            target=GPUTarget("cuda", 90, 32),
+            options=dict(num_warps=chosen.num_warps, num_stages=chosen.num_stages, **acm_triton.FP_FUSION),
+        ).asm["ptx"]
         assert "wgmma.mma_async" in ptx and "cp.async" in ptx, kernel.__name__
-

@@ -1,13 +1,13 @@
 """ACT halting (ponder.models.act): weights, remainder, forced last step, compaction."""
+
 import pytest
 import torch
-from torch import nn
-
 from ponder.bench.act import spread_halting
 from ponder.experiments import hyper_ut
 from ponder.models.act import HaltingUnit, act
 from ponder.tasks import cpvr
 from ponder.training import TrainConfig, train
+from torch import nn
 
 # The key projection's bias adds q·b to every logit of a query, which softmax cancels: its gradient
 # is zero but for float rounding, and AdamW's normalised step turns that rounding into moves of the
@@ -144,11 +144,15 @@ def test_loop_without_host_reads_equals_the_loop_that_stops(level):
     results = []
     for host_sync in (True, False):
         calls = []
-        out = act(lambda s, n, index: calls.append(n) or step(s, n, index), x, 12, unit, level=level, host_sync=host_sync)
+        out = act(
+            lambda s, n, index: calls.append(n) or step(s, n, index), x, 12, unit, level=level, host_sync=host_sync
+        )
         loss = out.state.square().mean() + 0.01 * out.ponder_cost.mean()
         results.append((out, len(calls), torch.autograd.grad(loss, [*step.parameters(), *unit.parameters()])))
     (stopping, stopped_after, stopping_grads), (every, ran, every_grads) = results
-    assert stopped_after == int(stopping.example_steps.max()) < 12 and ran == 12  # the one loop stopped early, the other ran on
+    assert (
+        stopped_after == int(stopping.example_steps.max()) < 12 and ran == 12
+    )  # the one loop stopped early, the other ran on
     for name in ("state", "ponder_cost", "steps", "weights"):
         assert torch.equal(getattr(every, name), getattr(stopping, name)), name
     for a, b in zip(every_grads, stopping_grads):

@@ -1,10 +1,18 @@
 """The attention kinds of the HYLA paper against their definitions, computed by plain loops."""
+
 import math
 
 import pytest
 import torch
-
-from ponder.models.attention import KINDS, MultiHeadAttention, RelativePositionBias, normalise, recording, relative_bucket, rms_head
+from ponder.models.attention import (
+    KINDS,
+    MultiHeadAttention,
+    RelativePositionBias,
+    normalise,
+    recording,
+    relative_bucket,
+    rms_head,
+)
 from ponder.models.attention_transformer import CausalLM, InContextTransformer, lecun_normal_
 from ponder.models.transformer import EXPLICIT_MAX_TOKENS, SelfAttention, attend, explicit_attention
 
@@ -24,7 +32,12 @@ def head_slices(attn: MultiHeadAttention, x: torch.Tensor):
     d = attn.head_dim
     q, k, v = attn.q_proj(x), attn.k_proj(x), attn.v_proj(x)
     cut = [slice(h * d, (h + 1) * d) for h in range(attn.heads)]
-    return [q[..., c] for c in cut], [k[..., c] for c in cut], [v[..., c] for c in cut], [attn.o_proj.weight[:, c] for c in cut]
+    return (
+        [q[..., c] for c in cut],
+        [k[..., c] for c in cut],
+        [v[..., c] for c in cut],
+        [attn.o_proj.weight[:, c] for c in cut],
+    )
 
 
 def loop_scores(attn, x, norm):
@@ -70,7 +83,9 @@ def loop_linear(attn, x):
     out = torch.zeros(x.shape[0], T, DIM, dtype=x.dtype)
     for b in range(x.shape[0]):
         for i in range(T):
-            out[b, i] = attn.o_proj.bias + sum(a[b, h, i, j] * w_out[h] @ v[h][b, j] for h in range(attn.heads) for j in range(T))
+            out[b, i] = attn.o_proj.bias + sum(
+                a[b, h, i, j] * w_out[h] @ v[h][b, j] for h in range(attn.heads) for j in range(T)
+            )
     return out
 
 
@@ -110,7 +125,9 @@ def test_softmax_kind_equals_project_self_attention(x):
     attn = make("softmax")
     reference = SelfAttention(DIM, HEADS).double()
     shapes = {name: p.shape for name, p in reference.state_dict().items()}
-    reference.load_state_dict({name: p.reshape(shapes[name]) for name, p in attn.state_dict().items()})  # per-head biases flat
+    reference.load_state_dict(
+        {name: p.reshape(shapes[name]) for name, p in attn.state_dict().items()}
+    )  # per-head biases flat
     torch.testing.assert_close(attn(x), reference(x))
     torch.testing.assert_close(attn(x, causal=True), reference(x, causal=True))
 
@@ -184,7 +201,9 @@ def test_recording_reads_out_latent_codes_per_layer():
         model(torch.randn(2, 7, 5))
         codes = [m.latent for m in layers]
     assert len(codes) == 3 and all(c.shape == (2, 4, 7, 7) for c in codes)
-    torch.testing.assert_close(codes[0].pow(2).mean(1), torch.ones(2, 7, 7), atol=1e-2, rtol=0)  # ε matters for tiny codes
+    torch.testing.assert_close(
+        codes[0].pow(2).mean(1), torch.ones(2, 7, 7), atol=1e-2, rtol=0
+    )  # ε matters for tiny codes
     assert all(m.latent is None and not m.record for m in layers)
 
 
@@ -243,7 +262,10 @@ def test_fuzzy_logic_takes_128_buckets_at_every_length():
         model = hyla.fuzzy_model(hyla.fuzzy_setup("cpu", length=length, relative_position=True))
         bias = model.blocks[0].attn.relative
         assert bias.table.shape[1] == 128 and bias(length).shape[-1] == length
-        torch.testing.assert_close(bias(length), bias.table[:, relative_bucket(torch.arange(length)[:, None] - torch.arange(length)[None, :], 128, 128)])
+        torch.testing.assert_close(
+            bias(length),
+            bias.table[:, relative_bucket(torch.arange(length)[:, None] - torch.arange(length)[None, :], 128, 128)],
+        )
     s = hyla.sraven_setup("cpu", relative_position=True)
     assert hyla.sraven_model(s).blocks[0].attn.relative.table.shape[1] == 9 * s.k
     with pytest.raises(ValueError, match="at least the sequence length"):
@@ -279,5 +301,7 @@ def test_official_initialisation():
     linear = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
     assert all((m.bias == 0).all() for m in linear)
     weight = model[0].weight
-    assert abs(weight.std().item() - 400**-0.5) < 0.05 * 400**-0.5 and weight.abs().max() <= 2 * 400**-0.5 / 0.8796 + 1e-6
+    assert (
+        abs(weight.std().item() - 400**-0.5) < 0.05 * 400**-0.5 and weight.abs().max() <= 2 * 400**-0.5 / 0.8796 + 1e-6
+    )
     assert model[1].q_proj.bias.shape == (4, 100)  # per-head biases: 2-d, decayed like the official mask

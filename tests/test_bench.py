@@ -1,10 +1,10 @@
 """``python -m ponder.bench [names]``: what it runs, and where."""
+
 import subprocess
 import sys
 
-import pytest
-
 import ponder.bench
+import pytest
 
 
 def test_several_benchmarks_run_each_in_a_process_of_its_own(monkeypatch):
@@ -52,7 +52,13 @@ def test_timed_calls_fault_no_fresh_pages():
     map no fresh pages. Without it, glibc gave acm-9's layers thousands of fresh pages on every call
     (1,500-9,300 faults a call, by what the call before had freed), which made the same dense MLP take
     45-75 ms by its place in a round."""
-    faults = {mode: int(subprocess.run([sys.executable, "-c", STEADY_HEAP_PROBE, mode], capture_output=True, text=True, check=True).stdout)
-              for mode in ("on", "off")}
+    faults = {
+        mode: int(
+            subprocess.run(
+                [sys.executable, "-c", STEADY_HEAP_PROBE, mode], capture_output=True, text=True, check=True
+            ).stdout
+        )
+        for mode in ("on", "off")
+    }
     assert faults["on"] < 50, faults
     assert faults["off"] > 10_000, faults  # what the probe sees without it: the probe can tell

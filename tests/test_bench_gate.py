@@ -1,6 +1,6 @@
 """The gate benchmark times two ways of computing the same thing."""
-import torch
 
+import torch
 from ponder.bench import gate
 from ponder.models import acm
 from ponder.models.acmize import acmize

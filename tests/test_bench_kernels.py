@@ -1,7 +1,7 @@
 """Where a step's time goes (``python -m ponder.bench kernels``): the profiler's operators, ranked."""
+
 import pytest
 import torch
-
 from ponder.bench import kernels
 
 

@@ -1,8 +1,8 @@
 """The pinned vs unpinned benchmark (``ponder.bench.numerics``): its worker environments, its statistics, one real worker."""
+
 import math
 
 import pytest
-
 from ponder.bench import REGISTRY
 from ponder.bench import numerics as bench
 from ponder.bench.train import families

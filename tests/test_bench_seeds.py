@@ -1,9 +1,9 @@
 """ponder.bench.seeds: the batched (vmap) gradients of 3 seeds are the separate ones, and the benchmark reports a ratio per kind."""
+
 import math
 
 import pytest
 import torch
-
 from ponder.bench import seeds
 
 
@@ -20,4 +20,7 @@ def test_batched_gradients_equal_the_separate_ones(kind):
 def test_measure_reports_a_ratio_per_kind():
     result = seeds.measure("smoke", repeats=2)
     assert set(result) == set(seeds.KINDS)
-    assert all(r["batched_s"] > 0 and r["separate_s"] > 0 and math.isfinite(r["batched_over_separate"]) for r in result.values())
+    assert all(
+        r["batched_s"] > 0 and r["separate_s"] > 0 and math.isfinite(r["batched_over_separate"])
+        for r in result.values()
+    )

@@ -1,12 +1,12 @@
 """The training benchmark (``python -m ponder.bench train``) on the CPU: its rows for seeds trained
 together and for bfloat16 autocast run a real step (on a GPU it times them; figures/gpu/RUN.md)."""
+
 import json
 import math
 import os
 
 import pytest
 import torch
-
 from ponder.bench import train as bench
 
 
@@ -28,7 +28,9 @@ def test_one_pool_of_workers_serves_every_measurement_side_by_side():
 def test_the_variants_are_named_after_their_families_and_counted_as_them():
     prefixes, _ = bench.VARIANTS["bf16"]
     variants = {n for n in bench.families("smoke") if n.startswith("bf16")}
-    assert variants == {f"bf16 {n}" for n in bench.run_families("smoke") if n.startswith(prefixes)} and len(variants) == len(prefixes)
+    assert variants == {f"bf16 {n}" for n in bench.run_families("smoke") if n.startswith(prefixes)} and len(
+        variants
+    ) == len(prefixes)
     assert bench.families("smoke", variants=False).keys() == bench.run_families("smoke").keys()
     assert {bench.base_family(n) for n in bench.families("smoke")} == set(bench.run_families("smoke"))
 
@@ -39,7 +41,11 @@ def test_bf16_variants_train_a_step_in_bfloat16():
         torch.manual_seed(0)
         model = make()
         seen = []
-        handles = [m.register_forward_hook(lambda m, i, o: seen.append(o.dtype)) for m in model.modules() if isinstance(m, torch.nn.Linear)]
+        handles = [
+            m.register_forward_hook(lambda m, i, o: seen.append(o.dtype))
+            for m in model.modules()
+            if isinstance(m, torch.nn.Linear)
+        ]
         loss = loss_fn(model, batches(0))
         for h in handles:
             h.remove()
@@ -70,7 +76,10 @@ def compiled_against_eager(family: str, device: str) -> None:
     (eager, eager_grads), (fused, grads) = results
     assert torch.allclose(eager, fused, rtol=1e-5), (eager, fused)
     assert all((g - e).norm() <= 1e-4 * e.norm() + 1e-7 for g, e in zip(grads, eager_grads))
-    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"], (dict(counters["stats"]), dict(counters["graph_break"]))
+    assert counters["stats"]["unique_graphs"] == 1 and not counters["graph_break"], (
+        dict(counters["stats"]),
+        dict(counters["graph_break"]),
+    )
 
 
 @pytest.mark.parametrize("family", ["sraven", "ACM phase III", "text"])
@@ -143,10 +152,17 @@ def test_acm_and_avit_steps_read_nothing_back_so_they_can_be_captured(prefix):
         raise AssertionError("a value read back from the device")
 
     def no_mask(tensor, index):
-        assert not any(isinstance(i, torch.Tensor) and i.dtype == torch.bool for i in (index if isinstance(index, tuple) else (index,))), "boolean-mask indexing"
+        assert not any(
+            isinstance(i, torch.Tensor) and i.dtype == torch.bool
+            for i in (index if isinstance(index, tuple) else (index,))
+        ), "boolean-mask indexing"
         return getitem(tensor, index)
 
     reads = {name: read for name in ("item", "tolist", "__bool__", "__int__", "__float__", "nonzero")}
-    with patch.multiple(torch.Tensor, **reads, __getitem__=no_mask), patch("torch.nonzero", read), patch("torch.masked_select", read):
+    with (
+        patch.multiple(torch.Tensor, **reads, __getitem__=no_mask),
+        patch("torch.nonzero", read),
+        patch("torch.masked_select", read),
+    ):
         loss(model, batch).backward()
     assert all(p.grad is not None for p in model.parameters() if p.requires_grad)

@@ -4,11 +4,11 @@ On the CPU inductor's pass takes single products only (on CUDA, HYLA's value con
 test ``test_compiled_sraven_loss_sums_its_small_products_and_equals_eager_on_cuda``), which is
 enough to see the option reach it.
 """
+
 import pytest
 import torch
-from torch._dynamo.utils import counters
-
 from ponder.compilation import compiled
+from torch._dynamo.utils import counters
 
 
 @pytest.mark.parametrize("sums", [True, False])

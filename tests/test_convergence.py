@@ -1,8 +1,8 @@
 """The convergence rule (ponder.analysis.convergence) and the rows it makes inconclusive (ponder.analysis.verdicts.unconverged)."""
+
 import math
 
 import pytest
-
 from ponder.analysis import convergence
 from ponder.analysis.verdicts import Verdict, unconverged
 
@@ -24,7 +24,9 @@ def test_a_flat_curve_has_plateaued_and_a_falling_one_has_not():
 def test_fit_and_the_references_that_fail():
     assert convergence.fit(0.97) is None
     assert convergence.fit(0.57, what="accuracy on hops 1-3") == "its accuracy on hops 1-3 is 0.57, below 0.95"
-    assert convergence.unfit({"scratch-pad": 0.99, "answer-only": 0.57}, what="accuracy on hops 1-3") == {"answer-only": "its accuracy on hops 1-3 is 0.57, below 0.95"}
+    assert convergence.unfit({"scratch-pad": 0.99, "answer-only": 0.57}, what="accuracy on hops 1-3") == {
+        "answer-only": "its accuracy on hops 1-3 is 0.57, below 0.95"
+    }
     falling = history([2.0, 1.8, 1.6, 1.4, 1.2, 1.0, 0.8, 0.7])
     assert list(convergence.unfinished({"flat": history([1.0] * 8), "falling": falling})) == ["falling"]
 
@@ -34,15 +36,24 @@ def test_an_unconverged_reference_makes_the_row_inconclusive_and_keeps_the_evide
     assert unconverged(held, {}) is held
     row = unconverged(held, {"ViT": "its training loss still fell 12%"})
     assert row.verdict == "inconclusive"
-    assert row.noise == "reference not converged (ViT: its training loss still fell 12%) (by the noise rule alone: holds; d = +0.1 ± 0.01 (n=3))"
+    assert (
+        row.noise
+        == "reference not converged (ViT: its training loss still fell 12%) (by the noise rule alone: holds; d = +0.1 ± 0.01 (n=3))"
+    )
 
 
 def test_steps_on_training_hops_and_unmatched_runs():
     import pandas as pd
-
     from ponder.analysis import hyper_ut
 
-    frame = pd.DataFrame([dict(model=m, seed=s, hops=h, steps=base + h + s) for m, base in (("A", 0.0), ("B", 1.0)) for s in (0, 1) for h in (1, 2, 3, 4)])
+    frame = pd.DataFrame(
+        [
+            dict(model=m, seed=s, hops=h, steps=base + h + s)
+            for m, base in (("A", 0.0), ("B", 1.0))
+            for s in (0, 1)
+            for h in (1, 2, 3, 4)
+        ]
+    )
     steps = hyper_ut.steps_on_training_hops(frame, train_max=2)
     assert steps.loc[0, "A"] == 1.5 and steps.loc[1, "B"] == 3.5 and list(steps.columns) == ["A", "B"]
     fits = pd.DataFrame(dict(model=["A", "A", "B", "B"], seed=[0, 1, 0, 1], fits=[True, False, True, True]))

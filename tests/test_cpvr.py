@@ -1,8 +1,8 @@
 """C-PVR: the hop counter, the sampler's exactness, the data-set wrapper, the error messages."""
+
 import numpy as np
 import pytest
 import torch
-
 from ponder.tasks import cpvr
 
 

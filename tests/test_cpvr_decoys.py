@@ -1,7 +1,7 @@
 """ponder.tasks.cpvr_decoys: C-PVR with a decoy chain that pruning dead ends needs M rounds to remove."""
+
 import pytest
 import torch
-
 from ponder.tasks import cpvr_decoys as D
 from ponder.tasks.cpvr import count_hops, pointer_chain
 from ponder.tasks.cpvr_pruning import pruned_ends
@@ -24,13 +24,17 @@ def decoy_chain(row: list[int], end: int, hops: int) -> list[int]:
 def test_examples_have_their_hops_and_label_and_a_decoy_that_nothing_points_into():
     x, hops, label, decoy_end, decoy_value = D.sample(500, 12, [1, 2, 3, 4, 5], seed=3)
     assert x.shape == (500, 12) and set(hops.tolist()) == {1, 2, 3, 4, 5}
-    for row, h, l, end, value in zip(x.tolist(), hops.tolist(), label.tolist(), decoy_end.tolist(), decoy_value.tolist()):
+    for row, h, l, end, value in zip(
+        x.tolist(), hops.tolist(), label.tolist(), decoy_end.tolist(), decoy_value.tolist()
+    ):
         assert count_hops(row) == (h, l)
         assert row[end] == value <= end  # the decoy ends like the real chain: pointing no further
         decoy, real = decoy_chain(row, end, h), pointer_chain(row)
         assert len(set(decoy) | set(real)) == 2 * h + 1  # disjoint chains
         assert forward_sources(row, decoy[0]) == []  # nothing points into the decoy
-        assert all(forward_sources(row, p) == [s] for s, p in zip(real, real[1:]))  # nor into the real chain from outside
+        assert all(
+            forward_sources(row, p) == [s] for s, p in zip(real, real[1:])
+        )  # nor into the real chain from outside
 
 
 def test_pruning_removes_the_decoy_end_after_exactly_m_rounds():

@@ -1,8 +1,8 @@
 """Pruning dead ends: the C-PVR baseline that finds a chain's end without following it."""
+
 import pandas as pd
 import pytest
 import torch
-
 from ponder.tasks import cpvr
 from ponder.tasks.cpvr_pruning import pruned_ends, pruning_baselines, pruning_rule_accuracy, with_pruning_baselines
 
@@ -52,7 +52,9 @@ def test_baselines_table_has_a_column_per_number_of_rounds():
     x, hops, label = cpvr.sample(1_000, 12, [1, 2, 3], seed=8)
     table = pruning_baselines(x, hops, label, rounds=(1, 3))
     assert table["hops"].tolist() == [1, 2, 3]
-    assert table["pruning dead ends, 3 rounds"].tolist() == [pruning_rule_accuracy(x, hops, label, 3)[h] for h in (1, 2, 3)]
+    assert table["pruning dead ends, 3 rounds"].tolist() == [
+        pruning_rule_accuracy(x, hops, label, 3)[h] for h in (1, 2, 3)
+    ]
     assert list(table.columns) == ["hops", "pruning dead ends, 1 round", "pruning dead ends, 3 rounds"]
 
 

@@ -1,9 +1,9 @@
 """The captured training step's CPU side (:mod:`ponder.cuda_graphs`): ``capture=True`` changes
 nothing off the GPU (also where parameters are held), learning rates as tensors. The capture itself
 is tested on CUDA (tests/test_gpu.py)."""
+
 import pytest
 import torch
-
 from ponder.cuda_graphs import lr_on_device, set_lr
 from ponder.training import TrainConfig, make_optimizer, train
 from test_runs import CONFIG, batches, loss_fn, make_model

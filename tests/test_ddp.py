@@ -4,15 +4,15 @@ Two CPU processes (gloo) each train on half of every global batch; DDP averages 
 which equals the gradient of the mean loss over the whole batch, so the final weights match a
 single-process run up to floating-point summation order.
 """
+
 import os
 import subprocess
 import sys
 
 import torch
-from torch import nn
-
 from ponder.runs import Run
 from ponder.training import TrainConfig, train_run
+from torch import nn
 
 CONFIG = TrainConfig(steps=20, batch_size=32, lr=1e-2, seed=1, checkpoint_every=7, log_every=5)
 

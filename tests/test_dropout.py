@@ -1,11 +1,11 @@
 """``ponder.models.dropout``: a mask drawn the same way on every CPU vendor, equal to ATen's own
 dropout where ATen does not take MKL (every non-Intel CPU)."""
+
 import pathlib
 
 import pytest
 import torch
 import torch.nn.functional as F
-
 from ponder.models.dropout import Dropout, dropout
 from ponder.models.transformer import attend
 
@@ -23,7 +23,9 @@ def test_the_mask_is_a_float64_uniform_draw_below_the_keep_probability(p):
     torch.testing.assert_close(y[keep], x[keep] / (1 - p), rtol=1e-6, atol=0)
 
 
-@pytest.mark.skipif(INTEL is not False, reason="ATen takes MKL's generator for dropout on Intel CPUs (or the vendor is unknown)")
+@pytest.mark.skipif(
+    INTEL is not False, reason="ATen takes MKL's generator for dropout on Intel CPUs (or the vendor is unknown)"
+)
 @pytest.mark.parametrize("p", [0.1, 0.3])
 def test_equals_atens_dropout_and_its_generator_state_off_intel(p):
     x = torch.randn(7, 33, 65)
@@ -64,7 +66,7 @@ def test_attention_with_dropout_on_the_cpu_draws_its_mask_with_ponders_dropout(c
     mask = None if causal else torch.rand(20, 20, generator=g) > 0.3
     torch.manual_seed(3)
     out = attend(q, k, v, mask, causal, dropout=0.2)
-    scores = q @ k.transpose(-2, -1) / 8 ** 0.5
+    scores = q @ k.transpose(-2, -1) / 8**0.5
     allowed = torch.ones(20, 20, dtype=torch.bool).tril() if causal else mask
     torch.manual_seed(3)
     expected = dropout(scores.masked_fill(~allowed, float("-inf")).softmax(-1), 0.2) @ v

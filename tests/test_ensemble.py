@@ -1,12 +1,12 @@
 """Seeds trained together (:mod:`ponder.ensemble`) against the same runs trained one by one: the
 vmap-ed gradients, the per-member clipping, the training, checkpoints a member can resume from
 alone, and an interrupted group that resumes to the same bits."""
+
 import copy
 from functools import partial
 
 import pytest
 import torch
-
 from ponder import ensemble
 from ponder.experiments import hyper_ut
 from ponder.runs import Run
@@ -27,7 +27,9 @@ def batches(seed: int):
 
 def members(cfg: TrainConfig, runs=None) -> list[ensemble.Member]:
     runs = runs or [None] * len(SEEDS)
-    return [ensemble.Member(run, TrainConfig(**{**cfg.as_dict(), "seed": s}), batches(s)) for run, s in zip(runs, SEEDS)]
+    return [
+        ensemble.Member(run, TrainConfig(**{**cfg.as_dict(), "seed": s}), batches(s)) for run, s in zip(runs, SEEDS)
+    ]
 
 
 def built(kind: str) -> list[torch.nn.Module]:
@@ -97,7 +99,9 @@ def test_training_together_follows_training_alone(kind):
     cfg = TrainConfig(steps=24, batch_size=16, lr=3e-3, log_every=4, **(HOLD if kind.endswith("_act") else {}))
     group = members(cfg)
     models = built(kind)
-    alone = [train(copy.deepcopy(model), hyper_ut.loss_fn(SMOKE["tau"]), m.batches, m.cfg) for model, m in zip(models, group)]
+    alone = [
+        train(copy.deepcopy(model), hyper_ut.loss_fn(SMOKE["tau"]), m.batches, m.cfg) for model, m in zip(models, group)
+    ]
     together = ensemble.train_together(models, hyper_ut.loss_fn(SMOKE["tau"]), group)
     for a, t in zip(alone, together):
         assert [h["step"] for h in t] == [h["step"] for h in a]
@@ -110,11 +114,15 @@ def group_runs(tag: str) -> list[Run]:
 
 
 @pytest.mark.parametrize("stop, hold_for", [(25, 0.3), (13, 0.5)])
-def test_interrupted_group_resumes_to_the_same_bits_and_a_member_can_resume_alone(tmp_path, monkeypatch, stop, hold_for):
+def test_interrupted_group_resumes_to_the_same_bits_and_a_member_can_resume_alone(
+    tmp_path, monkeypatch, stop, hold_for
+):
     """Interrupted at ``stop``: after the hold of ACT's halting unit, or during it (the checkpoint at
     step 10 then lists the held parameters as a run alone does)."""
     monkeypatch.setenv("PONDER_RESULTS", str(tmp_path))
-    cfg = TrainConfig(steps=30, batch_size=16, lr=3e-3, checkpoint_every=10, log_every=5, hold="depth.halting", hold_for=hold_for)
+    cfg = TrainConfig(
+        steps=30, batch_size=16, lr=3e-3, checkpoint_every=10, log_every=5, hold="depth.halting", hold_for=hold_for
+    )
     loss = hyper_ut.loss_fn(SMOKE["tau"])
     whole = ensemble.train_runs(members(cfg, group_runs("whole")), make("hyper_act"), loss)
 
@@ -126,10 +134,16 @@ def test_interrupted_group_resumes_to_the_same_bits_and_a_member_can_resume_alon
         return inner(step)
 
     with pytest.raises(KeyboardInterrupt):
-        ensemble.train_runs([interrupted[0], ensemble.Member(interrupted[1].run, interrupted[1].cfg, failing), interrupted[2]], make("hyper_act"), loss)
+        ensemble.train_runs(
+            [interrupted[0], ensemble.Member(interrupted[1].run, interrupted[1].cfg, failing), interrupted[2]],
+            make("hyper_act"),
+            loss,
+        )
     assert not any(m.run.done for m in interrupted)
     # member 0 alone, from the group's last checkpoint: training.train_run reads its format
-    alone, alone_metrics = train_run(interrupted[0].run, make("hyper_act"), loss, interrupted[0].batches, interrupted[0].cfg)
+    alone, alone_metrics = train_run(
+        interrupted[0].run, make("hyper_act"), loss, interrupted[0].batches, interrupted[0].cfg
+    )
     assert [h["step"] for h in alone_metrics["history"]] == list(range(5, 31, 5))
     resumed = ensemble.train_runs(interrupted, make("hyper_act"), loss)  # members 1 and 2 together; 0 from the cache
     for (model, metrics), (expected, expected_metrics) in zip(resumed[1:], whole[1:]):
@@ -142,7 +156,12 @@ def test_interrupted_group_resumes_to_the_same_bits_and_a_member_can_resume_alon
 def test_a_group_must_differ_only_in_its_seeds():
     cfg = TrainConfig(steps=10, batch_size=16)
     with pytest.raises(ValueError, match="only in their seed"):
-        ensemble.check_group([*members(cfg)[:2], ensemble.Member(None, TrainConfig(steps=10, batch_size=16, lr=1e-2, seed=5), batches(5))])
+        ensemble.check_group(
+            [
+                *members(cfg)[:2],
+                ensemble.Member(None, TrainConfig(steps=10, batch_size=16, lr=1e-2, seed=5), batches(5)),
+            ]
+        )
     with pytest.raises(ValueError, match="different seeds"):
         ensemble.check_group(members(cfg)[:1] * 2)
     with pytest.raises(ValueError, match="at least one"):
@@ -164,8 +183,14 @@ def test_cpvr_seeds_trained_together_are_each_their_own_run(tmp_path, monkeypatc
     assert len({m.run.key for m in members}) == len(SEEDS)
     with pytest.raises(ValueError, match="not one of the seeds"):
         hyper_ut.train_cpvr("ut_act", "smoke", 5, together=SEEDS)
-    frame = hyper_ut.generalization("smoke", kinds=("ut_act", "transformer"))  # what hut-3/4/5 read: the cached group, one group more
-    assert sorted({(k, s) for k, s in zip(frame["kind"], frame["seed"])}) == [(k, s) for k in ("transformer", "ut_act") for s in SEEDS]
-    assert frame.loc[frame["kind"] == "ut_act", "accuracy"].tolist() == [a for m in members for a in m.run.metrics()["accuracy"].values()]
+    frame = hyper_ut.generalization(
+        "smoke", kinds=("ut_act", "transformer")
+    )  # what hut-3/4/5 read: the cached group, one group more
+    assert sorted({(k, s) for k, s in zip(frame["kind"], frame["seed"])}) == [
+        (k, s) for k in ("transformer", "ut_act") for s in SEEDS
+    ]
+    assert frame.loc[frame["kind"] == "ut_act", "accuracy"].tolist() == [
+        a for m in members for a in m.run.metrics()["accuracy"].values()
+    ]
     monkeypatch.setitem(hyper_ut.SIZES, "smoke", smoke)
     assert "seeds_together" not in hyper_ut.cpvr_parts("ut_act", "smoke", 0)[0].run.config

@@ -1,16 +1,24 @@
 """`make figures` (``ponder.notebooks.run``): a failing notebook is reported, the others still run,
 the ledger is still gathered, and the exit status says something failed."""
+
 from functools import partial
 
 import nbformat
 import pytest
-
 from ponder import notebooks
 
 
 def notebook(path, source: str) -> None:
-    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}, "language_info": {"name": "python"}})
-    nb.cells = [nbformat.v4.new_code_cell("profile = 'quick'\nseed = 0\ninteractive = True", metadata={"tags": ["parameters"]}), nbformat.v4.new_code_cell(source)]
+    nb = nbformat.v4.new_notebook(
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+            "language_info": {"name": "python"},
+        }
+    )
+    nb.cells = [
+        nbformat.v4.new_code_cell("profile = 'quick'\nseed = 0\ninteractive = True", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell(source),
+    ]
     nbformat.write(nb, path)
 
 
@@ -18,7 +26,10 @@ def test_a_failing_notebook_leaves_the_others_and_the_ledger(tmp_path, monkeypat
     folder = tmp_path / "notebooks"
     folder.mkdir()
     notebook(folder / "a_fails.ipynb", "raise RuntimeError('planted failure')")
-    notebook(folder / "b_works.ipynb", "from ponder.analysis.verdicts import exact\nfrom ponder.ledger import claim\nclaim('t-1', 'the working notebook ran', 1, exact(True), profile=profile)")
+    notebook(
+        folder / "b_works.ipynb",
+        "from ponder.analysis.verdicts import exact\nfrom ponder.ledger import claim\nclaim('t-1', 'the working notebook ran', 1, exact(True), profile=profile)",
+    )
     monkeypatch.setattr(notebooks, "NOTEBOOKS", folder)
     monkeypatch.setattr(notebooks, "ROOT", tmp_path)
     with pytest.raises(SystemExit) as stop:
@@ -26,7 +37,10 @@ def test_a_failing_notebook_leaves_the_others_and_the_ledger(tmp_path, monkeypat
     assert stop.value.code == 1
     out, err = capsys.readouterr()
     assert "[2/2]" in out and "a_fails.ipynb FAILED" in out and "b_works.ipynb done" in out
-    assert "FAILED a_fails.ipynb: RuntimeError: planted failure" in err and str(tmp_path / "build" / "smoke" / "a_fails.ipynb") in err
+    assert (
+        "FAILED a_fails.ipynb: RuntimeError: planted failure" in err
+        and str(tmp_path / "build" / "smoke" / "a_fails.ipynb") in err
+    )
     ledger = tmp_path / "figures" / "smoke" / "CLAIMS.md"
     assert "the working notebook ran" in ledger.read_text()
 
@@ -38,10 +52,16 @@ def test_the_timing_notebooks_execute_alone_after_the_others(tmp_path, monkeypat
     folder, log = tmp_path / "notebooks", tmp_path / "log.txt"
     folder.mkdir()
     for name, other in (("a", "b"), ("b", "a"), ("c_timed", None)):
-        wait = (f"deadline = time.time() + 60\nwhile '{other} start' not in open({str(log)!r}).read() and time.time() < deadline:\n    time.sleep(0.05)\n"
-                if other else "")
-        notebook(folder / f"{name}.ipynb", f"import time\nopen({str(log)!r}, 'a').write(f'{name} start {{time.time()}}\\n')\n{wait}"
-                 f"open({str(log)!r}, 'a').write(f'{name} end {{time.time()}}\\n')")
+        wait = (
+            f"deadline = time.time() + 60\nwhile '{other} start' not in open({str(log)!r}).read() and time.time() < deadline:\n    time.sleep(0.05)\n"
+            if other
+            else ""
+        )
+        notebook(
+            folder / f"{name}.ipynb",
+            f"import time\nopen({str(log)!r}, 'a').write(f'{name} start {{time.time()}}\\n')\n{wait}"
+            f"open({str(log)!r}, 'a').write(f'{name} end {{time.time()}}\\n')",
+        )
     monkeypatch.setattr(notebooks, "NOTEBOOKS", folder)
     monkeypatch.setattr(notebooks, "ROOT", tmp_path)
     monkeypatch.setattr(notebooks, "TIMED_NOTEBOOKS", ("c_timed",))
@@ -59,11 +79,16 @@ def test_a_notebook_executes_as_soon_as_its_runs_are_trained(tmp_path, monkeypat
     folder, log = tmp_path / "notebooks", tmp_path / "log.txt"
     folder.mkdir()
     for name in ("a", "b"):
-        notebook(folder / f"{name}.ipynb", f"import time\nopen({str(log)!r}, 'a').write(f'{name}-notebook start {{time.time()}}\\n')")
+        notebook(
+            folder / f"{name}.ipynb",
+            f"import time\nopen({str(log)!r}, 'a').write(f'{name}-notebook start {{time.time()}}\\n')",
+        )
     run = {"A": partial(stamp, str(log), "A"), "B": partial(stamp, str(log), "B", "a-notebook")}
     monkeypatch.setattr(notebooks, "NOTEBOOKS", folder)
     monkeypatch.setattr(notebooks, "ROOT", tmp_path)
-    monkeypatch.setattr(notebooks, "training", lambda profile, seed, names: (list(run.values()), [], {"a": [run["A"]], "b": [run["B"]]}))
+    monkeypatch.setattr(
+        notebooks, "training", lambda profile, seed, names: (list(run.values()), [], {"a": [run["A"]], "b": [run["B"]]})
+    )
     notebooks.run("smoke", jobs=2)
     events = {tuple(line.split()[:2]): float(line.split()[2]) for line in log.read_text().splitlines()}
     assert events["A", "end"] <= events["a-notebook", "start"] < events["B", "end"] <= events["b-notebook", "start"]
@@ -73,7 +98,12 @@ def test_a_notebook_executes_as_soon_as_its_runs_are_trained(tmp_path, monkeypat
 def test_every_timing_target_is_made_by_a_timed_notebook():
     from ponder.regression import TIMED_TARGETS
 
-    code = ["".join(cell.source) for name in notebooks.TIMED_NOTEBOOKS for cell in nbformat.read(notebooks.NOTEBOOKS / f"{name}.ipynb", as_version=4).cells if cell.cell_type == "code"]
+    code = [
+        "".join(cell.source)
+        for name in notebooks.TIMED_NOTEBOOKS
+        for cell in nbformat.read(notebooks.NOTEBOOKS / f"{name}.ipynb", as_version=4).cells
+        if cell.cell_type == "code"
+    ]
     assert all(any(f'claim("{target}"' in text for text in code) for target in TIMED_TARGETS)
 
 
@@ -82,7 +112,10 @@ def test_a_subset_of_the_notebooks_leaves_a_readme_whose_rows_it_did_not_make(tm
     the README blocks of the others' targets are left as they were, with a line saying why."""
     folder = tmp_path / "notebooks"
     folder.mkdir()
-    notebook(folder / "a.ipynb", "from ponder.analysis.verdicts import exact\nfrom ponder.ledger import claim\nclaim('t-1', 'ran', 1, exact(True), profile=profile)")
+    notebook(
+        folder / "a.ipynb",
+        "from ponder.analysis.verdicts import exact\nfrom ponder.ledger import claim\nclaim('t-1', 'ran', 1, exact(True), profile=profile)",
+    )
     readme_text = "<!-- generated: ledger t smoke -->\nold t rows\n<!-- end generated -->\n<!-- generated: ledger u smoke -->\nold u rows\n<!-- end generated -->\n"
     (tmp_path / "README.md").write_text(readme_text)
     monkeypatch.setattr(notebooks, "NOTEBOOKS", folder)

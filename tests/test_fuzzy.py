@@ -1,8 +1,8 @@
 """Fuzzy-logic task: the term split, the functions against a direct evaluation, tokens, R²."""
+
 import numpy as np
 import pytest
 import torch
-
 from ponder.tasks import fuzzy
 
 
@@ -73,5 +73,7 @@ def test_trivial_baselines():
     assert fuzzy.r2(fuzzy.context_mean(y), y).mean() < 0  # the query's own spread counts against it
     average = fuzzy.task_average(drawn["x"][:, -1], split["train"])
     one = fuzzy.evaluate(drawn["x"][:5, -1:], fuzzy.terms(4)[np.asarray([split["train"][0]] * 5)])[:, 0]
-    torch.testing.assert_close(fuzzy.task_average(drawn["x"][:5, -1], split["train"][:1]), torch.as_tensor(one, dtype=torch.float32))
+    torch.testing.assert_close(
+        fuzzy.task_average(drawn["x"][:5, -1], split["train"][:1]), torch.as_tensor(one, dtype=torch.float32)
+    )
     assert 0.05 < fuzzy.r2(average, y).mean() < 0.3  # knowing the training tasks, not this one

@@ -7,6 +7,7 @@ interrupted and resumed on the GPU. Skipped without CUDA; ``make test`` stays on
 The CPU-vs-GPU comparisons run in float32 with TF32 off, so the two differ only by the order of
 float32 sums: losses agree to 1e-4 and gradients to 1e-3 of their norm.
 """
+
 import copy
 import dataclasses
 import math
@@ -16,33 +17,31 @@ from functools import partial
 import pytest
 import torch
 import torch.nn.functional as F
-
-from ponder import ensemble
+from ponder import ensemble, training
 from ponder.bench import acm as acm_bench
 from ponder.bench import seeds
 from ponder.bench.act import spread_halting
 from ponder.compilation import compiled
+from ponder.cuda_graphs import WARMUP
 from ponder.experiments import hyla, hyper_ut, hyper_ut_scratchpad, survey
 from ponder.experiments.survey_parity import parity_loss
 from ponder.models import acmize as acmize_lib
 from ponder.models.acm import Learners
 from ponder.models.audio import FrameTransformer
-from ponder.models.calm import CALMClassifier
-from ponder.models.ztw import ZTWViT, exit_loss
 from ponder.models.avit import AViT, halting_loss
+from ponder.models.calm import CALMClassifier
 from ponder.models.moe import moefy
 from ponder.models.pondernet import PonderClassifier
 from ponder.models.recurrent import RecurrentPonderer
 from ponder.models.vit import ViT
+from ponder.models.ztw import ZTWViT, exit_loss
 from ponder.runs import Run
 from ponder.tasks import cpvr, images, parity, sraven
-from ponder.cuda_graphs import WARMUP
-from ponder import training
 from ponder.training import TrainConfig, make_optimizer, train, train_run, update_function
-from test_act import assert_trained_alike
 from test_acm import phase3_trains_alike_every_way
-from test_hyla import compiled_language_model_trains_alike
+from test_act import assert_trained_alike
 from test_bench_train import compiled_against_eager
+from test_hyla import compiled_language_model_trains_alike
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
 
@@ -70,7 +69,12 @@ def exact_float32(monkeypatch):
 
 
 def test_comparisons_run_in_float32():
-    train(torch.nn.Linear(2, 2), lambda m, b: m(b[0]).sum(), lambda step: (torch.ones(1, 2),), TrainConfig(steps=1, batch_size=1))
+    train(
+        torch.nn.Linear(2, 2),
+        lambda m, b: m(b[0]).sum(),
+        lambda step: (torch.ones(1, 2),),
+        TrainConfig(steps=1, batch_size=1),
+    )
     assert not torch.backends.cuda.matmul.allow_tf32 and not torch.backends.cudnn.allow_tf32
 
 
@@ -99,20 +103,57 @@ def vit():
 
 SRAVEN = hyla.sraven_setup("smoke")
 CASES = {
-    **{f"cpvr-{kind}": (partial(hyper_ut.build, kind, LENGTH, SMOKE), cpvr_batch, hyper_ut.loss_fn(0.01)) for kind in hyper_ut.KINDS},
-    "cpvr-early-exit": (lambda: CALMClassifier(hyper_ut.build("transformer", LENGTH, SMOKE)), cpvr_batch, survey.early_exit_train_loss),
+    **{
+        f"cpvr-{kind}": (partial(hyper_ut.build, kind, LENGTH, SMOKE), cpvr_batch, hyper_ut.loss_fn(0.01))
+        for kind in hyper_ut.KINDS
+    },
+    "cpvr-early-exit": (
+        lambda: CALMClassifier(hyper_ut.build("transformer", LENGTH, SMOKE)),
+        cpvr_batch,
+        survey.early_exit_train_loss,
+    ),
     "cpvr-mod": (lambda: survey.make_mod(LENGTH, SMOKE, 0.5), cpvr_batch, survey.mod_train_loss),
-    "cpvr-pondernet": (lambda: PonderClassifier(hyper_ut.build("ut", LENGTH, SMOKE), SMOKE["dim"], halting_bias=-2.0, seed=0), cpvr_batch, survey.pondernet_train_loss(0.3, 0.01)),
-    **{f"parity-{h}": (lambda h=h: RecurrentPonderer(6, 16, 5, h, -1.0), lambda: parity.sample(32, 6, [1, 2, 3], seed=0), parity_loss(h, 1e-3, 0.2, 0.01)) for h in ("act", "pondernet")},
-    **{f"sraven-{kind}": (partial(hyla.sraven_model, hyla.sraven_setup("smoke", kind=kind)), partial(sraven_batch, SRAVEN), hyla.sraven_loss) for kind in hyla.MAIN_KINDS},
-    "fuzzy-hyla": (partial(hyla.fuzzy_model, hyla.fuzzy_setup("smoke")), lambda: hyla.fuzzy.batch(16, hyla.fuzzy.split(4, 2, 0.7)["train"], 4, 8, seed=0), hyla.fuzzy_loss),
-    "scratchpad": (partial(hyper_ut_scratchpad.build, hyper_ut_scratchpad.SIZES["smoke"]), lambda: hyper_ut_scratchpad.encode(cpvr_batch()[0], "scratchpad"), hyper_ut_scratchpad.loss),
+    "cpvr-pondernet": (
+        lambda: PonderClassifier(hyper_ut.build("ut", LENGTH, SMOKE), SMOKE["dim"], halting_bias=-2.0, seed=0),
+        cpvr_batch,
+        survey.pondernet_train_loss(0.3, 0.01),
+    ),
+    **{
+        f"parity-{h}": (
+            lambda h=h: RecurrentPonderer(6, 16, 5, h, -1.0),
+            lambda: parity.sample(32, 6, [1, 2, 3], seed=0),
+            parity_loss(h, 1e-3, 0.2, 0.01),
+        )
+        for h in ("act", "pondernet")
+    },
+    **{
+        f"sraven-{kind}": (
+            partial(hyla.sraven_model, hyla.sraven_setup("smoke", kind=kind)),
+            partial(sraven_batch, SRAVEN),
+            hyla.sraven_loss,
+        )
+        for kind in hyla.MAIN_KINDS
+    },
+    "fuzzy-hyla": (
+        partial(hyla.fuzzy_model, hyla.fuzzy_setup("smoke")),
+        lambda: hyla.fuzzy.batch(16, hyla.fuzzy.split(4, 2, 0.7)["train"], 4, 8, seed=0),
+        hyla.fuzzy_loss,
+    ),
+    "scratchpad": (
+        partial(hyper_ut_scratchpad.build, hyper_ut_scratchpad.SIZES["smoke"]),
+        lambda: hyper_ut_scratchpad.encode(cpvr_batch()[0], "scratchpad"),
+        hyper_ut_scratchpad.loss,
+    ),
     "vit": (vit, image_batch, image_ce),
     "vit-acm": (lambda: acmize_lib.acmize(vit(), 4, 4, warm_start=True), image_batch, image_ce),
     "vit-moe": (lambda: moefy(vit(), 4), image_batch, image_ce),
     "vit-halting": (lambda: AViT(vit()), image_batch, lambda m, b: halting_loss(m, b[0], b[1], 1.0)),
     "vit-early-exit": (lambda: ZTWViT(vit()), image_batch, lambda m, b: exit_loss(m, b[0], b[1])),
-    "speech": (lambda: FrameTransformer(frames=20, features=8, classes=10, dim=16, depth=2, heads=2), lambda: (torch.randn(8, 20, 8, generator=torch.Generator().manual_seed(0)), torch.arange(8)), image_ce),
+    "speech": (
+        lambda: FrameTransformer(frames=20, features=8, classes=10, dim=16, depth=2, heads=2),
+        lambda: (torch.randn(8, 20, 8, generator=torch.Generator().manual_seed(0)), torch.arange(8)),
+        image_ce,
+    ),
 }
 
 
@@ -171,7 +212,9 @@ def test_fused_acm_kernels_equal_masked_on_cuda(dtype):
     learners = Learners(256, 256, 4, 128).to("cuda", dtype).eval()
     z = torch.randn(1000, 256, device="cuda", dtype=dtype)  # not a multiple of any tile: the last tile is partial
     generator = torch.Generator().manual_seed(0)
-    cases = [acm_bench.random_choices(len(z), f, 4, generator, mix) for mix in acm_bench.MIXES for f in acm_bench.FRACTIONS] + [torch.zeros(len(z), dtype=torch.long)]
+    cases = [
+        acm_bench.random_choices(len(z), f, 4, generator, mix) for mix in acm_bench.MIXES for f in acm_bench.FRACTIONS
+    ] + [torch.zeros(len(z), dtype=torch.long)]
     with torch.inference_mode():
         assert acm_triton.check(learners, z, cases) < (2e-2 if dtype == torch.bfloat16 else 1e-4)
 
@@ -180,7 +223,9 @@ def test_the_acm_bench_times_the_fused_layer_on_cuda():
     result = acm_bench.measure(repeats=2, images=2, fractions=(0.25, 1.0))
     assert "fused_error" not in result and result["fused_max_relative_error"] < 2e-2
     assert all(len(c["fused_ratios"]) == 2 and c["fused_ratio"] > 0 for c in result["cases"])
-    assert "replayed_error" not in result and all(len(c["replayed_ratios"]) == 2 and c["dense_replayed_s"] > 0 for c in result["cases"])
+    assert "replayed_error" not in result and all(
+        len(c["replayed_ratios"]) == 2 and c["dense_replayed_s"] > 0 for c in result["cases"]
+    )
     assert list(acm_bench.ratio_table([result]).columns[-4:]) == list(acm_bench.RATIO_COLUMNS)
 
 
@@ -216,7 +261,9 @@ def test_the_profile_counts_the_triton_kernels_time_on_cuda():
             return a @ a
 
     ranged = kernels.profiled(annotated)
-    assert ranged["device_s"] == pytest.approx(product["device_s"], rel=0.3) and "## annotated ##" not in {k["kernel"] for k in ranged["kernels"]}
+    assert ranged["device_s"] == pytest.approx(product["device_s"], rel=0.3) and "## annotated ##" not in {
+        k["kernel"] for k in ranged["kernels"]
+    }
 
     learners = Learners(768, 768, 4, 768).to("cuda", torch.bfloat16).eval()  # a ViT-B MLP in 4 learners
     z = torch.randn(4096, 768, device="cuda", dtype=torch.bfloat16)
@@ -253,7 +300,10 @@ CAPTURED = {
     "sraven": (sraven_parts(), {}),
     # the C-PVR ACT runs hold the halting unit for the first part of training: one capture before
     # the hold ends, one after; eagerly ACT stops early and compacts, captured it runs every step masked
-    **{f"C-PVR {kind}, held": (cpvr_parts(kind), {"hold": "depth.halting", "hold_for": 0.4}) for kind in ("ut_act", "hyper_act")},
+    **{
+        f"C-PVR {kind}, held": (cpvr_parts(kind), {"hold": "depth.halting", "hold_for": 0.4})
+        for kind in ("ut_act", "hyper_act")
+    },
 }
 
 
@@ -268,7 +318,9 @@ def test_captured_training_equals_eager_on_cuda(case):
         model = copy.deepcopy(initial)
         trained.append((model, train(model, loss, batches, cfg, capture=capture)))
     (eager, eager_history), (captured, captured_history) = trained
-    assert [h["loss"] for h in captured_history] == pytest.approx([h["loss"] for h in eager_history], rel=1e-4, abs=1e-5)
+    assert [h["loss"] for h in captured_history] == pytest.approx(
+        [h["loss"] for h in eager_history], rel=1e-4, abs=1e-5
+    )
     assert_trained_alike(eager, captured, batches(99)[0].cuda() if case.startswith("C-PVR") else None)
 
 
@@ -283,7 +335,9 @@ def test_compiled_training_equals_eager_on_cuda():
     trained = []
     for loss in (hyla.sraven_loss, compiled(hyla.sraven_loss)):
         model = copy.deepcopy(initial)
-        trained.append((model, train(model, loss, lambda step: sraven.batch(32, combos, s.f, seed=step), cfg, capture=True)))
+        trained.append(
+            (model, train(model, loss, lambda step: sraven.batch(32, combos, s.f, seed=step), cfg, capture=True))
+        )
     (eager, eager_history), (fused, fused_history) = trained
     assert losses(fused_history) == pytest.approx(losses(eager_history), rel=1e-4, abs=1e-5)
     for (name, a), b in zip(eager.state_dict().items(), fused.state_dict().values()):
@@ -329,7 +383,10 @@ def seed_group(make, batches, cfg: TrainConfig):
     for s in range(3):
         torch.manual_seed(s)
         models.append(make())
-    return models, [ensemble.Member(None, dataclasses.replace(cfg, seed=s), lambda step, s=s: batches(1000 * s + step)) for s in range(3)]
+    return models, [
+        ensemble.Member(None, dataclasses.replace(cfg, seed=s), lambda step, s=s: batches(1000 * s + step))
+        for s in range(3)
+    ]
 
 
 TOGETHER_CFG = TrainConfig(steps=30, batch_size=32, lr=3e-3, log_every=5, hold="depth.halting", hold_for=0.4)
@@ -345,7 +402,11 @@ def test_seeds_trained_together_follow_each_alone_on_cuda(kind):
     each seed's losses are those of its run alone, across the end of the hold. (The models start
     deep, every example at the last step, so that no example sits on a halting threshold that float32
     rounding could tip: the CPU test does the same.)"""
-    make, batches, loss = partial(hyper_ut.build, kind, LENGTH, dict(SMOKE, steps=6)), cpvr_parts(kind)[1], hyper_ut.loss_fn(SMOKE["tau"])
+    make, batches, loss = (
+        partial(hyper_ut.build, kind, LENGTH, dict(SMOKE, steps=6)),
+        cpvr_parts(kind)[1],
+        hyper_ut.loss_fn(SMOKE["tau"]),
+    )
     models, members = seed_group(make, batches, TOGETHER_CFG)
     alone = [train(copy.deepcopy(model), loss, m.batches, m.cfg) for model, m in zip(models, members)]
     for a, t in zip(alone, ensemble.train_together(models, loss, members)):
@@ -358,7 +419,9 @@ def test_seeds_trained_together_captured_equal_eager_on_cuda(kind):
     at steps spread over 1..6) computes what it computes eagerly."""
     make, batches, loss = cpvr_parts(kind)
     models, members = seed_group(make, batches, TOGETHER_CFG)  # one set for both
-    histories = [ensemble.train_together(copy.deepcopy(models), loss, members, capture=capture) for capture in (False, True)]
+    histories = [
+        ensemble.train_together(copy.deepcopy(models), loss, members, capture=capture) for capture in (False, True)
+    ]
     for eager, captured in zip(*histories):
         assert losses(captured) == pytest.approx(losses(eager), rel=1e-4, abs=1e-5)
 
@@ -400,14 +463,26 @@ def test_captured_run_with_dropout_checkpoints_on_cuda(tmp_path, monkeypatch):
     torch.manual_seed(cfg.seed)
     initial = {k: v.clone() for k, v in hyla.sraven_model(s).state_dict().items()}
     run = Run("gpu/dropout", {"a": 1}, "smoke")
-    model, metrics = train_run(run, partial(hyla.sraven_model, s), hyla.sraven_loss, lambda step: sraven.batch(32, combos, s.f, seed=step), cfg, capture=True)
+    model, metrics = train_run(
+        run,
+        partial(hyla.sraven_model, s),
+        hyla.sraven_loss,
+        lambda step: sraven.batch(32, combos, s.f, seed=step),
+        cfg,
+        capture=True,
+    )
     assert run.done and all(math.isfinite(h["loss"]) for h in metrics["history"])
     for name, value in model.state_dict().items():
         assert not torch.equal(value.cpu(), initial[name]), name
 
 
 RESUMED = {
-    "eager (UT+ACT)": (partial(hyper_ut.build, "ut_act", LENGTH, SMOKE), lambda step: cpvr.sample(32, LENGTH, [1, 2], seed=step), hyper_ut.loss_fn(0.01), False),
+    "eager (UT+ACT)": (
+        partial(hyper_ut.build, "ut_act", LENGTH, SMOKE),
+        lambda step: cpvr.sample(32, LENGTH, [1, 2], seed=step),
+        hyper_ut.loss_fn(0.01),
+        False,
+    ),
     "captured (sraven)": (*sraven_parts(), True),
     "captured (UT+ACT)": (*cpvr_parts("ut_act"), True),
 }

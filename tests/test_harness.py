@@ -1,4 +1,5 @@
 """Profiles, the claims ledger, deterministic figures and the notebooks' conventions."""
+
 import json
 
 import matplotlib
@@ -8,9 +9,7 @@ import matplotlib.pyplot as plt
 import nbformat
 import papermill
 import pytest
-
 import torch
-
 from ponder import experiments, ledger, notebooks
 from ponder.analysis import verdicts
 from ponder.checks import check_choice
@@ -20,15 +19,23 @@ from ponder.profiles import PROFILES, by_profile, check_device, check_profile
 
 
 def test_unknown_profile_names_the_allowed_ones():
-    with pytest.raises(ValueError, match=r"profile='fast' is not allowed; choose one of 'smoke', 'quick', 'cpu', 'gpu', 'paper'"):
+    with pytest.raises(
+        ValueError, match=r"profile='fast' is not allowed; choose one of 'smoke', 'quick', 'cpu', 'gpu', 'paper'"
+    ):
         check_profile("fast")
 
 
 @pytest.mark.parametrize(
     "seed, error, message",
-    [("abc", TypeError, "seed must be an integer, got 'abc'"), ("3", TypeError, "seed must be an integer"), (1.5, TypeError, "seed must be an integer"),
-     (True, TypeError, "seed must be an integer, got True"), (None, TypeError, "seed must be an integer"), (-1, ValueError, "seed=-1 must be >= 0"),
-     (2**32, ValueError, "seed=4294967296 must be <= 4294967295")],
+    [
+        ("abc", TypeError, "seed must be an integer, got 'abc'"),
+        ("3", TypeError, "seed must be an integer"),
+        (1.5, TypeError, "seed must be an integer"),
+        (True, TypeError, "seed must be an integer, got True"),
+        (None, TypeError, "seed must be an integer"),
+        (-1, ValueError, "seed=-1 must be >= 0"),
+        (2**32, ValueError, "seed=4294967296 must be <= 4294967295"),
+    ],
 )
 def test_setup_rejects_a_bad_seed(seed, error, message):
     """The second cell of every notebook: papermill may pass anything as ``seed``."""
@@ -40,7 +47,6 @@ def test_setup_rejects_a_bad_seed(seed, error, message):
 
 def test_setup_takes_a_non_negative_int_seed():
     import numpy as np
-
     from ponder.session import setup
 
     setup("smoke", np.int64(7))
@@ -78,8 +84,21 @@ def test_quick_figures_go_to_figures_and_others_to_subfolders(isolated_outputs):
 
 
 def test_claims_are_recorded_replaced_and_gathered():
-    ledger.claim("hut-3", "Hyper-UT is best beyond training", ours=0.71, verdict=verdicts.greater([0.7, 0.8, 0.9], [0.1, 0.2, 0.3]), profile="smoke", paper="best")
-    ledger.claim("hut-3", "Hyper-UT is best beyond training", ours=0.42, verdict=verdicts.greater([0.4, 0.4, 0.4], [0.5, 0.5, 0.6]), profile="smoke")
+    ledger.claim(
+        "hut-3",
+        "Hyper-UT is best beyond training",
+        ours=0.71,
+        verdict=verdicts.greater([0.7, 0.8, 0.9], [0.1, 0.2, 0.3]),
+        profile="smoke",
+        paper="best",
+    )
+    ledger.claim(
+        "hut-3",
+        "Hyper-UT is best beyond training",
+        ours=0.42,
+        verdict=verdicts.greater([0.4, 0.4, 0.4], [0.5, 0.5, 0.6]),
+        profile="smoke",
+    )
     ledger.claim("hut-10", "pool sizes", ours="see figure", verdict=None, profile="smoke")
     ledger.claim("hut-2", "deeper for more hops", ours="yes", verdict=verdicts.exact(True), profile="smoke")
     ledger.claim("hut-4", "steps grow", ours="+0.1", verdict=verdicts.above([0.2], 0.05), profile="smoke")
@@ -89,10 +108,15 @@ def test_claims_are_recorded_replaced_and_gathered():
     text = ledger.gather("smoke").read_text()
     assert verdicts.RULE in text and "seed 0, commit " in text
     assert "1 holds, 1 does not hold, 1 inconclusive, 1 describe." in text
-    assert "| hut-3 | Hyper-UT is best beyond training | — | 0.42 | d = -0.133 ± 0.033 (n=3) | **does not hold** |" in text
+    assert (
+        "| hut-3 | Hyper-UT is best beyond training | — | 0.42 | d = -0.133 ± 0.033 (n=3) | **does not hold** |" in text
+    )
     assert "| hut-4 | steps grow | — | +0.1 | d = +0.15 (n=1); the rule needs 3 seeds | inconclusive |" in text
     assert "| hut-10 | pool sizes | — | see figure |  | — |" in text
-    assert "No rows (their notebooks have not run into this ledger): hut-1, hut-5," in text and "Rows made by other code" not in text
+    assert (
+        "No rows (their notebooks have not run into this ledger): hut-1, hut-5," in text
+        and "Rows made by other code" not in text
+    )
 
 
 def test_the_ledger_marks_rows_made_by_other_code(monkeypatch):
@@ -101,8 +125,14 @@ def test_the_ledger_marks_rows_made_by_other_code(monkeypatch):
     ledger.claim("hut-3", "made now", ours=1, verdict=verdicts.exact(True), profile="smoke")
     text = ledger.gather("smoke").read_text()
     assert "code 0123abcd/4567ef01)" in text
-    assert "Rows made by other code than 0123abcd/4567ef01 (marked *older*; their notebooks have not run since): hut-2." in text
-    assert "| hut-2 | made before | — | 1 | exact: no noise | holds (*older*) |" in text and "| hut-3 | made now | — | 1 | exact: no noise | holds |" in text
+    assert (
+        "Rows made by other code than 0123abcd/4567ef01 (marked *older*; their notebooks have not run since): hut-2."
+        in text
+    )
+    assert (
+        "| hut-2 | made before | — | 1 | exact: no noise | holds (*older*) |" in text
+        and "| hut-3 | made now | — | 1 | exact: no noise | holds |" in text
+    )
     assert set(ledger.target_ids()) >= {"hut-1", "acm-9", "hyla-a1", "survey-4"}
 
 
@@ -176,7 +206,10 @@ def test_a_ranking_at_chance_is_outside_the_regime():
     compares failures and reads as inconclusive, never as "does not hold"."""
     at_chance = {"ACT": [0.495, 0.527, 0.502], "PonderNet": [0.482, 0.474, 0.477]}
     why = verdicts.chance_regime(at_chance, 0.5, "accuracy beyond training")
-    assert why == "no method's accuracy beyond training is above chance (0.5) by the noise rule (ACT 0.508, PonderNet 0.478)"
+    assert (
+        why
+        == "no method's accuracy beyond training is above chance (0.5) by the noise rule (ACT 0.508, PonderNet 0.478)"
+    )
     ranked = verdicts.greater(at_chance["PonderNet"], at_chance["ACT"])
     assert ranked.verdict == "does not hold" and verdicts.outside_regime(ranked, why).verdict == "inconclusive"
     assert verdicts.chance_regime({**at_chance, "PonderNet": [0.9, 0.92, 0.91]}, 0.5, "accuracy") is None
@@ -213,7 +246,9 @@ def test_a_misspelt_notebook_is_a_usage_error_not_a_traceback(capsys):
     assert "unknown notebook(s) ['hyper_utt']; choose from" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("main", [lambda argv: notebooks.main(["run", *argv]), experiments.main], ids=["notebooks", "experiments"])
+@pytest.mark.parametrize(
+    "main", [lambda argv: notebooks.main(["run", *argv]), experiments.main], ids=["notebooks", "experiments"]
+)
 def test_a_gpu_profile_without_a_gpu_is_a_usage_error_before_anything_trains(main, monkeypatch, capsys):
     """``make figures PROFILE=gpu`` (or ``make results``) on a machine without CUDA would train for days
     in silence: it stops with the reason and what to do, unless ``PONDER_ALLOW_CPU=1`` asks for it."""
@@ -278,7 +313,9 @@ def test_cpvr_explorer_reacts_to_its_controls():
     assert len(figures) == 5  # drawn at start, then once per control that changed (the hops were 3 already)
     assert figures[0].axes[0].get_title().startswith("3 hops") and figures[-1].axes[0].get_title().startswith("5 hops")
     assert [f._suptitle.get_text() for f in (figures[0], figures[-1])] == [
-        "3 hops: within the training hops 1–3", "5 hops: beyond the training hops 1–3 (out of distribution)"]
+        "3 hops: within the training hops 1–3",
+        "5 hops: beyond the training hops 1–3 (out of distribution)",
+    ]
     plt.close("all")
 
 
@@ -299,7 +336,8 @@ def test_the_explorers_draw_the_task_the_runs_train_on():
     """The explorers' decoy task is what the C-PVR runs' training streams and test sets draw."""
     from ponder.experiments import hyper_ut
     from ponder.tasks import cpvr_decoys
-    from ponder.widgets import draw_task, hyper_ut as explorer
+    from ponder.widgets import draw_task
+    from ponder.widgets import hyper_ut as explorer
 
     assert hyper_ut.STREAM == "ponder.tasks.cpvr_decoys:sample" and explorer.sample is hyper_ut.sample
     x, _, label = hyper_ut.sample(1, 12, 4, seed=7)
@@ -325,7 +363,9 @@ def test_the_parity_tab_opens_on_a_trained_weight():
         options = weight_options(profile)
         label, (halting, weight) = options[0]
         assert label.endswith("(trained)") and weight in PARITY[profile]["grid"][survey_parity.KNOBS[halting]]
-        assert len(options) == 6 and sum(label.endswith("(trained)") for label, _ in options) == sum(map(len, PARITY[profile]["grid"].values()))
+        assert len(options) == 6 and sum(label.endswith("(trained)") for label, _ in options) == sum(
+            map(len, PARITY[profile]["grid"].values())
+        )
 
 
 class _Keyed(Exception):
@@ -359,5 +399,9 @@ def first_runs(profile: str, monkeypatch) -> set[tuple[str, str]]:
 def test_every_run_quick_trains_but_fuzzy_logics_is_one_cpu_trains_under_the_same_key(monkeypatch):
     quick, cpu = first_runs("quick", monkeypatch), first_runs("cpu", monkeypatch)
     fuzzy = lambda seen: {(name, key) for name, key in seen if name.startswith("hyla/fuzzy/")}  # noqa: E731
-    assert fuzzy(quick) and fuzzy(cpu) and not fuzzy(quick) & fuzzy(cpu)  # cpu trains them 16 times longer (ponder.sizes.hyla)
-    assert quick - fuzzy(quick) < cpu  # one cache serves the rest: after make figures, PROFILE=cpu trains only what it adds
+    assert (
+        fuzzy(quick) and fuzzy(cpu) and not fuzzy(quick) & fuzzy(cpu)
+    )  # cpu trains them 16 times longer (ponder.sizes.hyla)
+    assert (
+        quick - fuzzy(quick) < cpu
+    )  # one cache serves the rest: after make figures, PROFILE=cpu trains only what it adds

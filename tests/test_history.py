@@ -1,10 +1,10 @@
 """The product states what is and why; its history lives in git (:data:`DIARY`: the patterns of a
 work log, which no tracked file may match)."""
+
 import re
 import subprocess
 
 import pytest
-
 from ponder.paths import ROOT
 
 LOG_WORDS = ("session", "lease")  # a numbered one of these is a work log's, not the product's
@@ -24,7 +24,10 @@ def diary_lines(text: str) -> list[str]:
 
 
 def test_the_pattern_finds_a_diary_and_spares_plain_words():
-    numbered = [f"measured in {word} {n}" for n, word in enumerate(LOG_WORDS, 3)] + [f"{LOG_WORDS[0].upper()}S {5}-{9}", "as found earlier"]
+    numbered = [f"measured in {word} {n}" for n, word in enumerate(LOG_WORDS, 3)] + [
+        f"{LOG_WORDS[0].upper()}S {5}-{9}",
+        "as found earlier",
+    ]
     assert diary_lines("\n".join(numbered)) == numbered
     plain = [f"a papermill {LOG_WORDS[0]}", f"the {LOG_WORDS[1]} tooling", f"{4} {LOG_WORDS[0]}s of work"]
     assert diary_lines("\n".join(plain)) == []

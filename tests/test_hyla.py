@@ -1,11 +1,11 @@
 """HYLA experiments: tiny runs end to end, the latent-code read-out, the text corpus, the plans."""
+
 import hashlib
 from dataclasses import replace
 
 import numpy as np
 import pytest
 import torch
-
 from ponder.experiments import hyla as H
 from ponder.experiments import hyla_latent as L
 from ponder.models.attention import PAPER_NAMES
@@ -13,6 +13,7 @@ from ponder.runs import config_key
 from ponder.tasks import fuzzy, sraven, text
 
 PINNED_CORPUS = "38bd167709f8998348da6aaa926b3af3cf2d6e8eb525ac3026d58a256ade1b90"  # sha256 of hyla-6's corpus
+
 
 @pytest.fixture(autouse=True)
 def tmp_results(tmp_path, monkeypatch):
@@ -38,12 +39,16 @@ def test_sraven_run_and_latent_codes():
 
 
 def test_a_compiled_run_trains_as_the_eager_one_and_is_cached_apart():
-    eager = H.sraven_setup("smoke", kind="hyla", steps=4, eval_n=16)  # latent-code dropout 0.1: compiled, it draws eager's masks
+    eager = H.sraven_setup(
+        "smoke", kind="hyla", steps=4, eval_n=16
+    )  # latent-code dropout 0.1: compiled, it draws eager's masks
     runs = {c: H.train_sraven_once(replace(eager, compiled=c), "smoke") for c in (False, True)}
     losses = {c: [h["loss"] for h in metrics["history"]] for c, (_, metrics) in runs.items()}
     assert len(losses[True]) == len(losses[False]) > 1
     np.testing.assert_allclose(losses[True], losses[False], rtol=1e-4)
-    torch.testing.assert_close(dict(runs[True][0].state_dict()), dict(runs[False][0].state_dict()), rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(
+        dict(runs[True][0].state_dict()), dict(runs[False][0].state_dict()), rtol=1e-4, atol=1e-5
+    )
 
 
 def test_fuzzy_run_and_term_codes():
@@ -83,11 +88,19 @@ def compiled_language_model_trains_alike(monkeypatch) -> None:
     s = H.text_setup("smoke", kind="hyla", steps=4, eval_every=2)
     runs = {c: H.train_text(replace(s, compiled=c), "smoke") for c in (False, True)}
     (eager, eager_metrics), (fused, metrics) = runs[False], runs[True]
-    np.testing.assert_allclose([h["loss"] for h in metrics["history"]], [h["loss"] for h in eager_metrics["history"]], rtol=1e-4)
-    np.testing.assert_allclose([v["loss"] for v in metrics["valid"]], [v["loss"] for v in eager_metrics["valid"]], rtol=1e-4)
+    np.testing.assert_allclose(
+        [h["loss"] for h in metrics["history"]], [h["loss"] for h in eager_metrics["history"]], rtol=1e-4
+    )
+    np.testing.assert_allclose(
+        [v["loss"] for v in metrics["valid"]], [v["loss"] for v in eager_metrics["valid"]], rtol=1e-4
+    )
     torch.testing.assert_close(dict(fused.state_dict()), dict(eager.state_dict()), rtol=1e-4, atol=1e-5)
     made = {}
-    monkeypatch.setattr(H.parallel, "train_one_thread", lambda run, *args, **kwargs: made.setdefault(run.config.get("compiled", False), run))
+    monkeypatch.setattr(
+        H.parallel,
+        "train_one_thread",
+        lambda run, *args, **kwargs: made.setdefault(run.config.get("compiled", False), run),
+    )
     for c in (False, True):
         H.train_text(replace(s, compiled=c), "smoke")
     assert "compiled" not in made[False].config and made[True].config["compiled"] is True
@@ -143,7 +156,6 @@ def test_rule_similarity_is_cosine():
 
 def test_markdown_table():
     import pandas as pd
-
     from ponder.plots import markdown_table
 
     frame = pd.DataFrame({"model": ["HYLA", "linear"], "acc": ["8.0", "8.8"]})
@@ -181,7 +193,9 @@ def test_sraven_regime():
     why = H.sraven_regime(H.sraven_setup("quick"))
     assert "K=2" in why and "instances" in why
     ranked = Verdict("does not hold", "d = -0.1 ± 0.01 (n=3)")
-    assert outside_regime(ranked, why).verdict == "inconclusive" and "does not hold" in outside_regime(ranked, why).noise
+    assert (
+        outside_regime(ranked, why).verdict == "inconclusive" and "does not hold" in outside_regime(ranked, why).noise
+    )
     assert outside_regime(ranked, None) == ranked
 
 
@@ -195,7 +209,9 @@ def test_table_a1_shows_per_seed_values_as_mean_and_standard_error():
     from ponder.plots import hyla as P
 
     paper = {kind: ("p", "q") for kind in PAPER_NAMES}
-    table = P.a1_frame({"hyla": {"fuzzy": [0.40, 0.50, 0.60], "sraven": 0.088}, "softmax": {"fuzzy": [0.3], "sraven": 0.08}}, paper).set_index("model")
+    table = P.a1_frame(
+        {"hyla": {"fuzzy": [0.40, 0.50, 0.60], "sraven": 0.088}, "softmax": {"fuzzy": [0.3], "sraven": 0.08}}, paper
+    ).set_index("model")
     assert table.loc[PAPER_NAMES["hyla"], "fuzzy, ours"] == "50.0 ± 5.8"  # s.e. = 0.1 / sqrt(3)
     assert table.loc[PAPER_NAMES["hyla"], "sraven, ours"] == "8.8"
     assert table.loc[PAPER_NAMES["softmax"], "fuzzy, ours"] == "30.0"
@@ -216,9 +232,17 @@ def test_table_a1_trains_every_kind_on_every_seed_of_the_profile():
     hyla-a1's comparisons are judged against the seed noise."""
     for profile in ("quick", "cpu", "gpu", "paper"):
         jobs = H.jobs(profile)["hyla_ablations"]
-        for train, setup, task in ((H.train_sraven_once, H.sraven_setup, "sraven"), (H.train_fuzzy_once, H.fuzzy_setup, "fuzzy")):
+        for train, setup, task in (
+            (H.train_sraven_once, H.sraven_setup, "sraven"),
+            (H.train_fuzzy_once, H.fuzzy_setup, "fuzzy"),
+        ):
             kinds = H.sweeps(profile)["ablations"]
-            expected = {(c, s) for kind in kinds for c in H.candidates(setup(profile, kind=kind), profile, task) for s in H.seeds_of(profile)}
+            expected = {
+                (c, s)
+                for kind in kinds
+                for c in H.candidates(setup(profile, kind=kind), profile, task)
+                for s in H.seeds_of(profile)
+            }
             assert {(job.args[0], job.args[2]) for job in jobs if job.func is train} == expected, (profile, task)
     assert len(H.seeds_of("gpu")) == len(H.seeds_of("paper")) == 3
 

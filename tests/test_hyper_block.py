@@ -1,7 +1,7 @@
 """Hyper-UT with the whole block generated (``ponder.models.hyper_block``): equivalences, shapes, gradients, ACT."""
+
 import pytest
 import torch
-
 from ponder.models.classifier import ACTDepth, FixedDepth
 from ponder.models.hyper_block import ATTENTION, HyperBlockCore
 from ponder.models.transformer import Block
@@ -44,7 +44,9 @@ def test_one_hot_routing_runs_the_block_of_that_entry(entry, monkeypatch):
     one_hot = torch.eye(POOL)[entry].expand(5, -1)
     monkeypatch.setattr(core.router, "forward", lambda summary, step_vector: (one_hot, one_hot @ core.router.pool))
     h = states()
-    torch.testing.assert_close(core.step(h, 1), block_of_entry(core, entry)(h + core.step_embedding.weight[1]), **TOLERANCE)
+    torch.testing.assert_close(
+        core.step(h, 1), block_of_entry(core, entry)(h + core.step_embedding.weight[1]), **TOLERANCE
+    )
     torch.testing.assert_close(core.last_routing, one_hot)
 
 

@@ -1,7 +1,7 @@
 """Hyper-UT's models: shapes, equivalences and ACT invariants (hut-2 … hut-10)."""
+
 import pytest
 import torch
-
 from ponder.experiments import hyper_ut as H
 from ponder.models.classifier import ACTDepth, FixedDepth, LayerStack
 from ponder.models.film import FiLMCore
@@ -43,7 +43,11 @@ def test_act_kinds_run_compacted(kind):
 
 def test_act_kinds_hold_the_halting_unit_for_part_of_training_and_every_kind_captures(monkeypatch):
     seen = {}
-    monkeypatch.setattr(H, "train_run", lambda run, make, loss, batches, cfg, evaluate, capture: seen.setdefault(run.name, (cfg, capture)))
+    monkeypatch.setattr(
+        H,
+        "train_run",
+        lambda run, make, loss, batches, cfg, evaluate, capture: seen.setdefault(run.name, (cfg, capture)),
+    )
     H.train_cpvr("ut_act", "smoke", 0)
     H.train_cpvr("ut", "smoke", 0)
     (act_cfg, act_capture), (ut_cfg, ut_capture) = seen["hut/cpvr/ut_act"], seen["hut/cpvr/ut"]
@@ -270,7 +274,10 @@ def test_image_act_kinds_hold_the_halting_unit_as_on_cpvr(monkeypatch):
     for kind in V.KINDS:
         V.train_vision(kind, "smoke", 0)
     for kind in ("ut_act", "hyper_act"):
-        assert (seen[f"hut/vision/{kind}"].hold, seen[f"hut/vision/{kind}"].hold_for) == ("depth.halting", H.MODEL["act_hold"])
+        assert (seen[f"hut/vision/{kind}"].hold, seen[f"hut/vision/{kind}"].hold_for) == (
+            "depth.halting",
+            H.MODEL["act_hold"],
+        )
     assert seen["hut/vision/transformer"].hold == ""
 
 
@@ -287,14 +294,15 @@ def test_image_runs_draw_their_profiles_scene_and_are_keyed_by_it(monkeypatch):
     monkeypatch.setitem(V.SIZES, "smoke", dict(V.SIZES["smoke"], scene=harder))
     V.train_vision("ut_act", "smoke", 0)
     (plain, plain_batches), (noisy, noisy_batches) = seen
-    assert plain.config["sizes"]["scene"] == asdict(images.SCENES["plain"]) and noisy.config["sizes"]["scene"] == asdict(harder)
+    assert plain.config["sizes"]["scene"] == asdict(images.SCENES["plain"]) and noisy.config["sizes"][
+        "scene"
+    ] == asdict(harder)
     assert plain.key != noisy.key and not torch.equal(plain_batches(0)[0], noisy_batches(0)[0])
 
 
 # -- the explorer ---------------------------------------------------------------------------
 def test_ponder_trace_and_explorer_controls():
     import matplotlib.pyplot as plt
-
     from ponder.widgets.hyper_ut import ponder_explorer
 
     torch.manual_seed(0)
@@ -322,29 +330,88 @@ def test_ponder_trace_and_explorer_controls():
 
 def test_results_table_is_mean_and_standard_error_over_seeds():
     import pandas as pd
-
     from ponder.plots.hyper_ut import results_table
 
-    seeds = pd.DataFrame([
-        {"model": "UT+ACT", "seed": s, "in distribution": a, "out of distribution": b, "steps": n, "steps slope": k, "params": 10, "fits": f}
-        for s, a, b, n, k, f in [(0, 0.9, 0.5, 4.0, 0.1, False), (1, 1.0, 0.7, 5.0, 0.3, True)]
-    ] + [{"model": "UT", "seed": 0, "in distribution": 1.0, "out of distribution": 0.4, "steps": 8.0, "steps slope": 0.0, "params": 1234, "fits": True}])
+    seeds = pd.DataFrame(
+        [
+            {
+                "model": "UT+ACT",
+                "seed": s,
+                "in distribution": a,
+                "out of distribution": b,
+                "steps": n,
+                "steps slope": k,
+                "params": 10,
+                "fits": f,
+            }
+            for s, a, b, n, k, f in [(0, 0.9, 0.5, 4.0, 0.1, False), (1, 1.0, 0.7, 5.0, 0.3, True)]
+        ]
+        + [
+            {
+                "model": "UT",
+                "seed": 0,
+                "in distribution": 1.0,
+                "out of distribution": 0.4,
+                "steps": 8.0,
+                "steps slope": 0.0,
+                "params": 1234,
+                "fits": True,
+            }
+        ]
+    )
     table = results_table(seeds, ["UT", "UT+ACT"], ["UT+ACT"], 3, 8).set_index("model")
-    assert list(table.columns) == ["hops 1–3", "hops 4–8", "mean steps", "steps per extra hop", "parameters", "seeds", "fit hops 1–3"]
-    assert table.loc["UT+ACT"].tolist() == ["0.95 ± 0.05", "0.60 ± 0.10", "4.50 ± 0.50", "+0.20 ± 0.10", "10", 2, "1 of 2"]
-    assert table.loc["UT"].tolist() == ["1.00", "0.40", "8", "—", "1,234", 1, "1 of 1"]  # one seed: no error; fixed depth: no slope
+    assert list(table.columns) == [
+        "hops 1–3",
+        "hops 4–8",
+        "mean steps",
+        "steps per extra hop",
+        "parameters",
+        "seeds",
+        "fit hops 1–3",
+    ]
+    assert table.loc["UT+ACT"].tolist() == [
+        "0.95 ± 0.05",
+        "0.60 ± 0.10",
+        "4.50 ± 0.50",
+        "+0.20 ± 0.10",
+        "10",
+        2,
+        "1 of 2",
+    ]
+    assert table.loc["UT"].tolist() == [
+        "1.00",
+        "0.40",
+        "8",
+        "—",
+        "1,234",
+        1,
+        "1 of 1",
+    ]  # one seed: no error; fixed depth: no slope
 
 
 def test_a_run_fits_its_training_hops_only_if_every_one_reaches_the_level():
     import pandas as pd
-
     from ponder.plots.hyper_ut import fit_counts, with_fit
 
-    accuracy = {("UT", 0): [1.0, 0.96, 0.95, 0.2], ("UT", 1): [1.0, 0.99, 0.94, 0.9], ("UT+ACT", 0): [0.9, 1.0, 1.0, 1.0]}
-    frame = pd.DataFrame([{"model": m, "seed": s, "hops": h, "accuracy": a} for (m, s), accs in accuracy.items() for h, a in zip((1, 2, 3, 4), accs)])
+    accuracy = {
+        ("UT", 0): [1.0, 0.96, 0.95, 0.2],
+        ("UT", 1): [1.0, 0.99, 0.94, 0.9],
+        ("UT+ACT", 0): [0.9, 1.0, 1.0, 1.0],
+    }
+    frame = pd.DataFrame(
+        [
+            {"model": m, "seed": s, "hops": h, "accuracy": a}
+            for (m, s), accs in accuracy.items()
+            for h, a in zip((1, 2, 3, 4), accs)
+        ]
+    )
     seeds = pd.DataFrame([{"model": m, "seed": s} for m, s in accuracy])
     fitted = with_fit(seeds, frame, train_max=3)
-    assert fitted["fits"].tolist() == [True, False, False]  # hop 4 is beyond training and does not count; 0.94 < 0.95 does
+    assert fitted["fits"].tolist() == [
+        True,
+        False,
+        False,
+    ]  # hop 4 is beyond training and does not count; 0.94 < 0.95 does
     assert fit_counts(fitted, ["UT+ACT", "UT"]) == "UT+ACT 0/1, UT 1/2"
 
 
@@ -352,11 +419,19 @@ def test_depth_needed_is_the_smallest_depth_within_the_tolerance_of_the_best():
     import pandas as pd
 
     accuracy = {1: [0.50, 0.40], 2: [1.00, 0.90], 4: [1.00, 0.97], 8: [0.99, 1.00]}  # depth: accuracy at hops 1, 2
-    frame = pd.DataFrame([{"seed": 0, "depth": d, "hops": h, "accuracy": a} for d, accs in accuracy.items() for h, a in zip((1, 2), accs)])
+    frame = pd.DataFrame(
+        [
+            {"seed": 0, "depth": d, "hops": h, "accuracy": a}
+            for d, accs in accuracy.items()
+            for h, a in zip((1, 2), accs)
+        ]
+    )
     needed = H.depth_needed_per_hop(frame)
-    assert needed.loc[0].tolist() == [2, 4]  # hop 1: 1.00 is the best, depth 2 has it; hop 2: 0.90 < 1.00 - 0.05 <= 0.97
+    assert needed.loc[0].tolist() == [
+        2,
+        4,
+    ]  # hop 1: 1.00 is the best, depth 2 has it; hop 2: 0.90 < 1.00 - 0.05 <= 0.97
     assert H.depth_needed_per_hop(frame, tolerance=0.1).loc[0].tolist() == [2, 2]
-
 
 
 @pytest.mark.parametrize("profile", PROFILES)

@@ -6,6 +6,7 @@ version makes the install fail for every user of that platform. The check reads 
 from its installed metadata and ours from ponder's (what pip resolved), on each platform the README
 names, and is itself tested on a pair that contradicts.
 """
+
 import ast
 import importlib.metadata
 import pathlib
@@ -65,7 +66,9 @@ def test_our_requirements_agree_with_torchs_published_linux_requirement():
 
 def test_a_contradicting_pin_is_found():
     pin = "triton==3.9.0; sys_platform == 'linux' and platform_machine == 'x86_64' and extra == 'dev'"
-    assert contradictions([pin], [PUBLISHED_TORCH_TRITON]) == [f"Linux x86-64: ours {Requirement(pin)} vs torch's {Requirement(PUBLISHED_TORCH_TRITON)}"]
+    assert contradictions([pin], [PUBLISHED_TORCH_TRITON]) == [
+        f"Linux x86-64: ours {Requirement(pin)} vs torch's {Requirement(PUBLISHED_TORCH_TRITON)}"
+    ]
     assert contradictions(["torch==2.13.0"], ["torch>=2.14"]) != []  # either side's pin counts
     assert contradictions([pin], ["triton==3.9.0; platform_machine == 'x86_64'"]) == []
     assert contradictions([pin], ["triton==3.7.1; platform_machine == 'aarch64'"]) == []  # other platforms

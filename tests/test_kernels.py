@@ -1,4 +1,5 @@
 """The notebooks' kernels (papermill's and nbval's) talk over Unix sockets of their own."""
+
 import contextlib
 import glob
 import os
@@ -9,7 +10,6 @@ import tempfile
 import nbval.kernel
 import pytest
 from jupyter_client import KernelManager
-
 from ponder import kernels
 
 pytestmark = pytest.mark.skipif(not kernels.LOCAL_SOCKETS, reason="Unix sockets: POSIX only")
@@ -30,7 +30,10 @@ def running(km):
 
 
 def test_each_kernel_manager_has_sockets_of_its_own_and_removes_them():
-    first, second = kernels.SocketKernelManager(kernel_name="python3"), kernels.AsyncSocketKernelManager(kernel_name="python3")
+    first, second = (
+        kernels.SocketKernelManager(kernel_name="python3"),
+        kernels.AsyncSocketKernelManager(kernel_name="python3"),
+    )
     assert first.transport == second.transport == "ipc"
     assert first.ip != second.ip and os.path.dirname(first.ip) == os.path.dirname(second.ip) == tempfile.gettempdir()
     with running(first) as client:
@@ -49,7 +52,13 @@ def test_a_temporary_folder_too_long_for_a_socket_address_keeps_tcp(tmp_path):
     deep = tmp_path / ("d" * 100)
     deep.mkdir()
     show = "from ponder import kernels; print(kernels.LOCAL_SOCKETS, kernels.SocketKernelManager().transport)"
-    done = subprocess.run([sys.executable, "-c", show], env={**os.environ, "TMPDIR": str(deep)}, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", show],
+        env={**os.environ, "TMPDIR": str(deep)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert done.stdout.split() == ["False", "tcp"]
 
 
@@ -62,7 +71,10 @@ NOTE_SIGINT = "import pathlib\nget_ipython().kernel.saved_sigint_handler = lambd
 def test_a_kernel_is_shut_down_without_an_interrupt(tmp_path, manager, interrupted):
     # jupyter_client's own manager interrupts first: the check can tell
     with running(manager(kernel_name="python3")) as client:
-        assert client.execute_interactive(NOTE_SIGINT.format(str(tmp_path / "sigint")), timeout=60)["content"]["status"] == "ok"
+        assert (
+            client.execute_interactive(NOTE_SIGINT.format(str(tmp_path / "sigint")), timeout=60)["content"]["status"]
+            == "ok"
+        )
     assert (tmp_path / "sigint").exists() == interrupted
 
 

@@ -1,6 +1,7 @@
 """Pinned numerics (ponder.numerics): the same bits as recorded on an AMD and an Intel CPU, the pins
 win over what the environment asks for, reach papermill kernels and prefetch workers, and a late
 import is warned about."""
+
 import json
 import os
 import subprocess
@@ -9,14 +10,22 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-
 from ponder import numerics, parallel
 
 HERE = Path(__file__).resolve().parent
 RECORDED = json.loads((HERE / "numerics_hashes.json").read_text())["machines"]
-OTHER_DISPATCH = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "AVX2,STRICT", "ONEDNN_MAX_CPU_ISA": "SSE41", "OPENBLAS_CORETYPE": "Sandybridge",
-                  "OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2"}
-pytestmark = pytest.mark.skipif(numerics.unsupported_reason() is not None, reason=f"numerics are not pinned here: {numerics.unsupported_reason()}")
+OTHER_DISPATCH = {
+    "ATEN_CPU_CAPABILITY": "default",
+    "MKL_CBWR": "AVX2,STRICT",
+    "ONEDNN_MAX_CPU_ISA": "SSE41",
+    "OPENBLAS_CORETYPE": "Sandybridge",
+    "OMP_NUM_THREADS": "2",
+    "MKL_NUM_THREADS": "2",
+    "OPENBLAS_NUM_THREADS": "2",
+}
+pytestmark = pytest.mark.skipif(
+    numerics.unsupported_reason() is not None, reason=f"numerics are not pinned here: {numerics.unsupported_reason()}"
+)
 
 
 def clean_env(**extra) -> dict:
@@ -26,13 +35,22 @@ def clean_env(**extra) -> dict:
 
 
 def probe(env: dict) -> dict:
-    done = subprocess.run([sys.executable, str(HERE / "numerics_probe.py"), "20"], env=env | {"TQDM_DISABLE": "1"}, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, str(HERE / "numerics_probe.py"), "20"],
+        env=env | {"TQDM_DISABLE": "1"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def this_cpu() -> str:
     cpuinfo = Path("/proc/cpuinfo").read_text()
-    return next((line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")), "an unnamed CPU")
+    return next(
+        (line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")),
+        "an unnamed CPU",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -73,13 +91,22 @@ def test_the_pins_win_over_another_dispatch(pinned_hashes):
 
 def report(path: str) -> None:
     """A prefetch job, never cached (so a worker runs it): write what numerics this worker runs with."""
-    import torch
     from types import SimpleNamespace
 
+    import torch
     from ponder.runs import check_may_train
 
     check_may_train(SimpleNamespace(name=path, key="-"))  # NotCached while prefetch asks whether it is cached
-    Path(path).write_text(json.dumps({"pinned": numerics.pinned(), "capability": torch.backends.cpu.get_cpu_capability(), "threads": torch.get_num_threads(), "pid": os.getpid()}))
+    Path(path).write_text(
+        json.dumps(
+            {
+                "pinned": numerics.pinned(),
+                "capability": torch.backends.cpu.get_cpu_capability(),
+                "threads": torch.get_num_threads(),
+                "pid": os.getpid(),
+            }
+        )
+    )
 
 
 def test_prefetch_workers_and_papermill_kernels_run_pinned(tmp_path, run_one_cell):
@@ -89,13 +116,17 @@ def test_prefetch_workers_and_papermill_kernels_run_pinned(tmp_path, run_one_cel
         written = json.loads(f.read_text())
         assert written.pop("pid") != os.getpid() and written == {"pinned": True, "capability": "AVX2", "threads": 1}
 
-    outputs = run_one_cell("import torch, os\nprint(torch.backends.cpu.get_cpu_capability(), torch.get_num_threads(), os.environ.get('MKL_CBWR'))")
+    outputs = run_one_cell(
+        "import torch, os\nprint(torch.backends.cpu.get_cpu_capability(), torch.get_num_threads(), os.environ.get('MKL_CBWR'))"
+    )
     printed = outputs[0]["text"].split()
     assert printed == ["AVX2", "1", "COMPATIBLE"]
 
 
 def test_importing_torch_first_is_warned_about():
-    done = subprocess.run([sys.executable, "-c", "import torch, ponder"], env=clean_env(), capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", "import torch, ponder"], env=clean_env(), capture_output=True, text=True, check=True
+    )
     assert "torch was imported before ponder" in done.stderr and "MKL_CBWR=COMPATIBLE" in done.stderr
 
 
@@ -105,8 +136,15 @@ NUMPY_LEVELS = "import json, ponder, numpy; from numpy._core._multiarray_umath i
 def test_numpys_own_loops_run_at_the_avx2_level():
     """numpy dispatches its own loops by CPU (X86_V4 and AVX512_* on an AVX-512 machine): pinned, it
     uses none above X86_V3 (AVX2); unpinned, an AVX-512 machine shows the difference."""
+
     def levels(env):
-        return set(json.loads(subprocess.run([sys.executable, "-c", NUMPY_LEVELS], env=env, capture_output=True, text=True, check=True).stdout))
+        return set(
+            json.loads(
+                subprocess.run(
+                    [sys.executable, "-c", NUMPY_LEVELS], env=env, capture_output=True, text=True, check=True
+                ).stdout
+            )
+        )
 
     pinned, unpinned = levels(clean_env()), levels(clean_env(PONDER_UNPINNED="1"))
     assert pinned <= {"X86_V3"} and pinned <= unpinned

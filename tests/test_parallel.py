@@ -1,4 +1,5 @@
 """ponder.parallel: uncached jobs train in worker processes, and the results are the runs' own."""
+
 import math
 import os
 import signal
@@ -10,7 +11,6 @@ from multiprocessing import get_context
 
 import pytest
 import torch
-
 from ponder import parallel
 from ponder.experiments import hyla as H
 from ponder.runs import NotCached, only_cached
@@ -127,13 +127,22 @@ def test_train_notebooks_prefetches_each_notebook_then_calls_every_job():
 def test_keep_going_trains_the_other_jobs_and_reports_the_failure():
     broken = partial(H.train_sraven, H.sraven_setup("smoke", kind="linear"), "no_such_profile", 0)
     reports = []
-    failures = parallel.prefetch([broken, sraven_job("softmax"), sraven_job("hyla")], workers=2, keep_going=True, report=lambda *r: reports.append(r))
+    failures = parallel.prefetch(
+        [broken, sraven_job("softmax"), sraven_job("hyla")],
+        workers=2,
+        keep_going=True,
+        report=lambda *r: reports.append(r),
+    )
     assert len(failures) == 1 and "no_such_profile" in failures[0] and "\n" not in failures[0]
     assert failures[0].startswith("train_sraven(")  # the job named as the report names it
     assert parallel.is_cached(sraven_job("softmax")) and parallel.is_cached(sraven_job("hyla"))
     assert [(done, n) for done, n, _, _ in reports] == [(1, 3), (2, 3), (3, 3)]
-    assert sorted(job for _, _, job, _ in reports) == sorted(parallel.describe(j) for j in (broken, sraven_job("softmax"), sraven_job("hyla")))
-    assert sum(math.isnan(s) for *_, s in reports) == 1 and all(s > 0 for *_, s in reports if not math.isnan(s))  # the failed job has no time
+    assert sorted(job for _, _, job, _ in reports) == sorted(
+        parallel.describe(j) for j in (broken, sraven_job("softmax"), sraven_job("hyla"))
+    )
+    assert sum(math.isnan(s) for *_, s in reports) == 1 and all(
+        s > 0 for *_, s in reports if not math.isnan(s)
+    )  # the failed job has no time
     with pytest.raises(ValueError, match="no_such_profile"):  # without keep_going the error stops the caller
         parallel.prefetch([broken, sraven_job("linear")], workers=2)
 
@@ -145,7 +154,11 @@ def test_make_figures_trains_ahead_for_every_notebook_that_prefetches():
     from ponder.experiments import notebook_jobs
 
     folder = Path(__file__).parents[1] / "notebooks"
-    prefetching = {p.stem for p in folder.glob("*.ipynb") if "prefetch(" in "".join("".join(c["source"]) for c in json.load(open(p))["cells"])}
+    prefetching = {
+        p.stem
+        for p in folder.glob("*.ipynb")
+        if "prefetch(" in "".join("".join(c["source"]) for c in json.load(open(p))["cells"])
+    }
     assert prefetching == set(notebook_jobs("smoke"))
 
 
@@ -173,7 +186,9 @@ def test_jobs_built_on_an_upstream_wait_for_it_and_go_ahead_of_the_rest(tmp_path
     (A ends once C has started, C once B has started: no sleeps to race.)"""
     log = str(tmp_path / "log.txt")
     job = lambda name, wait_for=None: partial(stamp, log, name, wait_for)  # noqa: E731
-    trained = parallel.prefetch([job("C", wait_for="B"), job("D")], workers=2, after=[([job("A", wait_for="C")], [job("B")])])
+    trained = parallel.prefetch(
+        [job("C", wait_for="B"), job("D")], workers=2, after=[([job("A", wait_for="C")], [job("B")])]
+    )
     assert trained == 4
     events = {tuple(line.split()[:2]): float(line.split()[2]) for line in open(log)}
     assert events["B", "start"] >= events["A", "end"]
@@ -186,7 +201,10 @@ def test_each_group_waits_only_for_its_own_upstream(tmp_path):
     only once B2 has started)."""
     log = str(tmp_path / "log.txt")
     job = lambda name, wait_for=None: partial(stamp, log, name, wait_for)  # noqa: E731
-    assert parallel.prefetch([], workers=2, after=[([job("U1", wait_for="B2")], [job("B1")]), ([job("U2")], [job("B2")])]) == 4
+    assert (
+        parallel.prefetch([], workers=2, after=[([job("U1", wait_for="B2")], [job("B1")]), ([job("U2")], [job("B2")])])
+        == 4
+    )
     events = {tuple(line.split()[:2]): float(line.split()[2]) for line in open(log)}
     assert events["U2", "end"] <= events["B2", "start"] < events["U1", "end"] <= events["B1", "start"]
     assert events["U1", "end"] - events["U1", "start"] < 30  # U1 did not time out waiting for B2
@@ -222,9 +240,19 @@ def test_workers_end_with_the_process_that_started_them():
     """A ``make figures`` killed alone (SIGKILL: no handler runs) takes its workers with it, rather than
     leaving them to train the rest of their runs: here a worker busy with a minute's sleep ends within seconds."""
     # -W: the killed parent's resource tracker would warn of the pool's semaphores, which it never freed
-    parent = subprocess.Popen([sys.executable, "-W", "ignore:resource_tracker:UserWarning", "-c", "import ponder, sys, time\nfrom ponder import parallel\n"
-                               "pool = parallel._pool(1, 0)\nprint(pool.submit(parallel.os.getpid).result(), flush=True)\n"
-                               "pool.submit(time.sleep, 60)\ntime.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-W",
+            "ignore:resource_tracker:UserWarning",
+            "-c",
+            "import ponder, sys, time\nfrom ponder import parallel\n"
+            "pool = parallel._pool(1, 0)\nprint(pool.submit(parallel.os.getpid).result(), flush=True)\n"
+            "pool.submit(time.sleep, 60)\ntime.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     worker = int(parent.stdout.readline())
     try:
         assert alive(worker)

@@ -1,7 +1,7 @@
 """Parity task (ponder.tasks.parity): values, difficulty, labels, determinism, errors."""
+
 import pytest
 import torch
-
 from ponder.tasks import parity
 
 

@@ -1,7 +1,7 @@
 """The README's generated blocks (ponder.readme): rewritten from the figures, and in step with them."""
-import pytest
 
 import ponder  # noqa: F401  (pins numerics before anything imports torch)
+import pytest
 from ponder import readme
 from ponder.paths import ROOT
 
@@ -37,7 +37,11 @@ def test_blocks_are_rewritten_from_the_figures(figures):
     assert "text 0.99 kept" in out and "stale" not in out
     rows = out.split("<!-- generated: ledger hut -->\n")[1].split("<!-- end generated -->")[0].splitlines()
     assert rows[0] == "| id | claim | ours | verdict |"
-    assert rows[2:] == ["| hut-1 | generator exact | 100 of 100 | holds |", "| hut-3 | a \\| b beats c | 0.64 | holds |", "| hut-10 | pool sizes | N=1: 0.37 | — |"]  # not acm-3
+    assert rows[2:] == [
+        "| hut-1 | generator exact | 100 of 100 | holds |",
+        "| hut-3 | a \\| b beats c | 0.64 | holds |",
+        "| hut-10 | pool sizes | N=1: 0.37 | — |",
+    ]  # not acm-3
     assert readme.sync(out, figures) == out
 
 
@@ -87,7 +91,9 @@ def test_the_readme_and_paper_pages_carry_generated_results():
 
 
 def test_headlines_thumbnails_and_gallery(figures):
-    text = LEDGER.replace("| hut-3 | a \\| b beats c |", "| hut-3 | Hyper-UT is the most accurate beyond the training hops (x) |")
+    text = LEDGER.replace(
+        "| hut-3 | a \\| b beats c |", "| hut-3 | Hyper-UT is the most accurate beyond the training hops (x) |"
+    )
     (figures / "CLAIMS.md").write_text(text)
     with pytest.raises(readme.NotMade, match="hut-4"):
         readme.render("headlines", figures)
@@ -105,4 +111,7 @@ def test_a_headline_row_reads_paper_ours_verdict_and_scale():
     lines = rows.splitlines()
     assert lines[0] == "| paper | claim | paper's number | ours | verdict | scale | more |"
     assert len(lines) == 2 + len(readme.HEADLINES)
-    assert lines[2].startswith("| Hyper-UT | Hyper-UT is the most accurate beyond the training hops") and "(docs/hyper-ut.md#hut-3)" in lines[2]
+    assert (
+        lines[2].startswith("| Hyper-UT | Hyper-UT is the most accurate beyond the training hops")
+        and "(docs/hyper-ut.md#hut-3)" in lines[2]
+    )

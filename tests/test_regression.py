@@ -1,6 +1,7 @@
 """The notebooks' regression cells: their text, the masking of timings, the skip on unpinned
 platforms, ``refresh`` (stored outputs and the diff it prints) and the regression cell of every
 training notebook."""
+
 import json
 import os
 import subprocess
@@ -10,7 +11,6 @@ import nbformat
 import numpy as np
 import pandas as pd
 import pytest
-
 from ponder import ledger, notebooks, numerics, regression
 from ponder.analysis import verdicts
 from ponder.bench.acm import RATIO_COLUMNS, ratio_table
@@ -21,8 +21,20 @@ LAB = {"explore_hops", "hyper_ut_explorer", "survey_knobs"}
 
 @pytest.mark.parametrize(
     "value, text",
-    [(0.123456, "0.123"), (0.0012345, "0.00123"), (0.0, "0.000"), (-5.3e-16, "0.000"), (-2.5, "-2.500"), (-0.0004, "-0.0004"), (float("nan"), "—"), (3, "3"), (np.int64(7), "7"),
-     (np.float32(0.5), "0.500"), (True, "True"), ("ACM", "ACM")],
+    [
+        (0.123456, "0.123"),
+        (0.0012345, "0.00123"),
+        (0.0, "0.000"),
+        (-5.3e-16, "0.000"),
+        (-2.5, "-2.500"),
+        (-0.0004, "-0.0004"),
+        (float("nan"), "—"),
+        (3, "3"),
+        (np.int64(7), "7"),
+        (np.float32(0.5), "0.500"),
+        (True, "True"),
+        ("ACM", "ACM"),
+    ],
 )
 def test_numbers_are_rounded_for_reading_but_keep_small_values(value, text):
     assert regression.number(value) == text
@@ -35,7 +47,10 @@ def test_a_table_aligns_its_columns_and_shows_a_named_index():
         "UT           0.500      3",
         "Hyper-UT     0.875     12",
     ]
-    assert regression.table(pd.Series([0.25], name="loss")).splitlines() == [" loss", "0.250"]  # a default index is left out
+    assert regression.table(pd.Series([0.25], name="loss")).splitlines() == [
+        " loss",
+        "0.250",
+    ]  # a default index is left out
 
 
 def test_a_timing_column_must_exist():
@@ -44,7 +59,14 @@ def test_a_timing_column_must_exist():
 
 
 def timing_frame(accuracy: float, seconds: list[float]) -> pd.DataFrame:
-    return pd.DataFrame({"method": ["ACT", "PonderNet"], "accuracy": [accuracy, 0.5], "inference s": seconds, "time / twin": [s * 3 for s in seconds]})
+    return pd.DataFrame(
+        {
+            "method": ["ACT", "PonderNet"],
+            "accuracy": [accuracy, 0.5],
+            "inference s": seconds,
+            "time / twin": [s * 3 for s in seconds],
+        }
+    )
 
 
 def test_the_sanitize_file_masks_timings_and_nothing_else():
@@ -57,8 +79,16 @@ def test_the_sanitize_file_masks_timings_and_nothing_else():
 
 
 def test_ledger_rows_of_timing_targets_are_masked():
-    row = {"claim": "grouped ACM is fast (cpu, float32, 2 thread(s), single k per token)", "paper": "—", "noise": "d = +0.1 ± 0.02 (n=10)", "profile": "smoke"}
-    timed = [{**row, "id": "acm-9", "ours": ours, "verdict": verdict} for ours, verdict in (("0.31x", "holds"), ("0.52x", "does not hold"))]
+    row = {
+        "claim": "grouped ACM is fast (cpu, float32, 2 thread(s), single k per token)",
+        "paper": "—",
+        "noise": "d = +0.1 ± 0.02 (n=10)",
+        "profile": "smoke",
+    }
+    timed = [
+        {**row, "id": "acm-9", "ours": ours, "verdict": verdict}
+        for ours, verdict in (("0.31x", "holds"), ("0.52x", "does not hold"))
+    ]
     assert regression.sanitize(regression.rows_text(timed[:1])) == regression.sanitize(regression.rows_text(timed[1:]))
     plain = [{**row, "id": "acm-3", "ours": ours, "verdict": "holds"} for ours in ("0.31", "0.52")]
     assert regression.sanitize(regression.rows_text(plain[:1])) != regression.sanitize(regression.rows_text(plain[1:]))
@@ -66,7 +96,13 @@ def test_ledger_rows_of_timing_targets_are_masked():
 
 def test_report_prints_the_frames_and_this_profiles_rows(monkeypatch, capsys):
     monkeypatch.setattr(ledger, "_RECORDED", {})
-    ledger.claim("hut-3", "Hyper-UT is best beyond training", ours=0.42, verdict=verdicts.greater([0.4, 0.4, 0.4], [0.5, 0.5, 0.6]), profile="smoke")
+    ledger.claim(
+        "hut-3",
+        "Hyper-UT is best beyond training",
+        ours=0.42,
+        verdict=verdicts.greater([0.4, 0.4, 0.4], [0.5, 0.5, 0.6]),
+        profile="smoke",
+    )
     ledger.claim("hut-10", "pool sizes", ours="see figure", verdict=None, profile="smoke")
     ledger.claim("hut-2", "another profile's row", ours=1, verdict=None, profile="quick")
     regression.report("smoke", pd.DataFrame({"accuracy": [0.5]}))
@@ -85,7 +121,12 @@ def test_report_prints_the_frames_and_this_profiles_rows(monkeypatch, capsys):
 
 def test_the_acm_latency_table_names_threads_without_the_core_count():
     case = {"fraction": 0.25, "mean_learners": 1.0, "naive_ratio": 1.1, "grouped_ratio": 0.4}
-    frame = ratio_table([{"threads": 1, "label": "1", "mix": "single", "cases": [case]}, {"threads": 16, "label": "every core", "mix": "mixed", "cases": [case]}])
+    frame = ratio_table(
+        [
+            {"threads": 1, "label": "1", "mix": "single", "cases": [case]},
+            {"threads": 16, "label": "every core", "mix": "mixed", "cases": [case]},
+        ]
+    )
     assert frame["threads"].tolist() == ["1", "every core"]
     assert list(frame.columns[-2:]) == list(RATIO_COLUMNS[:2])  # no fused column where it was not timed (the CPU)
 
@@ -125,26 +166,58 @@ class Item:
 
 
 def test_only_the_tagged_cells_and_pinned_bits_tests_are_skipped_with_the_reason():
-    items = [Item(["nbval-check-output", regression.TAG]), Item(["nbval-check-output"]), Item([]), Item([], pinned_bits=True)]
+    items = [
+        Item(["nbval-check-output", regression.TAG]),
+        Item(["nbval-check-output"]),
+        Item([]),
+        Item([], pinned_bits=True),
+    ]
     assert regression.skip_unpinned(items, None) == 0
     assert regression.skip_unpinned(items, "the CPU is arm64") == 2
     assert items[3].markers[0].name == "skip"
     (marker,) = items[0].markers
-    assert marker.name == "skip" and "the CPU is arm64" in marker.kwargs["reason"] and "x86-64 with AVX2" in marker.kwargs["reason"]
+    assert (
+        marker.name == "skip"
+        and "the CPU is arm64" in marker.kwargs["reason"]
+        and "x86-64 with AVX2" in marker.kwargs["reason"]
+    )
     assert not items[1].markers and not items[2].markers
 
 
 def nbval(tmp_path, **env) -> subprocess.CompletedProcess:
     """nbval on a notebook whose regression cell stores a wrong number and whose other checked cell a right one."""
     cells = [
-        nbformat.v4.new_code_cell("print(1 + 1)", metadata={"tags": ["nbval-check-output", regression.TAG]}, execution_count=1,
-                                  outputs=[nbformat.v4.new_output("stream", name="stdout", text="3\n")]),
-        nbformat.v4.new_code_cell("print(2 + 2)", metadata={"tags": ["nbval-check-output"]}, execution_count=2,
-                                  outputs=[nbformat.v4.new_output("stream", name="stdout", text="4\n")]),
+        nbformat.v4.new_code_cell(
+            "print(1 + 1)",
+            metadata={"tags": ["nbval-check-output", regression.TAG]},
+            execution_count=1,
+            outputs=[nbformat.v4.new_output("stream", name="stdout", text="3\n")],
+        ),
+        nbformat.v4.new_code_cell(
+            "print(2 + 2)",
+            metadata={"tags": ["nbval-check-output"]},
+            execution_count=2,
+            outputs=[nbformat.v4.new_output("stream", name="stdout", text="4\n")],
+        ),
     ]
-    nb = nbformat.v4.new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nb = nbformat.v4.new_notebook(
+        cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+    )
     nbformat.write(nb, tmp_path / "numbers.ipynb")
-    command = [sys.executable, "-m", "pytest", "numbers.ipynb", "-p", "ponder.regression", "-p", "no:cacheprovider", "--nbval-lax", "--nbval-current-env", "-rs", "-q"]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "numbers.ipynb",
+        "-p",
+        "ponder.regression",
+        "-p",
+        "no:cacheprovider",
+        "--nbval-lax",
+        "--nbval-current-env",
+        "-rs",
+        "-q",
+    ]
     return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, env={**os.environ, **env})
 
 
@@ -162,7 +235,14 @@ def test_nbval_checks_the_regression_cell_where_numbers_are_pinned(tmp_path):
 
 
 def code(tags, outputs=(), count=None, cell_id="c"):
-    return {"cell_type": "code", "execution_count": count, "id": cell_id, "metadata": {"tags": list(tags)}, "outputs": list(outputs), "source": []}
+    return {
+        "cell_type": "code",
+        "execution_count": count,
+        "id": cell_id,
+        "metadata": {"tags": list(tags)},
+        "outputs": list(outputs),
+        "source": [],
+    }
 
 
 def stream(text):
@@ -173,9 +253,22 @@ def test_refresh_stores_checked_outputs_keeps_masked_changes_and_prints_the_diff
     folder = tmp_path / "notebooks"
     folder.mkdir()
     checked = ["nbval-check-output"]
-    source = {"cells": [code([], cell_id="a"), code(checked, [stream("accuracy 0.500\n")], 2, "b"), code(checked, [stream("  ~0.100\n")], 3, "t")], "metadata": {}}
+    source = {
+        "cells": [
+            code([], cell_id="a"),
+            code(checked, [stream("accuracy 0.500\n")], 2, "b"),
+            code(checked, [stream("  ~0.100\n")], 3, "t"),
+        ],
+        "metadata": {},
+    }
     (folder / "toy.ipynb").write_text(json.dumps(source, indent=1))
-    ran = {"cells": [code([], [stream("trained\n")], 1, "a"), code(checked, [stream("accuracy 0.625\n")], 2, "b"), code(checked, [stream(" ~12.000\n")], 3, "t")]}
+    ran = {
+        "cells": [
+            code([], [stream("trained\n")], 1, "a"),
+            code(checked, [stream("accuracy 0.625\n")], 2, "b"),
+            code(checked, [stream(" ~12.000\n")], 3, "t"),
+        ]
+    }
     monkeypatch.setattr(notebooks, "NOTEBOOKS", folder)
     monkeypatch.setattr(notebooks, "execute_smoke", lambda path, seed: ran)
     monkeypatch.setattr(notebooks, "unpinned_reason", lambda: None)
@@ -185,8 +278,14 @@ def test_refresh_stores_checked_outputs_keeps_masked_changes_and_prints_the_diff
     assert cells[1]["outputs"] == ran["cells"][1]["outputs"]  # a changed number is stored
     assert cells[2]["outputs"] == source["cells"][2]["outputs"]  # a changed timing is not
     assert capsys.readouterr().out.splitlines() == [
-        "--- notebooks/toy.ipynb (stored)", "+++ notebooks/toy.ipynb (new)", "@@ -1,4 +1,4 @@",
-        " # code cell 1 (b)", "-accuracy 0.500", "+accuracy 0.625", " # code cell 2 (t)", "   ~0.100",
+        "--- notebooks/toy.ipynb (stored)",
+        "+++ notebooks/toy.ipynb (new)",
+        "@@ -1,4 +1,4 @@",
+        " # code cell 1 (b)",
+        "-accuracy 0.500",
+        "+accuracy 0.625",
+        " # code cell 2 (t)",
+        "   ~0.100",
     ]
     notebooks.refresh()
     assert capsys.readouterr().out == "notebooks/toy.ipynb: checked outputs unchanged\n"
@@ -208,4 +307,6 @@ def test_every_training_notebook_ends_with_its_regression_cell(path):
     assert len(tagged) == 1 and tagged[0] is [c for c in nb.cells if c.cell_type == "code"][-1]
     (cell,) = tagged
     assert "nbval-check-output" in cell.metadata.tags and "report(profile" in cell.source
-    assert cell.outputs and cell.outputs[0].text.startswith("smoke profile: "), "run make refresh to store the smoke numbers"
+    assert cell.outputs and cell.outputs[0].text.startswith("smoke profile: "), (
+        "run make refresh to store the smoke numbers"
+    )

@@ -1,4 +1,5 @@
 """The run cache and the training loop: hit, miss, resume after a real kill, atomic writes."""
+
 import os
 import random
 import shutil
@@ -9,10 +10,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from torch import nn
-
 from ponder.runs import PACKAGE, CorruptRun, Run, atomic_write, code_version, import_closure, module_file
 from ponder.training import TrainConfig, lr_at, make_optimizer, optimizer_step, train_run
+from torch import nn
 
 CONFIG = TrainConfig(steps=40, batch_size=16, lr=3e-3, seed=3, checkpoint_every=5, log_every=5)
 
@@ -60,7 +60,11 @@ def test_changed_config_is_a_miss():
     assert not other.done and other.key != toy_run().key
 
 
-EXPERIMENTS = sorted(f"ponder.experiments.{p.stem}" for p in (PACKAGE / "experiments").glob("*.py") if p.stem not in ("__init__", "__main__"))
+EXPERIMENTS = sorted(
+    f"ponder.experiments.{p.stem}"
+    for p in (PACKAGE / "experiments").glob("*.py")
+    if p.stem not in ("__init__", "__main__")
+)
 
 
 def test_code_version_follows_the_named_modules():
@@ -236,7 +240,12 @@ def test_fused_optimizer_follows_the_plain_adamw_loop():
 
 @pytest.mark.parametrize(
     "change, error",
-    [(dict(steps=0), "steps=0 must be >= 1"), (dict(batch_size=-2), "batch_size=-2"), (dict(lr=0), "lr=0"), (dict(warmup=1.5), "warmup=1.5")],
+    [
+        (dict(steps=0), "steps=0 must be >= 1"),
+        (dict(batch_size=-2), "batch_size=-2"),
+        (dict(lr=0), "lr=0"),
+        (dict(warmup=1.5), "warmup=1.5"),
+    ],
 )
 def test_train_config_rejects_bad_values(change, error):
     with pytest.raises(ValueError, match=error):
@@ -257,7 +266,9 @@ def test_a_second_trainer_waits_for_the_run_in_progress():
     counting = lambda model, batch: calls.append(1) or loss_fn(model, batch)  # noqa: E731
     result = {}
     with run.lock():
-        waiter = threading.Thread(target=lambda: result.update(metrics=train_run(toy_run(), make_model, counting, batches, CONFIG)[1]))
+        waiter = threading.Thread(
+            target=lambda: result.update(metrics=train_run(toy_run(), make_model, counting, batches, CONFIG)[1])
+        )
         waiter.start()
         waiter.join(timeout=1.0)
         assert waiter.is_alive() and not run.done  # blocked on the lock
@@ -283,7 +294,9 @@ def test_held_parameters_keep_their_initial_values_then_train():
     model = make_model()
     first_last, first_hidden = model[3].weight.detach().clone(), model[0].weight.detach().clone()
     train(model, recording_loss, batches, TrainConfig(**{**CONFIG.as_dict(), "hold": "3.", "hold_for": 0.25}))
-    assert all(torch.equal(seen[step][0], first_last) for step in range(11))  # steps 0-9 leave it; step 10 reads it unchanged
+    assert all(
+        torch.equal(seen[step][0], first_last) for step in range(11)
+    )  # steps 0-9 leave it; step 10 reads it unchanged
     assert not torch.equal(seen[12][0], first_last)
     assert not torch.equal(seen[2][1], first_hidden)
     with pytest.raises(ValueError, match="hold_for=1.5 must be a fraction"):

@@ -1,12 +1,12 @@
 """hut-7's seq2seq stand-in: relative positions, the two decoding rules, the smoke run."""
+
 import pytest
 import torch
-from torch import nn
-
 from ponder.experiments import hyper_ut_scratchpad as S
 from ponder.models.seq2seq import CausalLM, RelativeBias, greedy_decode
 from ponder.profiles import PROFILES, by_profile
 from ponder.tasks import cpvr
+from torch import nn
 
 LENGTH = 10  # the worked example's: x = [3, 9, 4, 6, 0, 2, 8, 1, 5, 7], 0 -> 3 -> 6 -> 8, label 5
 SEP, EOS = LENGTH, LENGTH + 1
@@ -143,7 +143,9 @@ def test_smoke_run_reports_both_decodings_and_answer_only_has_one_rule():
     sizes = S.SIZES["smoke"]
     assert set(frame["decoding"]) == set(S.DECODING_LABELS.values())
     assert len(frame) == len(sizes["seeds"]) * len(S.TARGETS) * len(S.DECODINGS) * len(sizes["test_hops"])
-    answer = frame[frame["target"] == S.LABELS["answer"]].pivot_table(index="hops", columns="decoding", values="accuracy")
+    answer = frame[frame["target"] == S.LABELS["answer"]].pivot_table(
+        index="hops", columns="decoding", values="accuracy"
+    )
     assert (answer.iloc[:, 0] == answer.iloc[:, 1]).all()
     assert S.chance("smoke")["hops"].tolist() == list(sizes["test_hops"])
 

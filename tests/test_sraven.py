@@ -1,10 +1,10 @@
 """sraven generator: every instance obeys its rules; split, tokens, counting, ambiguity."""
+
 import itertools
 
 import numpy as np
 import pytest
 import torch
-
 from ponder.tasks import sraven
 
 
@@ -79,6 +79,7 @@ def test_ambiguity_checker():
 def test_distribute_three_answers_the_least_used_value_of_the_set():
     """As the official checker: rows 1-2 permutations of one multiset, row 3's two values in it; the
     answer is the set's value they use least, the smallest on a tie (not the sum minus both)."""
+
     def allowed(rows12, a, b, f=8):
         return set(np.flatnonzero(sraven.answers(np.array([*rows12[0], *rows12[1], a, b]), f)).tolist())
 
@@ -133,7 +134,9 @@ def _brute_force_ambiguous(grid: np.ndarray, f: int) -> tuple[bool, bool]:
     def values(slots):
         if slots not in fitting:
             rows = [[g[r][c][slots[c]] for c in range(3)] for r in range(3)]
-            fitting[slots] = {v for v in range(f) if any(_fits(rule, rows[:2] + [rows[2][:2] + [v]], f) for rule in range(8))}
+            fitting[slots] = {
+                v for v in range(f) if any(_fits(rule, rows[:2] + [rows[2][:2] + [v]], f) for rule in range(8))
+            }
         return fitting[slots]
 
     strict = loose = False

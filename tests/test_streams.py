@@ -1,7 +1,7 @@
 """Training streams (ponder.tasks.streams): read back, a stream is what drawing it step by step gives, bit for bit."""
+
 import pytest
 import torch
-
 from ponder.experiments import hyper_ut
 from ponder.tasks import cpvr_decoys, parity, streams
 
@@ -26,7 +26,9 @@ def draws(monkeypatch, module, name):
 
 
 def identical(got, want):
-    return len(got) == len(want) and all(g.dtype == w.dtype and g.shape == w.shape and torch.equal(g, w) for g, w in zip(got, want))
+    return len(got) == len(want) and all(
+        g.dtype == w.dtype and g.shape == w.shape and torch.equal(g, w) for g, w in zip(got, want)
+    )
 
 
 @pytest.mark.parametrize("step", [0, 1, streams.CHUNK - 1, streams.CHUNK, streams.CHUNK + 7])
@@ -36,10 +38,14 @@ def test_a_stream_is_the_sampler_step_by_step(step):
 
 
 def test_float_tensors_and_their_shapes_come_back_as_drawn():
-    batch = streams.batches("ponder.tasks.parity:sample", dict(n=5, dim=6, nonzero=(1, 2, 3)), seed=1, steps=STEPS, version="test")
+    batch = streams.batches(
+        "ponder.tasks.parity:sample", dict(n=5, dim=6, nonzero=(1, 2, 3)), seed=1, steps=STEPS, version="test"
+    )
     for step in (0, 2, streams.CHUNK + 1):
         got = batch(step)
-        assert got[0].dtype == torch.float32 and identical(got, parity.sample(5, 6, [1, 2, 3], seed=streams.seed_of(1, step)))
+        assert got[0].dtype == torch.float32 and identical(
+            got, parity.sample(5, 6, [1, 2, 3], seed=streams.seed_of(1, step))
+        )
 
 
 def test_a_chunk_is_drawn_once_then_read_from_the_data_cache(monkeypatch):
@@ -51,7 +57,16 @@ def test_a_chunk_is_drawn_once_then_read_from_the_data_cache(monkeypatch):
     assert len(calls) == streams.CHUNK and identical(again, first)
 
 
-@pytest.mark.parametrize("change", [dict(knobs=dict(KNOBS, length=9)), dict(knobs=dict(KNOBS, hops=[1, 2])), dict(seed=1), dict(version="other"), dict(steps=100)])
+@pytest.mark.parametrize(
+    "change",
+    [
+        dict(knobs=dict(KNOBS, length=9)),
+        dict(knobs=dict(KNOBS, hops=[1, 2])),
+        dict(seed=1),
+        dict(version="other"),
+        dict(steps=100),
+    ],
+)
 def test_the_fingerprint_covers_knobs_seed_version_and_chunk(monkeypatch, change):
     calls = draws(monkeypatch, cpvr_decoys, "sample")
     base = dict(sampler=DECOYS, knobs=KNOBS, seed=0, steps=STEPS, version=cpvr_decoys.VERSION)
@@ -92,7 +107,9 @@ def test_cpvr_runs_train_on_the_batches_they_drew_before_streams():
     member = hyper_ut.cpvr_parts("ut_act", "smoke", seed=1)[0]
     sizes = hyper_ut.SIZES["smoke"]
     for step in (0, member.cfg.steps - 1):
-        want = hyper_ut.sample(sizes["batch_size"], sizes["length"], list(sizes["train_hops"]), seed=1 * 1_000_003 + step)
+        want = hyper_ut.sample(
+            sizes["batch_size"], sizes["length"], list(sizes["train_hops"]), seed=1 * 1_000_003 + step
+        )
         assert identical(member.batches(step), want)
 
 
@@ -119,7 +136,9 @@ def test_make_figures_draws_the_cpvr_streams_before_the_runs_that_read_them(prof
     assert {name for name, drawn in chunks.items() if drawn} == cpvr
     sizes = hyper_ut.SIZES[profile]
     per_stream = -(-sizes["steps"] // streams.CHUNK)
-    assert len(chunks["hyper_ut"]) == len(sizes["seeds"]) * per_stream and chunks["hyper_ut_depth"].isdisjoint(chunks["hyper_ut"])
+    assert len(chunks["hyper_ut"]) == len(sizes["seeds"]) * per_stream and chunks["hyper_ut_depth"].isdisjoint(
+        chunks["hyper_ut"]
+    )
     for upstream, built in groups:
         if any(streams.is_chunk(j) for j in upstream):
             assert all(not streams.is_chunk(j) for j in built)
@@ -131,6 +150,7 @@ def test_make_figures_draws_the_streams_ahead_on_every_core_and_says_so(monkeypa
 
     monkeypatch.setattr(streams, "CHUNK", 40)
     jobs = streams.chunk_jobs(DECOYS, KNOBS, seed=5, steps=100, version=cpvr_decoys.VERSION)
+
     def run():  # a run built on the streams, not yet trained
         raise parallel.NotCached("not trained")
 

@@ -1,5 +1,6 @@
 """Survey-1 (ponder.experiments.survey_parity): the grid of runs, the per-run summary (success,
 extrapolation), pairing by cell, difficulties in numeric order, the one-step control."""
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -7,7 +8,6 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
-
 from ponder.experiments import survey
 from ponder.experiments import survey_parity as sp
 from ponder.plots.survey import draw_parity
@@ -25,7 +25,10 @@ def test_profiles_follow_the_paper_design(profile):
 
 def test_settings_take_the_first_grid_value_and_known_overrides():
     s = sp.parity_settings("quick")
-    assert (s["tau"], s["lambda_p"]) == (sp.PARITY["quick"]["grid"]["tau"][0], sp.PARITY["quick"]["grid"]["lambda_p"][0])
+    assert (s["tau"], s["lambda_p"]) == (
+        sp.PARITY["quick"]["grid"]["tau"][0],
+        sp.PARITY["quick"]["grid"]["lambda_p"][0],
+    )
     assert "seeds" not in s and "grid" not in s
     assert sp.parity_settings("quick", max_steps=1)["max_steps"] == 1
     with pytest.raises(ValueError, match="unknown parity settings"):
@@ -61,8 +64,18 @@ def test_run_frame_orders_difficulties_numerically():
 
 def grid_frame(trained: dict, beyond: float = 0.5) -> pd.DataFrame:
     """A parity_frame with runs ``{(method, seed, cell): accuracy on every training difficulty}``."""
-    parts = [sp.run_frame(metrics({1: acc, 2: acc, 3: beyond + seed / 10, 4: beyond}), train_max=2, method=m, knob="k", value=float(cell), cell=cell, seed=seed)
-             for (m, seed, cell), acc in trained.items()]
+    parts = [
+        sp.run_frame(
+            metrics({1: acc, 2: acc, 3: beyond + seed / 10, 4: beyond}),
+            train_max=2,
+            method=m,
+            knob="k",
+            value=float(cell),
+            cell=cell,
+            seed=seed,
+        )
+        for (m, seed, cell), acc in trained.items()
+    ]
     return pd.concat(parts, ignore_index=True)
 
 
@@ -79,14 +92,18 @@ def test_run_summary_success_is_training_accuracy_at_least_the_threshold():
 
 def test_by_cell_pairs_runs_of_the_same_seed_and_knob_index():
     cells = [(m, seed, cell) for m in ("ACT", "PonderNet") for seed in (0, 1) for cell in (0, 1)]
-    frame = grid_frame({(m, seed, cell): 0.6 + 0.1 * seed + 0.01 * cell + (0.2 if m == "PonderNet" else 0) for m, seed, cell in cells})
+    frame = grid_frame(
+        {(m, seed, cell): 0.6 + 0.1 * seed + 0.01 * cell + (0.2 if m == "PonderNet" else 0) for m, seed, cell in cells}
+    )
     cells = sp.by_cell(sp.run_summary(frame), "trained")
     assert list(cells.index) == [(0, 0), (0, 1), (1, 0), (1, 1)]
     assert (cells["PonderNet"] - cells["ACT"]).to_numpy() == pytest.approx([0.2] * 4)  # same cell, same seed offset
 
 
 def test_draw_parity_joins_difficulties_in_numeric_order():
-    frame = pd.concat([sp.run_frame(metrics({d: 0.5 for d in range(1, 13)}), train_max=6, setting=s, seed=0) for s in ("a", "b")])
+    frame = pd.concat(
+        [sp.run_frame(metrics({d: 0.5 for d in range(1, 13)}), train_max=6, setting=s, seed=0) for s in ("a", "b")]
+    )
     frame["difficulty"] = frame["difficulty"].astype(str)  # as metrics keep them, and in string order
     frame = frame.sort_values("difficulty")
     fig, axes = plt.subplots(1, 2)

@@ -1,5 +1,6 @@
 """The survey's knob widgets redraw from the knob functions (stubbed here: no training), show
 when they are busy, put errors in their panel, and label difficulties with integer ticks."""
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -7,9 +8,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
-
-from ponder.widgets import survey as survey_widgets
 from ponder.experiments import survey
+from ponder.widgets import survey as survey_widgets
 
 TITLES = ["halting bias (UT+ACT)", "exit threshold", "MoD capacity", "τ / λp (parity)"]
 
@@ -47,7 +47,11 @@ def ponder_weight_panel(tabs):
 def test_knobs_draw_and_follow_their_controls(calls):
     tabs = survey_widgets.knobs("smoke", seed=0)
     assert [tabs.get_title(i) for i in range(4)] == TITLES
-    assert [name for name, _ in calls] == ["bias", "threshold", "capacity"]  # drawn once each; the ponder weight waits for its button
+    assert [name for name, _ in calls] == [
+        "bias",
+        "threshold",
+        "capacity",
+    ]  # drawn once each; the ponder weight waits for its button
     bias, status = tabs.children[0].children[0].children
     bias.value = -2.0
     assert calls[-1] == ("bias", ("smoke", -2.0, 0))
@@ -71,7 +75,13 @@ def test_ponder_weight_is_busy_while_it_trains(calls, monkeypatch):
     button.click()
     seconds = survey.knob_ponder_weight_seconds("quick")
     assert 60 <= seconds <= 600  # a few minutes: 10,000 steps
-    assert seen == [(True, True, f"ACT τ = 0.001 (trained): training or loading … (a run not cached yet trains for about {seconds} s)")]
+    assert seen == [
+        (
+            True,
+            True,
+            f"ACT τ = 0.001 (trained): training or loading … (a run not cached yet trains for about {seconds} s)",
+        )
+    ]
     assert not weight.disabled and not button.disabled and "done in" in status.value
 
 

@@ -1,4 +1,5 @@
 """``make verify`` on a tiny git repository: target by target, figures and ledger rows against HEAD."""
+
 import subprocess
 
 from ponder import verify
@@ -11,7 +12,9 @@ def ledger(commit: str, rows: list[str]) -> str:
 
 
 def git(root, *args):
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root, check=True, capture_output=True
+    )
 
 
 def repository(tmp_path):
@@ -20,11 +23,16 @@ def repository(tmp_path):
     figures.mkdir()
     for name in ("hut-2.png", "hut-2.pdf", "hut-10.png", "acm-9.png"):
         (figures / name).write_bytes(name.encode())
-    (figures / "CLAIMS.md").write_text(ledger("aaa", [
-        "acm-9 | grouped is fast | — | 0.31x | d = +0.1 ± 0.02 (n=10) | holds",
-        "hut-2 | deeper for more hops | — | 1:2.0 2:3.0 | d = +1 ± 0 (n=3) | holds",
-        "hut-10 | pool sizes \\| generators | — | N=2: 0.51 |  | —",
-    ]))
+    (figures / "CLAIMS.md").write_text(
+        ledger(
+            "aaa",
+            [
+                "acm-9 | grouped is fast | — | 0.31x | d = +0.1 ± 0.02 (n=10) | holds",
+                "hut-2 | deeper for more hops | — | 1:2.0 2:3.0 | d = +1 ± 0 (n=3) | holds",
+                "hut-10 | pool sizes \\| generators | — | N=2: 0.51 |  | —",
+            ],
+        )
+    )
     git(tmp_path, "init", "-q")
     git(tmp_path, "add", ".")
     git(tmp_path, "commit", "-qm", "figures")
@@ -37,7 +45,10 @@ def test_an_unchanged_remake_is_identical_whatever_commit_the_ledger_names(tmp_p
     assert verify.verify(tmp_path, "figures") == 0
     out = capsys.readouterr().out.splitlines()
     assert out[1].startswith("acm-9     identical timing png identical; ledger rows identical")
-    assert out[2:4] == ["hut-2     identical pdf identical, png identical; ledger rows identical", "hut-10    identical png identical; ledger rows identical"]
+    assert out[2:4] == [
+        "hut-2     identical pdf identical, png identical; ledger rows identical",
+        "hut-10    identical png identical; ledger rows identical",
+    ]
     assert out[-1] == "2 identical, 0 differ (none), 1 timing"
 
 
@@ -47,11 +58,16 @@ def test_a_changed_target_is_named_with_its_rows_side_by_side(tmp_path, capsys):
     (figures / "hut-10.png").unlink()
     (figures / "hut-5.png").write_bytes(b"new target")
     (figures / "acm-9.png").write_bytes(b"timed again")
-    (figures / "CLAIMS.md").write_text(ledger("bbb", [
-        "acm-9 | grouped is fast | — | 0.52x | d = -0.1 ± 0.02 (n=10) | does not hold",
-        "hut-2 | deeper for more hops | — | 1:2.0 2:2.0 | d = +0 ± 0 (n=3) | inconclusive",
-        "hut-10 | pool sizes \\| generators | — | N=2: 0.51 |  | —",
-    ]))
+    (figures / "CLAIMS.md").write_text(
+        ledger(
+            "bbb",
+            [
+                "acm-9 | grouped is fast | — | 0.52x | d = -0.1 ± 0.02 (n=10) | does not hold",
+                "hut-2 | deeper for more hops | — | 1:2.0 2:2.0 | d = +0 ± 0 (n=3) | inconclusive",
+                "hut-10 | pool sizes \\| generators | — | N=2: 0.51 |  | —",
+            ],
+        )
+    )
     assert verify.verify(tmp_path, "figures") == 3  # not acm-9, a timing target
     out = capsys.readouterr().out
     assert "acm-9     DIFFERS   timing png differs; ledger rows differ (1 committed, 1 new)" in out
@@ -65,13 +81,30 @@ def test_a_changed_target_is_named_with_its_rows_side_by_side(tmp_path, capsys):
 
 
 def test_rows_only_on_one_side_show_as_none():
-    lines = verify.side_by_side([{"id": "hut-3", "claim": "gone", "ours": "0.4"}], [{"id": "hut-3", "claim": "added", "ours": "0.5"}])
+    lines = verify.side_by_side(
+        [{"id": "hut-3", "claim": "gone", "ours": "0.4"}], [{"id": "hut-3", "claim": "added", "ours": "0.5"}]
+    )
     assert lines == [
-        "    gone", "                committed | new", "      ours      0.4       | (none)",
-        "    added", "                committed | new", "      ours      (none)    | 0.5",
+        "    gone",
+        "                committed | new",
+        "      ours      0.4       | (none)",
+        "    added",
+        "                committed | new",
+        "      ours      (none)    | 0.5",
     ]
 
 
 def test_the_ledger_is_read_per_target_with_escaped_bars():
     rows = verify.ledger(ledger("aaa", ["hut-10 | pool sizes \\| generators | — | N=2: 0.51 |  | —"]))
-    assert rows == {"hut-10": [{"id": "hut-10", "claim": "pool sizes | generators", "paper": "—", "ours": "N=2: 0.51", "evidence": "", "verdict": "—"}]}
+    assert rows == {
+        "hut-10": [
+            {
+                "id": "hut-10",
+                "claim": "pool sizes | generators",
+                "paper": "—",
+                "ours": "N=2: 0.51",
+                "evidence": "",
+                "verdict": "—",
+            }
+        ]
+    }

@@ -21,18 +21,20 @@ does, the shorter runs had not converged, and a ranking drawn from them answers 
 With several held-out fractions, each is reported so, and per length each kind's drop from the
 lowest fraction to the highest, the first kind judged to drop less than each other (paired).
 """
-import ponder  # noqa: F401  (before torch: pinned numerics)
+
 import argparse
 import json
 from collections.abc import Callable
 from functools import partial
 from typing import NamedTuple
 
+import ponder  # noqa: F401  (before torch: pinned numerics)
 from ponder import parallel
 from ponder.claims import Estimate, greater
 from ponder.experiments import hyla
 from ponder.models.attention import KINDS
 from ponder.profiles import PROFILES
+
 
 class Task(NamedTuple):
     """A task's base run (``setup``), its trainer, the field of its held-out fraction, the metrics read
@@ -48,9 +50,24 @@ class Task(NamedTuple):
 
 
 TASKS = {
-    "fuzzy": Task(hyla.fuzzy_setup, hyla.train_fuzzy_once, "frac_test", "test_r2", "train_r2",
-                  lambda s, metrics: metrics["test_r2_task_average"], "ignoring the context"),
-    "sraven": Task(hyla.sraven_setup, hyla.train_sraven_once, "holdout", "ood_acc", "id_acc", lambda s, metrics: s.f ** -s.k, "chance"),
+    "fuzzy": Task(
+        hyla.fuzzy_setup,
+        hyla.train_fuzzy_once,
+        "frac_test",
+        "test_r2",
+        "train_r2",
+        lambda s, metrics: metrics["test_r2_task_average"],
+        "ignoring the context",
+    ),
+    "sraven": Task(
+        hyla.sraven_setup,
+        hyla.train_sraven_once,
+        "holdout",
+        "ood_acc",
+        "id_acc",
+        lambda s, metrics: s.f**-s.k,
+        "chance",
+    ),
 }
 
 
@@ -65,10 +82,19 @@ def arguments(argv=None) -> argparse.Namespace:
     parser.add_argument("profile", choices=PROFILES)
     parser.add_argument("--steps", type=separated(int), required=True, help="training lengths, comma-separated")
     parser.add_argument("--seeds", type=separated(int), default=[0, 1, 2])
-    parser.add_argument("--kinds", type=separated(str), default=["hyla", "softmax", "linear"], help="the first is judged against the others")
+    parser.add_argument(
+        "--kinds",
+        type=separated(str),
+        default=["hyla", "softmax", "linear"],
+        help="the first is judged against the others",
+    )
     parser.add_argument("--batch", type=int, help="batch size (default: the profile's)")
     parser.add_argument("--lr", type=float, help="peak learning rate (default: the profile's)")
-    parser.add_argument("--held-out", type=separated(float), help="fractions of the combinations held out, comma-separated (default: the profile's base run's)")
+    parser.add_argument(
+        "--held-out",
+        type=separated(float),
+        help="fractions of the combinations held out, comma-separated (default: the profile's base run's)",
+    )
     parser.add_argument("--jobs", type=int, help="runs trained at a time (default: one per core)")
     args = parser.parse_args(argv)
     if unknown := set(args.kinds) - set(KINDS):
@@ -83,7 +109,13 @@ def probe_runs(args: argparse.Namespace) -> list[tuple[object, int]]:
     task = TASKS[args.task]
     changes = {name: value for name, value in (("batch_size", args.batch), ("lr", args.lr)) if value is not None}
     held_out = [{task.held_out: frac} for frac in args.held_out] if args.held_out else [{}]
-    return [(task.setup(args.profile, kind=kind, steps=steps, **changes, **frac), seed) for frac in held_out for steps in args.steps for kind in args.kinds for seed in args.seeds]
+    return [
+        (task.setup(args.profile, kind=kind, steps=steps, **changes, **frac), seed)
+        for frac in held_out
+        for steps in args.steps
+        for kind in args.kinds
+        for seed in args.seeds
+    ]
 
 
 def judge_against(first: str, others: list[str], values: dict[str, list[float]], claim: str) -> None:
@@ -104,8 +136,24 @@ def main(argv=None) -> None:
         metrics = job()[1]
         frac, baseline = getattr(s, task.held_out), task.baseline(s, metrics)
         scores[s.kind, s.steps, frac, seed], baselines[frac, seed] = metrics[task.ood], baseline
-        print(json.dumps({"task": args.task, "kind": s.kind, "seed": seed, "steps": s.steps, "batch_size": s.batch_size, "lr": s.lr, "held_out": frac,
-                          "examples": s.steps * s.batch_size, "ood": metrics[task.ood], "train": metrics[task.seen], "baseline": baseline}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "task": args.task,
+                    "kind": s.kind,
+                    "seed": seed,
+                    "steps": s.steps,
+                    "batch_size": s.batch_size,
+                    "lr": s.lr,
+                    "held_out": frac,
+                    "examples": s.steps * s.batch_size,
+                    "ood": metrics[task.ood],
+                    "train": metrics[task.seen],
+                    "baseline": baseline,
+                }
+            ),
+            flush=True,
+        )
     first, others, seeds = args.kinds[0], args.kinds[1:], args.seeds
     held_out = sorted({frac for _, _, frac, _ in scores})
     short, long = min(args.steps), max(args.steps)
@@ -113,20 +161,34 @@ def main(argv=None) -> None:
         label = f"{frac:g} held out, " if len(held_out) > 1 else ""
         for steps in args.steps:
             per_seed = {kind: [scores[kind, steps, frac, seed] for seed in seeds] for kind in args.kinds}
-            print(f"{label}{steps} steps: " + ", ".join(f"{kind} {Estimate.of(values)}" for kind, values in per_seed.items())
-                  + f"; {task.baseline_name} {Estimate.of([baselines[frac, seed] for seed in seeds])}")
+            print(
+                f"{label}{steps} steps: "
+                + ", ".join(f"{kind} {Estimate.of(values)}" for kind, values in per_seed.items())
+                + f"; {task.baseline_name} {Estimate.of([baselines[frac, seed] for seed in seeds])}"
+            )
             judge_against(first, others, per_seed, ">")
         if len(args.steps) > 1:  # converged? each kind's score at the longest length against at the shortest
             print(f"{label}{long} steps against {short}:")
             for kind in args.kinds:
-                verdict = greater([scores[kind, long, frac, seed] for seed in seeds], [scores[kind, short, frac, seed] for seed in seeds])
+                verdict = greater(
+                    [scores[kind, long, frac, seed] for seed in seeds],
+                    [scores[kind, short, frac, seed] for seed in seeds],
+                )
                 print(f"  {kind} gains: {verdict.verdict} ({verdict.noise})")
     if len(held_out) > 1:  # hyla-2's claim: the first kind's score drops least as more is held out
         low, high = held_out[0], held_out[-1]
         for steps in args.steps:
-            drop = {kind: [scores[kind, steps, low, seed] - scores[kind, steps, high, seed] for seed in seeds] for kind in args.kinds}
-            print(f"{steps} steps, the drop from {low:g} to {high:g} held out: " + ", ".join(f"{kind} {Estimate.of(values)}" for kind, values in drop.items()))
-            judge_against(first, others, {kind: [-d for d in values] for kind, values in drop.items()}, "drops less than")
+            drop = {
+                kind: [scores[kind, steps, low, seed] - scores[kind, steps, high, seed] for seed in seeds]
+                for kind in args.kinds
+            }
+            print(
+                f"{steps} steps, the drop from {low:g} to {high:g} held out: "
+                + ", ".join(f"{kind} {Estimate.of(values)}" for kind, values in drop.items())
+            )
+            judge_against(
+                first, others, {kind: [-d for d in values] for kind, values in drop.items()}, "drops less than"
+            )
 
 
 if __name__ == "__main__":

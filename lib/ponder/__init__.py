@@ -3,6 +3,7 @@
 The library is thin on purpose: tasks (data), models (nn modules), one training loop, a run
 cache, plot helpers and the claims ledger. Notebooks in ``notebooks/`` call into it.
 """
+
 import os
 
 from . import numerics

@@ -1,4 +1,5 @@
 """Argument checks that fail with a message naming the parameter and what it allows."""
+
 import operator
 from collections.abc import Iterable
 

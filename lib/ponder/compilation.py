@@ -30,6 +30,7 @@ compiles (tens of seconds), later ones reuse the kernels for batches of the same
 profiles stay eager: :mod:`ponder.numerics` pins their bits across x86 CPUs, which the C++ that
 inductor generates for the CPU would not keep.
 """
+
 from collections.abc import Callable
 
 import torch
@@ -39,7 +40,9 @@ SMALL_PRODUCTS_AS_SUMS = {"post_grad_fusion_options": {"decompose_mm_pass": {}}}
 SUM_SMALL_PRODUCTS = True  # what the runs compile with
 
 
-def compiled(loss_fn: Callable[..., torch.Tensor], sum_small_products: bool = SUM_SMALL_PRODUCTS) -> Callable[..., torch.Tensor]:
+def compiled(
+    loss_fn: Callable[..., torch.Tensor], sum_small_products: bool = SUM_SMALL_PRODUCTS
+) -> Callable[..., torch.Tensor]:
     """``loss_fn`` compiled for fixed shapes, drawing its random numbers as eager PyTorch does, its
     small batched products computed as sums where ``sum_small_products``.
 

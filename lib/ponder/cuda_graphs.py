@@ -28,6 +28,7 @@ Warm-up: PyTorch asks for a few eager iterations on a side stream before a captu
 created workspaces, the optimizer's state). Here they are the run's first :data:`WARMUP` real
 steps, not thrown away. A capture computes nothing, so the captured step is then replayed once.
 """
+
 from collections.abc import Callable, Hashable
 
 import torch
@@ -64,7 +65,12 @@ class CapturedStep:
     train); when it changes, the step is warmed up and captured again.
     """
 
-    def __init__(self, update: Callable[[Batch], torch.Tensor], phase: Callable[[], Hashable] = lambda: None, warmup: int = WARMUP):
+    def __init__(
+        self,
+        update: Callable[[Batch], torch.Tensor],
+        phase: Callable[[], Hashable] = lambda: None,
+        warmup: int = WARMUP,
+    ):
         self.update, self.phase, self.warmup = update, phase, warmup
         self.current = phase()
         self.eager_calls = 0
@@ -102,7 +108,9 @@ class CapturedStep:
     def replay(self, batch: Batch) -> torch.Tensor:
         shapes = [tuple(t.shape) for t in batch]
         if shapes != [tuple(t.shape) for t in self.static]:
-            raise ValueError(f"a captured step needs batches of one shape: captured {[tuple(t.shape) for t in self.static]}, got {shapes}")
+            raise ValueError(
+                f"a captured step needs batches of one shape: captured {[tuple(t.shape) for t in self.static]}, got {shapes}"
+            )
         for static, t in zip(self.static, batch):
             static.copy_(t, non_blocking=True)
         self.graph.replay()

@@ -25,6 +25,7 @@ trained this way says so in its config (the experiments add ``"seeds_together": 
 ACT's loop reads nothing back from the host inside ``vmap`` (:func:`ponder.models.act.act`), so
 every model family of the C-PVR runs can be stacked; ``loss_fn`` may only call the model.
 """
+
 import copy
 import dataclasses
 from collections.abc import Callable, Sequence
@@ -37,7 +38,17 @@ from tqdm.auto import tqdm
 
 from .cuda_graphs import CapturedStep, lr_on_device, set_lr
 from .runs import Run, check_may_train
-from .training import TrainConfig, _checkpoint, _restore, default_device, hold_parameters, lr_at, make_optimizer, seed_everything, world
+from .training import (
+    TrainConfig,
+    _checkpoint,
+    _restore,
+    default_device,
+    hold_parameters,
+    lr_at,
+    make_optimizer,
+    seed_everything,
+    world,
+)
 
 Batch = tuple[torch.Tensor, ...]
 
@@ -70,7 +81,9 @@ def stacked_optimizer(params: dict[str, torch.Tensor], cfg: TrainConfig, captura
 def clip_members(grads: dict[str, torch.Tensor], max_norm: float) -> torch.Tensor:
     """Scale each member's gradients (``[S, ...]`` each) to norm at most ``max_norm``, in place;
     return the norms before clipping, ``[S]``."""
-    norms = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g.flatten(1), dim=1) for g in grads.values()]), dim=0)
+    norms = torch.linalg.vector_norm(
+        torch.stack([torch.linalg.vector_norm(g.flatten(1), dim=1) for g in grads.values()]), dim=0
+    )
     scale = (max_norm / (norms + 1e-6)).clamp(max=1.0)
     for g in grads.values():
         g.mul_(scale.view(-1, *[1] * (g.dim() - 1)))
@@ -98,7 +111,9 @@ class Stacked:
         for name, p in self.skeleton.named_parameters():
             self.params[name].requires_grad_(p.requires_grad)
 
-    def gradient_function(self, loss_fn: Callable[[Callable, Batch], torch.Tensor]) -> Callable[[Batch], tuple[dict[str, torch.Tensor], torch.Tensor]]:
+    def gradient_function(
+        self, loss_fn: Callable[[Callable, Batch], torch.Tensor]
+    ) -> Callable[[Batch], tuple[dict[str, torch.Tensor], torch.Tensor]]:
         """``stacked batch -> (gradients {name: [S, ...]}, losses [S])``: every member's gradients of
         ``loss_fn(model, its batch)`` in one ``vmap``-ed call, for the parameters that train."""
 
@@ -118,7 +133,9 @@ class Stacked:
 
         return compute
 
-    def update_function(self, loss_fn: Callable[[Callable, Batch], torch.Tensor], capture: bool = False) -> Callable[[Batch], torch.Tensor]:
+    def update_function(
+        self, loss_fn: Callable[[Callable, Batch], torch.Tensor], capture: bool = False
+    ) -> Callable[[Batch], torch.Tensor]:
         """One update of every member, ``stacked batch -> losses [S]``: :meth:`gradient_function`'s
         gradients, clipped per member, then AdamW; with ``capture``, recorded as a CUDA graph
         (:class:`~ponder.cuda_graphs.CapturedStep`, again whenever the held set changes)."""
@@ -161,7 +178,11 @@ class Stacked:
             for p, q in zip(mine, stacked):
                 if q in self.optimizer.state:
                     state = self.optimizer.state[q]
-                    optimizer.state[p] = {"step": state["step"].clone(), "exp_avg": state["exp_avg"][s], "exp_avg_sq": state["exp_avg_sq"][s]}
+                    optimizer.state[p] = {
+                        "step": state["step"].clone(),
+                        "exp_avg": state["exp_avg"][s],
+                        "exp_avg_sq": state["exp_avg_sq"][s],
+                    }
             optimizers.append(optimizer)
         return optimizers
 
@@ -173,7 +194,10 @@ class Stacked:
         for index, params in enumerate(zip(*lists)):
             if params[0] in optimizers[0].state:
                 each = [o.state[p] for o, p in zip(optimizers, params)]
-                state[index] = {"step": each[0]["step"], **{k: torch.stack([e[k] for e in each]) for k in ("exp_avg", "exp_avg_sq")}}
+                state[index] = {
+                    "step": each[0]["step"],
+                    **{k: torch.stack([e[k] for e in each]) for k in ("exp_avg", "exp_avg_sq")},
+                }
         self.optimizer.load_state_dict({"state": state, "param_groups": self.optimizer.state_dict()["param_groups"]})
 
 
@@ -189,8 +213,13 @@ def check_group(members: Sequence[Member]) -> TrainConfig:
     return cfgs.pop()
 
 
-def train_together(models: Sequence[torch.nn.Module], loss_fn: Callable[[Callable, Batch], torch.Tensor], members: Sequence[Member],
-                   capture: bool = False, desc: str = "train") -> list[list[dict]]:
+def train_together(
+    models: Sequence[torch.nn.Module],
+    loss_fn: Callable[[Callable, Batch], torch.Tensor],
+    members: Sequence[Member],
+    capture: bool = False,
+    desc: str = "train",
+) -> list[list[dict]]:
     """Train ``models`` (one per member, each initialised with its seed) in place as one stack;
     return each member's loss history. Checkpoints go to every member's run each
     ``checkpoint_every`` steps; training resumes where all of them have one of the same step."""
@@ -204,7 +233,9 @@ def train_together(models: Sequence[torch.nn.Module], loss_fn: Callable[[Callabl
     if optimizers:
         stacked.load_member_optimizers(optimizers)
     update = stacked.update_function(loss_fn, capture)
-    bar = tqdm(range(start, cfg.steps), desc=f"{desc} x{len(members)} seeds", initial=start, total=cfg.steps, leave=False)
+    bar = tqdm(
+        range(start, cfg.steps), desc=f"{desc} x{len(members)} seeds", initial=start, total=cfg.steps, leave=False
+    )
     for step in bar:
         set_lr(stacked.optimizer, lr_at(step, cfg))
         stacked.hold(step)
@@ -224,7 +255,9 @@ def train_together(models: Sequence[torch.nn.Module], loss_fn: Callable[[Callabl
     return histories
 
 
-def _resume(models: Sequence[torch.nn.Module], members: Sequence[Member], cfg: TrainConfig) -> tuple[int, list[list[dict]], list | None]:
+def _resume(
+    models: Sequence[torch.nn.Module], members: Sequence[Member], cfg: TrainConfig
+) -> tuple[int, list[list[dict]], list | None]:
     """``(step, histories, member optimizers)`` restored from the members' checkpoints where every
     member has one of the same step; else ``(0, empty histories, None)`` and the models as built."""
     states = [m.run.load_tensors("checkpoint") if m.run is not None else None for m in members]
@@ -235,8 +268,13 @@ def _resume(models: Sequence[torch.nn.Module], members: Sequence[Member], cfg: T
     return restored[0][0], [history for _, history in restored], optimizers
 
 
-def train_runs(members: Sequence[Member], make_model: Callable[[], torch.nn.Module], loss_fn: Callable[[Callable, Batch], torch.Tensor],
-               evaluate: Callable[[torch.nn.Module], dict] | None = None, capture: bool = False) -> list[tuple[torch.nn.Module, dict]]:
+def train_runs(
+    members: Sequence[Member],
+    make_model: Callable[[], torch.nn.Module],
+    loss_fn: Callable[[Callable, Batch], torch.Tensor],
+    evaluate: Callable[[torch.nn.Module], dict] | None = None,
+    capture: bool = False,
+) -> list[tuple[torch.nn.Module, dict]]:
     """:func:`ponder.training.train_run` for a group of runs that differ only in their seed:
     ``[(model, metrics)]`` per member, the unfinished ones trained together (:func:`train_together`).
 
@@ -260,7 +298,9 @@ def train_runs(members: Sequence[Member], make_model: Callable[[], torch.nn.Modu
             locks.enter_context(m.run.lock())
         todo = [i for i in todo if not members[i].run.done]
         if todo:
-            histories = train_together([models[i] for i in todo], loss_fn, [members[i] for i in todo], capture, desc=members[todo[0]].run.name)
+            histories = train_together(
+                [models[i] for i in todo], loss_fn, [members[i] for i in todo], capture, desc=members[todo[0]].run.name
+            )
             for i, history in zip(todo, histories):
                 metrics = {"history": history}
                 if evaluate is not None:

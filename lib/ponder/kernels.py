@@ -13,6 +13,7 @@ are :class:`SocketKernelManager`, set by the repository's ``conftest.py``. Elsew
 
 Both also shut a kernel down without interrupting it first (:class:`NoInterruptAtShutdown`).
 """
+
 import os
 import tempfile
 import uuid

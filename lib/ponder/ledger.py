@@ -5,6 +5,7 @@ A notebook measures, judges the claim with a rule of :mod:`ponder.analysis.verdi
 every row of a profile into ``CLAIMS.md`` in the profile's figures folder (``figures/CLAIMS.md``
 for ``quick``), with :data:`~ponder.analysis.verdicts.RULE` in its header.
 """
+
 import functools
 import json
 import math
@@ -18,7 +19,12 @@ from .paths import ROOT, claims_dir, figures_dir, seed
 from .profiles import check_profile
 from .runs import write_json
 
-SHOWN = {"holds": "holds", "does not hold": "**does not hold**", "inconclusive": "inconclusive", None: "—"}  # a verdict's cell in the ledger
+SHOWN = {
+    "holds": "holds",
+    "does not hold": "**does not hold**",
+    "inconclusive": "inconclusive",
+    None: "—",
+}  # a verdict's cell in the ledger
 OLDER = " (*older*)"  # after the verdict of a row made by other code than the ledger's
 _RECORDED: dict[tuple[str, str], dict] = {}  # (target, claim) -> the row this process recorded last
 
@@ -40,9 +46,19 @@ def claim(target: str, text: str, ours, verdict: Verdict | None, *, profile: str
     """
     check_profile(profile)
     if verdict is not None and not isinstance(verdict, Verdict):
-        raise TypeError(f"verdict must come from ponder.analysis.verdicts (greater, above, below, judge, exact) or be None, got {verdict!r}")
+        raise TypeError(
+            f"verdict must come from ponder.analysis.verdicts (greater, above, below, judge, exact) or be None, got {verdict!r}"
+        )
     judged = asdict(verdict) if verdict else {"verdict": None, "noise": ""}
-    row = {"id": target, "claim": text, "paper": _fmt(paper), "ours": _fmt(ours), **judged, "profile": profile, "code": code_trees()}
+    row = {
+        "id": target,
+        "claim": text,
+        "paper": _fmt(paper),
+        "ours": _fmt(ours),
+        **judged,
+        "profile": profile,
+        "code": code_trees(),
+    }
     path = claims_dir(profile) / f"{target}.json"
     rows = json.loads(path.read_text()) if path.exists() else []
     rows = [r for r in rows if r["claim"] != text] + [row]
@@ -63,7 +79,9 @@ def rows(profile: str) -> list[dict]:
     for path in sorted(folder.glob("*.json")):
         for r in json.loads(path.read_text()):
             if "verdict" not in r:
-                raise ValueError(f"{path} holds a row of an older ledger format ({r.get('claim')!r}): run every notebook (make figures), or delete {folder}")
+                raise ValueError(
+                    f"{path} holds a row of an older ledger format ({r.get('claim')!r}): run every notebook (make figures), or delete {folder}"
+                )
             found.append(r)
     return sorted(found, key=lambda r: target_order(r["id"]))
 
@@ -86,8 +104,16 @@ def commit() -> str:
 
     Read once per process (a notebook's kernel), like the code the process imported."""
     try:
-        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "lib", "notebooks", "pyproject.toml"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "lib", "notebooks", "pyproject.toml"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + (" + changes" if dirty else "")
@@ -99,7 +125,12 @@ def code_trees() -> str:
     commit that touches neither), ``+ changes`` if either differs from HEAD, or ``unknown``; read
     once per process, as :func:`commit`."""
     try:
-        trees = [subprocess.run(["git", "rev-parse", f"HEAD:{folder}"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()[:8] for folder in ("lib", "notebooks")]
+        trees = [
+            subprocess.run(
+                ["git", "rev-parse", f"HEAD:{folder}"], cwd=ROOT, capture_output=True, text=True, check=True
+            ).stdout.strip()[:8]
+            for folder in ("lib", "notebooks")
+        ]
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return "/".join(trees) + (" + changes" if commit().endswith("changes") else "")
@@ -119,7 +150,9 @@ def provenance(found: list[dict], code: str) -> list[str]:
         lines.append(f"No rows (their notebooks have not run into this ledger): {', '.join(missing)}.")
     older = sorted({r["id"] for r in found if r.get("code") != code}, key=target_order)
     if older:
-        lines.append(f"Rows made by other code than {code} (marked *older*; their notebooks have not run since): {', '.join(older)}.")
+        lines.append(
+            f"Rows made by other code than {code} (marked *older*; their notebooks have not run since): {', '.join(older)}."
+        )
     return lines
 
 
@@ -147,7 +180,14 @@ def gather(profile: str) -> Path:
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for r in found:
-        cells = [r["id"], r["claim"], r["paper"], r["ours"], r["noise"], SHOWN[r["verdict"]] + ("" if r.get("code") == code else OLDER)]
+        cells = [
+            r["id"],
+            r["claim"],
+            r["paper"],
+            r["ours"],
+            r["noise"],
+            SHOWN[r["verdict"]] + ("" if r.get("code") == code else OLDER),
+        ]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     out = figures_dir(profile) / "CLAIMS.md"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@
 * ``verify``  — after ``make figures`` (``make verify``): per target, are the figures and ledger
   rows made here identical to the committed ones (:mod:`ponder.verify`)?
 """
+
 import argparse
 import difflib
 import json
@@ -21,13 +22,13 @@ import time
 from functools import partial
 from pathlib import Path
 
+from . import parallel, provenance, readme
 from .checks import check_int
 from .experiments import training
 from .ledger import clear, gather, rows, tally
+from .parallel import worker_count
 from .paths import ROOT, figures_dir, profile_folder
 from .profiles import PROFILES, check_device, check_profile
-from .parallel import worker_count
-from . import parallel, provenance, readme
 from .regression import sanitize, unpinned_reason
 from .tasks import streams
 from .training import cores
@@ -62,7 +63,15 @@ def papermill_execute(source: Path, target: Path, parameters: dict | None = None
 
     from .kernels import AsyncSocketKernelManager
 
-    papermill.execute_notebook(str(source), str(target), parameters=parameters, kernel_name="python3", progress_bar=False, kernel_manager_class=AsyncSocketKernelManager, **options)
+    papermill.execute_notebook(
+        str(source),
+        str(target),
+        parameters=parameters,
+        kernel_name="python3",
+        progress_bar=False,
+        kernel_manager_class=AsyncSocketKernelManager,
+        **options,
+    )
 
 
 def execute(path: Path, out: Path, profile: str, seed: int) -> tuple[str, float, str | None]:
@@ -110,7 +119,9 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
     if jobs > 1:
         draw_streams(profile, groups, max(jobs, cores()))
     runs, needs = parallel.plan(independent, groups, keep_going=True) if jobs > 1 else ([], [])
-    print(f"[{profile}] {len(runs)} run(s) to train and {len(paths)} notebook(s) to execute, {jobs} at a time", flush=True)
+    print(
+        f"[{profile}] {len(runs)} run(s) to train and {len(paths)} notebook(s) to execute, {jobs} at a time", flush=True
+    )
     position = {parallel.key(job): i for i, job in enumerate(runs)}
     waits = [{position[k] for k in map(parallel.key, needed.get(p.stem, [])) if k in position} for p in untimed]
     trained, executed = iter(range(1, len(runs) + 1)), iter(range(1, len(paths) + 1))
@@ -120,31 +131,55 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
 
     def ran(job: parallel.Job, error: BaseException | None, seconds: float) -> None:
         if error is not None:
-            print(f"  a run failed to train ahead (its notebook will say more): {parallel.failure(job, error)}", file=sys.stderr)
-        print(f"[{profile}]   run {next(trained)}/{len(runs)} {parallel.describe(job)}: {seconds:.0f} s ({elapsed()})", flush=True)
+            print(
+                f"  a run failed to train ahead (its notebook will say more): {parallel.failure(job, error)}",
+                file=sys.stderr,
+            )
+        print(
+            f"[{profile}]   run {next(trained)}/{len(runs)} {parallel.describe(job)}: {seconds:.0f} s ({elapsed()})",
+            flush=True,
+        )
 
     def executed_one(path: Path, result, error: BaseException | None, seconds: float) -> None:
         name, seconds, problem = result if error is None else (path.name, seconds, f"{type(error).__name__}: {error}")
-        print(f"[{profile}] [{next(executed)}/{len(paths)}] {name} {'done' if problem is None else 'FAILED'} in {seconds:.0f} s ({elapsed()})", flush=True)
+        print(
+            f"[{profile}] [{next(executed)}/{len(paths)}] {name} {'done' if problem is None else 'FAILED'} in {seconds:.0f} s ({elapsed()})",
+            flush=True,
+        )
         made.append((path.stem, readme.targets_of_notebooks().get(f"notebooks/{path.name}", []), seconds, problem))
         if problem is not None:
             failed.append((name, problem))
 
-    def train_and_execute(runs: list, needs: list[set[int]], notebooks: list[Path], waits: list[set[int]], width: int) -> None:
+    def train_and_execute(
+        runs: list, needs: list[set[int]], notebooks: list[Path], waits: list[set[int]], width: int
+    ) -> None:
         calls = parallel.train_calls(runs) + [partial(execute, path, out, profile, seed) for path in notebooks]
         if calls:
-            parallel.schedule(calls, needs + waits, width, lambda i, result, error, seconds: ran(runs[i], error, seconds) if i < len(runs)
-                              else executed_one(notebooks[i - len(runs)], result, error, seconds))
+            parallel.schedule(
+                calls,
+                needs + waits,
+                width,
+                lambda i, result, error, seconds: (
+                    ran(runs[i], error, seconds)
+                    if i < len(runs)
+                    else executed_one(notebooks[i - len(runs)], result, error, seconds)
+                ),
+            )
 
     train_and_execute(runs, needs, untimed, waits, jobs)
     timed = [p for p in paths if p.stem in TIMED_NOTEBOOKS]
     train_and_execute([], [], timed, [set() for _ in timed], 1)  # alone, after everything else
     ledger = gather(profile)
-    print(f"claims ledger: {ledger}: {tally(rows(profile))}; provenance: {provenance.record(ledger.parent, profile, made)}")
+    print(
+        f"claims ledger: {ledger}: {tally(rows(profile))}; provenance: {provenance.record(ledger.parent, profile, made)}"
+    )
     if ledger.parent in {ROOT / "figures" / profile_folder(p) for p in readme.SHOWN}:  # the README shows them
         sync_readme()
     for name, error in failed:
-        print(f"FAILED {name}: {error}\n  the executed copy, with the failing cell's traceback: {out / name}", file=sys.stderr)
+        print(
+            f"FAILED {name}: {error}\n  the executed copy, with the failing cell's traceback: {out / name}",
+            file=sys.stderr,
+        )
     if failed:
         raise SystemExit(1)
     return ledger
@@ -156,10 +191,19 @@ def draw_streams(profile: str, groups: list, width: int) -> None:
     sharing the GPU; those of groups whose runs are all cached are left alone. A chunk that fails
     here is drawn by the first run that reads it."""
     drawn, begin = [], time.perf_counter()
-    chunks = [job for upstream, built in groups if not all(map(parallel.is_cached, built)) for job in upstream if streams.is_chunk(job)]
+    chunks = [
+        job
+        for upstream, built in groups
+        if not all(map(parallel.is_cached, built))
+        for job in upstream
+        if streams.is_chunk(job)
+    ]
     failures = parallel.prefetch(chunks, width, keep_going=True, report=lambda *_: drawn.append(1))
     if drawn:
-        print(f"[{profile}] {len(drawn)} chunk(s) of training streams drawn in {time.perf_counter() - begin:.0f} s, {width} at a time", flush=True)
+        print(
+            f"[{profile}] {len(drawn)} chunk(s) of training streams drawn in {time.perf_counter() - begin:.0f} s, {width} at a time",
+            flush=True,
+        )
     for line in failures:
         print(f"  a chunk of a training stream failed to draw ahead (its runs will draw it): {line}", file=sys.stderr)
 
@@ -174,7 +218,10 @@ def sync_readme() -> None:
             if readme.sync_file(document, ROOT / "figures"):
                 print(f"{name}: its generated blocks rewritten from the figures of {', '.join(readme.SHOWN)}")
         except readme.NotMade as missing:
-            print(f"{name} left as it was: {missing} (make figures of every notebook, PROFILE={' and '.join(readme.SHOWN)}, rewrites it)", file=sys.stderr)
+            print(
+                f"{name} left as it was: {missing} (make figures of every notebook, PROFILE={' and '.join(readme.SHOWN)}, rewrites it)",
+                file=sys.stderr,
+            )
 
 
 def prepare(profile: str, out: Path, seed: int = 0, names: list[str] | None = None) -> list[Path]:
@@ -196,7 +243,10 @@ def execute_smoke(path: Path, seed: int = 0) -> dict:
     import tempfile
     from unittest import mock
 
-    with tempfile.TemporaryDirectory() as tmp, mock.patch.dict(os.environ, {"PONDER_RESULTS": str(Path(tmp) / "results")}):  # the kernel inherits it
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        mock.patch.dict(os.environ, {"PONDER_RESULTS": str(Path(tmp) / "results")}),
+    ):  # the kernel inherits it
         executed = Path(tmp) / path.name
         papermill_execute(path, executed, parameters("smoke", seed), cwd=str(NOTEBOOKS))
         return json.loads(executed.read_text())
@@ -204,7 +254,9 @@ def execute_smoke(path: Path, seed: int = 0) -> dict:
 
 def output_text(outputs: list[dict]) -> list[str]:
     """The lines of ``outputs`` that a reader compares: streams and plain-text results."""
-    return [line for o in outputs for line in "".join(o.get("text", o.get("data", {}).get("text/plain", ""))).splitlines()]
+    return [
+        line for o in outputs for line in "".join(o.get("text", o.get("data", {}).get("text/plain", ""))).splitlines()
+    ]
 
 
 def checked_text(notebook: dict) -> list[str]:
@@ -232,8 +284,13 @@ def store_outputs(source: dict, ran: dict) -> None:
             continue
         new = by_id[cell.get("id")]
         outputs = [o for o in new["outputs"] if o["output_type"] != "display_data"]
-        if [sanitize(line) for line in output_text(outputs)] != [sanitize(line) for line in output_text(cell["outputs"])]:
-            cell["outputs"], cell["execution_count"] = outputs, new["execution_count"]  # nbval wants a count beside outputs
+        if [sanitize(line) for line in output_text(outputs)] != [
+            sanitize(line) for line in output_text(cell["outputs"])
+        ]:
+            cell["outputs"], cell["execution_count"] = (
+                outputs,
+                new["execution_count"],
+            )  # nbval wants a count beside outputs
     source["metadata"].pop("papermill", None)
 
 
@@ -255,12 +312,19 @@ def refresh(names: list[str] | None = None, seed: int = 0) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m ponder.notebooks", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m ponder.notebooks", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("action", choices=["run", "prepare", "refresh", "verify"])
     parser.add_argument("names", nargs="*", help="notebooks to run (default: all)")
     parser.add_argument("--profile", default="quick", choices=PROFILES)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--jobs", type=int, default=None, help="runs trained and notebooks executed at a time (run; default one per core; the timing notebooks always alone)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="runs trained and notebooks executed at a time (run; default one per core; the timing notebooks always alone)",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "nbval", help="folder for prepare")
     parser.add_argument("--ref", default="HEAD", help="the commit verify compares with")
     args = parser.parse_args(argv)

@@ -43,6 +43,7 @@ AVX2, or ``PONDER_UNPINNED=1`` — nothing is pinned and :func:`pin` says so onc
 key includes :func:`describe`, so pinned and unpinned runs never mix. Timing benchmarks ask for
 their own thread counts with :func:`ponder.training.num_threads`.
 """
+
 import os
 import platform
 import sys
@@ -96,12 +97,18 @@ def pin() -> bool:
     if reason is not None:
         if not os.environ.get("PONDER_UNPINNED_SAID"):
             os.environ["PONDER_UNPINNED_SAID"] = "1"  # once per process tree
-            warnings.warn(f"ponder runs unpinned ({reason}): results may differ in the last bits from the published ones", stacklevel=3)
+            warnings.warn(
+                f"ponder runs unpinned ({reason}): results may differ in the last bits from the published ones",
+                stacklevel=3,
+            )
         return False
     if "torch" in sys.modules and not pinned():
         settings = " ".join(f"{k}={v}" for k, v in PINS.items())
-        warnings.warn(f"torch was imported before ponder, so its numerics are not pinned; start Python with {settings} "
-                      "(or import ponder first) to get the published bits", stacklevel=3)
+        warnings.warn(
+            f"torch was imported before ponder, so its numerics are not pinned; start Python with {settings} "
+            "(or import ponder first) to get the published bits",
+            stacklevel=3,
+        )
         return False
     os.environ.update(PINS)
     return True

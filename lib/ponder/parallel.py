@@ -17,6 +17,7 @@ depend on where it ran. With one worker :func:`prefetch` does nothing and the no
 calls train the runs in turn; with a GPU the workers share it (:func:`worker_count`), and with
 several GPUs each worker takes one of them in turn (:func:`_take_gpu`).
 """
+
 import ctypes
 import heapq
 import math
@@ -113,7 +114,9 @@ def key(job: Job) -> object:
     return repr((job.func, job.args, sorted(job.keywords.items()))) if isinstance(job, partial) else job
 
 
-def plan(jobs: Sequence[Job], after: Sequence[Group] = (), keep_going: bool = False) -> tuple[list[Job], list[set[int]]]:
+def plan(
+    jobs: Sequence[Job], after: Sequence[Group] = (), keep_going: bool = False
+) -> tuple[list[Job], list[set[int]]]:
     """The jobs to train, in the order they should start, and for each the positions of those it waits for.
 
     Only jobs not :func:`is_cached` count, each once. First the upstream jobs of every group of
@@ -144,8 +147,12 @@ def plan(jobs: Sequence[Job], after: Sequence[Group] = (), keep_going: bool = Fa
     return order, needs
 
 
-def schedule(calls: Sequence[Callable[[], object]], needs: Sequence[set[int]], workers: int,
-             on_end: Callable[[int, object, BaseException | None, float], object]) -> None:
+def schedule(
+    calls: Sequence[Callable[[], object]],
+    needs: Sequence[set[int]],
+    workers: int,
+    on_end: Callable[[int, object, BaseException | None, float], object],
+) -> None:
     """Run ``calls`` (picklable) in ``workers`` spawned processes: call ``i`` starts once the calls
     ``needs[i]`` have ended (failed ones too), and of the calls ready the earliest in ``calls`` starts
     first. ``on_end(i, result, error, seconds)`` as each ends (``error``: what it raised, or None);
@@ -186,7 +193,9 @@ def _pool(workers: int, gpus: int) -> ProcessPoolExecutor:
     GPUs, worker ``k`` (in start order) on GPU ``k % gpus``."""
     context = get_context("spawn")
     started = context.Value("i", 0) if gpus > 1 else None  # the workers started so far
-    return ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(os.getpid(), started, gpus))
+    return ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_start_worker, initargs=(os.getpid(), started, gpus)
+    )
 
 
 def _start_worker(parent: int, started, gpus: int) -> None:
@@ -238,8 +247,13 @@ def failure(job: Job, error: BaseException) -> str:
     return f"{describe(job)}: {type(error).__name__}: {error}".splitlines()[0]
 
 
-def prefetch(jobs: Sequence[Job], workers: int | None = None, keep_going: bool = False, report: Report | None = None,
-             after: Sequence[Group] = ()) -> int | list[str]:
+def prefetch(
+    jobs: Sequence[Job],
+    workers: int | None = None,
+    keep_going: bool = False,
+    report: Report | None = None,
+    after: Sequence[Group] = (),
+) -> int | list[str]:
     """Train the jobs whose runs are not cached, ``workers`` at a time (default :func:`worker_count`),
     each in its own process with one thread. Returns how many jobs were trained; with ``keep_going``
     a failing job does not stop the others, and what is returned is one line per failure.

@@ -6,6 +6,7 @@ temporary folder): ``PONDER_RESULTS``, ``PONDER_FIGURES``, ``PONDER_DATA_CACHE``
 ``PONDER_SEED`` (set by ``make figures SEED=N`` for N != 0) keeps another seed's figures and
 ledger apart from the published ones: ``figures/seed-N/...`` and ``results/<profile>/claims-seed-N``.
 """
+
 import os
 from pathlib import Path
 

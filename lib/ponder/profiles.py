@@ -22,8 +22,10 @@ row with :func:`by_profile`, so there is no ``if profile == ...`` scattered thro
 may leave out ``cpu`` where it is ``quick``'s row (:data:`EXTENDS`). The run keys do not hash those
 tables, only what a row puts into a run's config: re-sizing ``gpu`` leaves ``quick``'s runs cached.
 """
+
 import os
-from typing import Mapping, TypeVar
+from collections.abc import Mapping
+from typing import TypeVar
 
 from .checks import check_choice
 
@@ -50,9 +52,11 @@ def check_device(profile: str) -> str:
     import torch  # not at the top: ``import ponder`` pins the numerics before torch is imported
 
     if not torch.cuda.is_available():
-        raise ValueError(f"profile {profile!r} is sized for GPUs and no CUDA device is visible: on this CPU its runs would take days. "
-                         "The gpu profile's figures, made on an H200, are committed in figures/gpu/. Here, use quick or cpu "
-                         "(or set PONDER_ALLOW_CPU=1 to train it on the CPU all the same)")
+        raise ValueError(
+            f"profile {profile!r} is sized for GPUs and no CUDA device is visible: on this CPU its runs would take days. "
+            "The gpu profile's figures, made on an H200, are committed in figures/gpu/. Here, use quick or cpu "
+            "(or set PONDER_ALLOW_CPU=1 to train it on the CPU all the same)"
+        )
     return profile
 
 

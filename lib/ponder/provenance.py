@@ -6,6 +6,7 @@ not executed this time, and rows written by hand for files no notebook makes (a 
 copied from a GPU), stay as they were, so the table always says what made each file in the folder.
 Everything above the table (its title and notes) is kept too.
 """
+
 import os
 import platform
 from pathlib import Path
@@ -47,7 +48,7 @@ def read(path: Path) -> tuple[str, dict[str, dict]]:
     start = next((i for i, line in enumerate(lines) if line.startswith("| ")), len(lines))
     header = _cells(lines[start]) if start < len(lines) else list(COLUMNS)
     rows = {}
-    for line in lines[start + 2:]:
+    for line in lines[start + 2 :]:
         if line.startswith("| "):
             row = dict(zip(header, _cells(line)))
             rows[row[header[0]]] = {column: row.get(column, "—") for column in COLUMNS}
@@ -73,9 +74,13 @@ def record(folder: Path, profile: str, executed: list[tuple[str, list[str], floa
     made_on, at = device(), commit()
     for name, targets, seconds, problem in executed:
         rows[f"notebook {name}"] = {
-            "made by": f"notebook {name}", "files": ", ".join(targets) or "—",
-            "command": f"`python -m ponder.notebooks run {name} --profile {profile}`", "commit": f"`{at}`",
-            "device": made_on, "torch": torch.__version__, "wall time": f"{seconds:.0f} s (its runs trained ahead)",
+            "made by": f"notebook {name}",
+            "files": ", ".join(targets) or "—",
+            "command": f"`python -m ponder.notebooks run {name} --profile {profile}`",
+            "commit": f"`{at}`",
+            "device": made_on,
+            "torch": torch.__version__,
+            "wall time": f"{seconds:.0f} s (its runs trained ahead)",
             "status": "made by this commit's code" if problem is None else f"failed: {problem.splitlines()[0][:120]}",
         }
     write(path, preamble, rows)

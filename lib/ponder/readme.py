@@ -32,6 +32,7 @@ it is then rewritten from ``figures/<profile>/``.
 ``tests/test_readme.py`` checks that each committed document equals what :func:`sync` makes of the
 committed figures, so the two cannot be committed out of step.
 """
+
 import os
 import re
 from pathlib import Path
@@ -49,8 +50,12 @@ BLOCK = re.compile(r"(<!-- generated: (?P<spec>[^>]*?) -->\n)(?P<body>.*?)(<!-- 
 OPEN = re.compile(r"<!-- generated: ")
 KINDS = ("tally", "ledger", "table", "headlines", "thumbnails", "gallery", "notebooks")
 SHOWN_COLUMNS = ("id", "claim", "ours", "verdict")
-PAPERS = {"hut": ("Hyper-UT", "docs/hyper-ut.md"), "acm": ("ACM", "docs/acm.md"), "hyla": ("HYLA", "docs/hyla.md"),
-          "survey": ("Survey", "docs/survey.md")}
+PAPERS = {
+    "hut": ("Hyper-UT", "docs/hyper-ut.md"),
+    "acm": ("ACM", "docs/acm.md"),
+    "hyla": ("HYLA", "docs/hyla.md"),
+    "survey": ("Survey", "docs/survey.md"),
+}
 # each paper's headline claims: (target id, the start of its ledger row's claim)
 HEADLINES = (
     ("hut-3", "Hyper-UT is the most accurate beyond the training hops"),
@@ -109,8 +114,20 @@ def headline_rows(ledger_text: str, profile: str, base: str) -> str:
         if row is None:
             raise NotMade(f"the ledger has no row of {target} whose claim starts {start!r}")
         paper, page = PAPERS[target.split("-")[0]]
-        table.append((paper, row["claim"], row["paper"], row["ours"], row["verdict"], _scale(row, profile), f"[{target}]({base}{page}#{target})"))
-    return markdown_table(pd.DataFrame(table, columns=["paper", "claim", "paper's number", "ours", "verdict", "scale", "more"]))
+        table.append(
+            (
+                paper,
+                row["claim"],
+                row["paper"],
+                row["ours"],
+                row["verdict"],
+                _scale(row, profile),
+                f"[{target}]({base}{page}#{target})",
+            )
+        )
+    return markdown_table(
+        pd.DataFrame(table, columns=["paper", "claim", "paper's number", "ours", "verdict", "scale", "more"])
+    )
 
 
 def thumbnails(figures: Path, base: str) -> str:
@@ -128,7 +145,10 @@ SAVED = re.compile(r'save_figure\(fig, \\"([a-z]+-[a-z0-9]+)\\"')
 
 def targets_of_notebooks() -> dict[str, list[str]]:
     """``{notebooks/NAME.ipynb: [target ids whose figures it saves]}``, in file order."""
-    found = {f"notebooks/{path.name}": list(dict.fromkeys(SAVED.findall(path.read_text()))) for path in sorted((ROOT / "notebooks").glob("*.ipynb"))}
+    found = {
+        f"notebooks/{path.name}": list(dict.fromkeys(SAVED.findall(path.read_text())))
+        for path in sorted((ROOT / "notebooks").glob("*.ipynb"))
+    }
     return {name: targets for name, targets in found.items() if targets}
 
 
@@ -145,22 +165,30 @@ def notebook_status(figures: Path) -> str:
     rows = []
     for name, targets in targets_of_notebooks().items():
         made = [t for t in targets if (figures / f"{t}.png").exists()]
-        rows.append((name.split("/")[1].removesuffix(".ipynb"), ", ".join(made) or "—", f"{len(made)} of {len(targets)}"))
+        rows.append(
+            (name.split("/")[1].removesuffix(".ipynb"), ", ".join(made) or "—", f"{len(made)} of {len(targets)}")
+        )
     return markdown_table(pd.DataFrame(rows, columns=["notebook", "figures made", "of its targets"]))
 
 
 def gallery(ledger_text: str, figures: Path, base: str, root: str) -> str:
     """Every target with a figure in ``figures``: a heading, the figure, its ledger rows and its notebook."""
     by_target = ledger(ledger_text)
-    order = lambda path: (list(PAPERS).index(path.stem.split("-")[0]), path.stem.split("-")[1].lstrip("a").zfill(3), path.stem)  # noqa: E731
+    order = lambda path: (
+        list(PAPERS).index(path.stem.split("-")[0]),
+        path.stem.split("-")[1].lstrip("a").zfill(3),
+        path.stem,
+    )  # noqa: E731
     parts = []
     for png in sorted(figures.glob("*.png"), key=order):
         target = png.stem
         rows = [(r["claim"], r["ours"], r["verdict"]) for r in by_target.get(target, [])]
         notebook = notebook_of(target)
-        parts.append(f"### {target}\n\n[![{target}]({base}{png.name})]({base}{png.name})\n\n"
-                     + (markdown_table(pd.DataFrame(rows, columns=["claim", "ours", "verdict"])) + "\n" if rows else "")
-                     + f"Made by [{notebook}]({root}{notebook}).\n")
+        parts.append(
+            f"### {target}\n\n[![{target}]({base}{png.name})]({base}{png.name})\n\n"
+            + (markdown_table(pd.DataFrame(rows, columns=["claim", "ours", "verdict"])) + "\n" if rows else "")
+            + f"Made by [{notebook}]({root}{notebook}).\n"
+        )
     return "\n".join(parts)
 
 
@@ -175,8 +203,10 @@ def render(spec: str, figures: Path, base: str = "figures/") -> str:
         figures = figures / profile_folder(profile)
         base = f"{base}{profile_folder(profile)}/" if profile_folder(profile) else base
     if kind not in KINDS or len(argument) != (kind in ("ledger", "table")):
-        raise ValueError(f"unknown README block {spec!r}: one of 'tally', 'ledger PREFIX', 'table TARGET-ID', 'headlines', "
-                         "'thumbnails', 'gallery', optionally followed by a profile")
+        raise ValueError(
+            f"unknown README block {spec!r}: one of 'tally', 'ledger PREFIX', 'table TARGET-ID', 'headlines', "
+            "'thumbnails', 'gallery', optionally followed by a profile"
+        )
     root = base.split("figures/")[0]
     if kind == "thumbnails":
         return thumbnails(figures, base)

@@ -14,6 +14,7 @@ test and shows as a diff in review.
   (x86-64 with AVX2, on the CPU). Elsewhere :func:`skip_unpinned` (a pytest hook, loaded by the
   repository's ``conftest.py``) skips these cells, naming the platform: they are never loosened.
 """
+
 import math
 import numbers
 import platform
@@ -125,8 +126,14 @@ def skip_unpinned(items: list, reason: str | None) -> int:
     marked = 0
     for item in items:
         cell = getattr(item, "cell", None)
-        if (cell is not None and TAG in cell.get("metadata", {}).get("tags", [])) or item.get_closest_marker("pinned_bits"):
-            item.add_marker(pytest.mark.skip(reason=f"these bits are promised only on x86-64 with AVX2 on the CPU (ponder.numerics); here: {reason}"))
+        if (cell is not None and TAG in cell.get("metadata", {}).get("tags", [])) or item.get_closest_marker(
+            "pinned_bits"
+        ):
+            item.add_marker(
+                pytest.mark.skip(
+                    reason=f"these bits are promised only on x86-64 with AVX2 on the CPU (ponder.numerics); here: {reason}"
+                )
+            )
             marked += 1
     return marked
 

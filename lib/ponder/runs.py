@@ -16,6 +16,7 @@ Every write is atomic (temporary file, then ``os.replace``), so a kill mid-write
 a half-written file that a later run would trust. A file damaged otherwise (a disk error, an
 edit by hand) raises :class:`CorruptRun`, naming the file and the run folder to delete.
 """
+
 import ast
 import fcntl
 import functools
@@ -46,7 +47,9 @@ _TRAINER = "ponder.training"
 def module_file(name: str, package: Path = PACKAGE) -> Path | None:
     """The source of module ``name`` (``ponder.x.y``) under ``package``, or ``None`` if it is not one."""
     parts = name.split(".")[1:]
-    candidates = [package.joinpath(*parts, "__init__.py")] + ([package.joinpath(*parts).with_suffix(".py")] if parts else [])
+    candidates = [package.joinpath(*parts, "__init__.py")] + (
+        [package.joinpath(*parts).with_suffix(".py")] if parts else []
+    )
     return next((path for path in candidates if path.is_file()), None)
 
 
@@ -69,7 +72,9 @@ def imported_by(name: str, package: Path = PACKAGE) -> set[str]:
             base = here[: len(here) - node.level + 1] if node.level else []
             origin = ".".join(base + (node.module.split(".") if node.module else []))
             found.add(origin)
-            found |= {f"{origin}.{alias.name}" for alias in node.names}  # ``from . import acm``: a module, if acm is one
+            found |= {
+                f"{origin}.{alias.name}" for alias in node.names
+            }  # ``from . import acm``: a module, if acm is one
     return {m for m in found if m.split(".")[0] == "ponder" and module_file(m, package)}
 
 
@@ -107,7 +112,11 @@ def code_version(roots: tuple[str, ...] = (), package: Path = PACKAGE) -> str:
 
 def config_key(config: dict, code: Sequence[str] = ()) -> str:
     """Short hash of a JSON-able config together with the code version of the modules ``code``."""
-    blob = json.dumps({"config": config, "code": code_version(tuple(sorted(code))), "numerics": numerics.describe()}, sort_keys=True, default=str)
+    blob = json.dumps(
+        {"config": config, "code": code_version(tuple(sorted(code))), "numerics": numerics.describe()},
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 

@@ -1,4 +1,5 @@
 """What the second cell of every notebook calls: check the profile, seed, set the plot theme."""
+
 import torch
 
 from .checks import check_int

@@ -10,12 +10,13 @@ Data comes from ``batches(step)``, a function of the step alone (e.g. a generato
 Under ``torchrun`` (``WORLD_SIZE > 1``) the model is wrapped in DistributedDataParallel and each
 process trains on its slice ``[rank::world]`` of every global batch; rank 0 writes the cache.
 """
+
 import math
 import os
 import random
+from collections.abc import Callable
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass
-from typing import Callable
 
 import numpy as np
 import torch
@@ -147,7 +148,9 @@ def make_optimizer(model: torch.nn.Module, cfg: TrainConfig, capturable: bool = 
     return torch.optim.AdamW(groups, lr=cfg.lr, fused=True, capturable=capturable)
 
 
-def optimizer_step(loss: torch.Tensor, model: torch.nn.Module, optimizer: torch.optim.Optimizer, grad_clip: float) -> None:
+def optimizer_step(
+    loss: torch.Tensor, model: torch.nn.Module, optimizer: torch.optim.Optimizer, grad_clip: float
+) -> None:
     """One update from ``loss``: fresh gradients, clipped to norm ``grad_clip``, then the optimizer's step."""
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
@@ -155,8 +158,14 @@ def optimizer_step(loss: torch.Tensor, model: torch.nn.Module, optimizer: torch.
     optimizer.step()
 
 
-def update_function(net: torch.nn.Module, loss_fn, model: torch.nn.Module, optimizer: torch.optim.Optimizer, grad_clip: float,
-                    capture: bool = False) -> Callable[[Batch], torch.Tensor]:
+def update_function(
+    net: torch.nn.Module,
+    loss_fn,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    grad_clip: float,
+    capture: bool = False,
+) -> Callable[[Batch], torch.Tensor]:
     """One training update ``batch -> loss`` of ``net`` (``model``, or its DistributedDataParallel
     wrapper); with ``capture``, recorded as a CUDA graph after its warm-up (:class:`CapturedStep`:
     the optimizer must be capturable; its learning rates are moved to the device here, after any

@@ -9,6 +9,7 @@ target gives the same bytes. The targets of :data:`ponder.regression.TIMED_TARGE
 wall-clock times: they are reported, marked as timing ones, and expected to differ. For a target
 that differs, its ledger rows are printed side by side, committed beside new.
 """
+
 import re
 import subprocess
 from dataclasses import dataclass, field
@@ -117,7 +118,11 @@ def side_by_side(old_rows: list[dict], new_rows: list[dict]) -> list[str]:
 def summary(target: Target) -> str:
     """One line: the target, whether it is identical, its files and ledger rows."""
     files = ", ".join(f"{name.split('.', 1)[1]} {status}" for name, status in target.files.items()) or "no files"
-    rows = "ledger rows identical" if target.old_rows == target.new_rows else f"ledger rows differ ({len(target.old_rows)} committed, {len(target.new_rows)} new)"
+    rows = (
+        "ledger rows identical"
+        if target.old_rows == target.new_rows
+        else f"ledger rows differ ({len(target.old_rows)} committed, {len(target.new_rows)} new)"
+    )
     verdict = "identical" if target.identical else "DIFFERS"
     return f"{target.name:<9} {verdict:<9} {'timing ' if target.timed else ''}{files}; {rows}"
 
@@ -133,5 +138,7 @@ def verify(root: Path, folder: str, ref: str = "HEAD") -> int:
             print("\n".join(side_by_side(target.old_rows, target.new_rows)))
     differing = [t.name for t in targets if not t.identical and not t.timed]
     timed = [t.name for t in targets if t.timed]
-    print(f"{len(targets) - len(differing) - len(timed)} identical, {len(differing)} differ ({', '.join(differing) or 'none'}), {len(timed)} timing")
+    print(
+        f"{len(targets) - len(differing) - len(timed)} identical, {len(differing)} differ ({', '.join(differing) or 'none'}), {len(timed)} timing"
+    )
     return len(differing)

@@ -1,4 +1,5 @@
 """ACM analysis: how many learners a token needs after phase I (acm-5)."""
+
 import torch
 
 from ..models.acm_phases import GATING_ERROR_FACTOR, gate_labels

@@ -11,6 +11,7 @@ method trained longer (or fine-tuned from it) look good. Two checks, each on wha
 
 :func:`ponder.analysis.verdicts.unconverged` turns a failed check into an *inconclusive* row that says so.
 """
+
 from collections.abc import Sequence
 
 import numpy as np
@@ -27,7 +28,7 @@ def plateau_fall(history: Sequence[dict], window: float = WINDOW) -> float:
     size = int(len(losses) * window)
     if size < 2:
         return float("nan")
-    before, last = losses[-2 * size:-size].mean(), losses[-size:].mean()
+    before, last = losses[-2 * size : -size].mean(), losses[-size:].mean()
     return float((before - last) / abs(before)) if before else 0.0
 
 

@@ -1,4 +1,5 @@
 """Hyper-UT analysis: compute spent where accuracy is matched (hut-4)."""
+
 import pandas as pd
 
 
@@ -14,4 +15,7 @@ def unmatched(fits: pd.DataFrame, models: list[str]) -> dict[str, str]:
     (``fits``: one row per model and seed with a bool column ``fits``): where one does not, fewer
     steps are not efficiency at matched accuracy (for :func:`ponder.analysis.verdicts.unconverged`)."""
     rows = fits[fits["model"].isin(models) & ~fits["fits"].astype(bool)]
-    return {f"{r.model}, seed {r.seed}": "does not fit its training hops (accuracy < 0.95 at one of them)" for r in rows.itertuples()}
+    return {
+        f"{r.model}, seed {r.seed}": "does not fit its training hops (accuracy < 0.95 at one of them)"
+        for r in rows.itertuples()
+    }

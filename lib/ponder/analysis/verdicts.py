@@ -17,6 +17,7 @@ if every part holds and does not hold if one part does not (:func:`every`). A ro
 generator's exactness, a count) is judged :func:`exact`. A row that only describes what is
 seen has no verdict.
 """
+
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -80,7 +81,7 @@ def judge(d: Estimate, delta: float = 0.0, min_seeds: int = MIN_SEEDS) -> Verdic
 
 
 def greater(a: Sequence[float], b: Sequence[float], delta: float = 0.0, paired: bool = True) -> Verdict:
-    """"``a`` is larger than ``b``": per-seed values of each (the same seeds, in order, if ``paired``).
+    """ "``a`` is larger than ``b``": per-seed values of each (the same seeds, in order, if ``paired``).
 
     Paired, a seed on which one side was not measured (``nan``: a method a profile trains on fewer
     seeds) is left out, so the verdict rests on the seeds measured on both sides."""
@@ -96,13 +97,13 @@ def greater(a: Sequence[float], b: Sequence[float], delta: float = 0.0, paired: 
 
 
 def above(values: Sequence[float], bound: float, delta: float = 0.0) -> Verdict:
-    """"the quantity is above ``bound``": per-seed values."""
+    """ "the quantity is above ``bound``": per-seed values."""
     e = Estimate.of(values)
     return judge(Estimate(e.mean - bound, e.se, e.n), delta)
 
 
 def below(values: Sequence[float], bound: float, delta: float = 0.0) -> Verdict:
-    """"the quantity is below ``bound``": per-seed values."""
+    """ "the quantity is below ``bound``": per-seed values."""
     e = Estimate.of(values)
     return judge(Estimate(bound - e.mean, e.se, e.n), delta)
 
@@ -137,7 +138,9 @@ def unconverged(verdict: Verdict, problems: dict[str, str]) -> Verdict:
     verdict stays in the row's evidence."""
     if not problems:
         return verdict
-    return _set_aside(verdict, "reference not converged (" + "; ".join(f"{name}: {reason}" for name, reason in problems.items()) + ")")
+    return _set_aside(
+        verdict, "reference not converged (" + "; ".join(f"{name}: {reason}" for name, reason in problems.items()) + ")"
+    )
 
 
 def chance_regime(values: dict[str, Sequence[float]], chance: float, what: str) -> str | None:

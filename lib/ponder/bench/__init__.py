@@ -4,6 +4,7 @@ Each benchmark module registers a ``main()`` in :data:`REGISTRY` that times its 
 baseline measured in the same run (these machines are noisy: only ratios are quoted) and writes
 ``results/bench/<name>.json``.
 """
+
 import argparse
 import ctypes
 import ctypes.util
@@ -23,7 +24,16 @@ from ..runs import write_json
 RESULTS = ROOT / "results" / "bench"  # where each benchmark writes <name>.json
 
 # name -> "module:function", imported only when run
-REGISTRY: dict[str, str] = {"acm": "ponder.bench.acm:main", "act": "ponder.bench.act:main", "gate": "ponder.bench.gate:main", "kernels": "ponder.bench.kernels:main", "numerics": "ponder.bench.numerics:main", "seeds": "ponder.bench.seeds:main", "streams": "ponder.bench.streams:main", "train": "ponder.bench.train:main"}
+REGISTRY: dict[str, str] = {
+    "acm": "ponder.bench.acm:main",
+    "act": "ponder.bench.act:main",
+    "gate": "ponder.bench.gate:main",
+    "kernels": "ponder.bench.kernels:main",
+    "numerics": "ponder.bench.numerics:main",
+    "seeds": "ponder.bench.seeds:main",
+    "streams": "ponder.bench.streams:main",
+    "train": "ponder.bench.train:main",
+}
 
 
 def synchronize() -> None:
@@ -50,7 +60,9 @@ def steady_heap() -> bool:
     """
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_MAX)) and bool(libc.mallopt(M_TRIM_THRESHOLD, 1 << 30))
+        return bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_MAX)) and bool(
+            libc.mallopt(M_TRIM_THRESHOLD, 1 << 30)
+        )
     except (OSError, AttributeError):  # no C library of that name, or one without mallopt
         return False
 
@@ -100,7 +112,9 @@ def write_result(name: str, result: dict) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m ponder.bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m ponder.bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("names", nargs="*", help="benchmarks to run (default: all)")
     names = parser.parse_args(argv).names or list(REGISTRY)
     unknown = [n for n in names if n not in REGISTRY]

@@ -70,7 +70,9 @@ def quarter_bound(result: dict) -> float:
     return 0.4 if result["device"] == "cpu" else 0.325
 
 
-def random_choices(tokens: int, fraction: float, n: int, generator: torch.Generator, mix: str = "single") -> torch.Tensor:
+def random_choices(
+    tokens: int, fraction: float, n: int, generator: torch.Generator, mix: str = "single"
+) -> torch.Tensor:
     """``[tokens]`` learner counts in ``0..n`` whose mean is ``fraction · n``: a floor/ceil mixture
     (``single``) or ``Binomial(n, fraction)`` (``mixed``)."""
     if mix == "mixed":
@@ -91,7 +93,14 @@ def thread_counts() -> dict[str, int]:
     return {"every core": every} if torch.cuda.is_available() else {"1": 1, "every core": every}
 
 
-def measure(repeats: int = 30, images: int | None = None, fractions=FRACTIONS, threads: int | None = None, mix: str = "single", label: str | None = None) -> dict:
+def measure(
+    repeats: int = 30,
+    images: int | None = None,
+    fractions=FRACTIONS,
+    threads: int | None = None,
+    mix: str = "single",
+    label: str | None = None,
+) -> dict:
     """Time dense, naive and grouped at each fraction of learners; ratios to the dense MLP of the same rounds.
     The layer is the device's row of :data:`LAYERS` (``images`` overrides its image count); ``label``
     names the thread count in tables (a key of :func:`thread_counts`; default: the count)."""
@@ -100,7 +109,9 @@ def measure(repeats: int = 30, images: int | None = None, fractions=FRACTIONS, t
     return result | {"label": label or str(result["threads"])}
 
 
-def measure_processes(processes: int = 3, repeats: int = 10, images: int | None = None, fractions=FRACTIONS) -> list[dict]:
+def measure_processes(
+    processes: int = 3, repeats: int = 10, images: int | None = None, fractions=FRACTIONS
+) -> list[dict]:
     """:func:`measure` for every thread count (:func:`thread_counts`) and mix (:data:`MIXES`), each in
     ``processes`` fresh processes (spawned one at a time; the configurations take turns, so that each
     one's processes span the whole measurement), combined by :func:`combine`: one result per
@@ -188,9 +199,20 @@ def _measure(repeats: int, images: int | None, fractions, mix: str) -> dict:
     z, mlp, learners, gate = layer_parts(images)
     device, dtype, width, hidden = z.device, z.dtype, z.shape[1], mlp.fc1.out_features
     generator = torch.Generator().manual_seed(0)
-    result = {"device": torch.cuda.get_device_name() if device.type == "cuda" else "cpu", "dtype": str(dtype).removeprefix("torch."), "mix": mix,
-              "threads": torch.get_num_threads(), "width": width, "hidden": hidden, "learners": N, "tokens": len(z), "repeats": repeats,
-              "gate_macs_fraction": gate.macs / (2 * width * hidden), "steady_heap": steady_heap(), "cases": []}
+    result = {
+        "device": torch.cuda.get_device_name() if device.type == "cuda" else "cpu",
+        "dtype": str(dtype).removeprefix("torch."),
+        "mix": mix,
+        "threads": torch.get_num_threads(),
+        "width": width,
+        "hidden": hidden,
+        "learners": N,
+        "tokens": len(z),
+        "repeats": repeats,
+        "gate_macs_fraction": gate.macs / (2 * width * hidden),
+        "steady_heap": steady_heap(),
+        "cases": [],
+    }
     counts = [random_choices(len(z), fraction, N, generator, mix).to(device) for fraction in fractions]
     with torch.inference_mode():
         fused, notes = fused_layer(learners, z, counts + [torch.zeros_like(counts[0])])
@@ -205,15 +227,23 @@ def _measure(repeats: int, images: int | None, fractions, mix: str) -> dict:
         for i, (fraction, k) in enumerate(zip(fractions, counts)):
             case_rounds = {name: times for (j, name), times in rounds.items() if j == i}
             t = {name: median(times) for name, times in case_rounds.items()}
-            case = {"fraction": fraction, "mean_learners": k.float().mean().item(), "dense_s": t["dense"]} | ({"dense_replayed_s": t["dense_replayed"]} if "dense_replayed" in t else {})
+            case = {"fraction": fraction, "mean_learners": k.float().mean().item(), "dense_s": t["dense"]} | (
+                {"dense_replayed_s": t["dense_replayed"]} if "dense_replayed" in t else {}
+            )
             for name in (name for name in EXECUTIONS if name in t):
                 baseline = BASELINE.get(name, "dense")
-                case |= {f"{name}_s": t[name], f"{name}_ratio": t[name] / t[baseline], f"{name}_ratios": [a / b for a, b in zip(case_rounds[name], case_rounds[baseline])]}
+                case |= {
+                    f"{name}_s": t[name],
+                    f"{name}_ratio": t[name] / t[baseline],
+                    f"{name}_ratios": [a / b for a, b in zip(case_rounds[name], case_rounds[baseline])],
+                }
             result["cases"].append(case)
     return result
 
 
-def layer_executions(z: torch.Tensor, gate: Gate, learners: Learners, k: torch.Tensor, fused: Callable | None) -> dict[str, Callable[[], object]]:
+def layer_executions(
+    z: torch.Tensor, gate: Gate, learners: Learners, k: torch.Tensor, fused: Callable | None
+) -> dict[str, Callable[[], object]]:
     """The ACM layer's executions on tokens ``z`` with learner counts ``k [tokens]``, each with its
     gate: ``naive`` (every learner, masked), ``grouped`` and, where given, ``fused``."""
     mask = (torch.arange(N, device=z.device) < k[:, None]).to(z.dtype)
@@ -230,11 +260,23 @@ def ratio_table(results: list[dict]) -> pd.DataFrame:
     """One row per measured case of :func:`measure`'s ``results``: threads (their label), mix,
     fraction, mean learners run and the median time ratio of each execution timed
     (:data:`RATIO_COLUMNS`; ``fused`` on a GPU only)."""
-    return pd.DataFrame([
-        {"threads": r["label"], "mix": r["mix"], "fraction": c["fraction"], "mean learners": c["mean_learners"],
-         **{column: c[f"{name}_ratio"] for name, column in zip(EXECUTIONS, RATIO_COLUMNS) if f"{name}_ratio" in c}}
-        for r in results for c in r["cases"]
-    ])
+    return pd.DataFrame(
+        [
+            {
+                "threads": r["label"],
+                "mix": r["mix"],
+                "fraction": c["fraction"],
+                "mean learners": c["mean_learners"],
+                **{
+                    column: c[f"{name}_ratio"]
+                    for name, column in zip(EXECUTIONS, RATIO_COLUMNS)
+                    if f"{name}_ratio" in c
+                },
+            }
+            for r in results
+            for c in r["cases"]
+        ]
+    )
 
 
 def main(processes: int = 3, repeats: int = 10) -> dict:

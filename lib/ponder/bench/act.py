@@ -22,6 +22,7 @@ every example running all ``T`` steps, as at a deep start (what compaction costs
 halts early), and with the halting spread as above. The learning rate is zero, so every timed
 step does the same work. Writes ``results/bench/act.json``.
 """
+
 import statistics
 
 import torch
@@ -102,8 +103,14 @@ def forward_timings() -> dict:
                 times["compacted"].append(time_it(lambda: forward(True), repeats=5, warmup=1))
         masked_s, compacted_s = statistics.median(times["masked"]), statistics.median(times["compacted"])
         ratio = compacted_s / masked_s
-        timings[threads] = {"threads": threads, "masked_s": masked_s, "compacted_s": compacted_s, "compacted_over_masked": ratio,
-                            "overhead_vs_ideal": ratio / ideal, "goal_met": ratio / ideal <= 1.25}
+        timings[threads] = {
+            "threads": threads,
+            "masked_s": masked_s,
+            "compacted_s": compacted_s,
+            "compacted_over_masked": ratio,
+            "overhead_vs_ideal": ratio / ideal,
+            "goal_met": ratio / ideal <= 1.25,
+        }
     result = {
         "device": str(device),
         "batch": BATCH,
@@ -154,16 +161,36 @@ def train_timings(repeats: int = 10) -> list[dict]:
                     spread_halting(model, batch[0])
             with torch.no_grad():
                 steps = model(batch[0]).steps
-            fns = {name: training_step(model, batch, compact, model_cfg["tau"]) for name, compact in (("masked", False), ("compacted", True))}
+            fns = {
+                name: training_step(model, batch, compact, model_cfg["tau"])
+                for name, compact in (("masked", False), ("compacted", True))
+            }
             with num_threads(1):
                 times = time_interleaved(fns, repeats=repeats, warmup=2)
-            rows.append({"kind": kind, "halting": halting, "mean_steps": steps.mean().item(), "max_steps": steps.max().item(),
-                         "masked_s": times["masked"], "compacted_s": times["compacted"], "compacted_over_masked": times["compacted"] / times["masked"]})
+            rows.append(
+                {
+                    "kind": kind,
+                    "halting": halting,
+                    "mean_steps": steps.mean().item(),
+                    "max_steps": steps.max().item(),
+                    "masked_s": times["masked"],
+                    "compacted_s": times["compacted"],
+                    "compacted_over_masked": times["compacted"] / times["masked"],
+                }
+            )
             print({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in rows[-1].items()}, flush=True)
     return rows
 
 
 def main() -> dict:
-    result = {**forward_timings(), "training": {"profile": TRAIN_PROFILE, "batch": by_profile(SIZES, TRAIN_PROFILE)["batch_size"], "threads": 1, "steps": train_timings()}}
+    result = {
+        **forward_timings(),
+        "training": {
+            "profile": TRAIN_PROFILE,
+            "batch": by_profile(SIZES, TRAIN_PROFILE)["batch_size"],
+            "threads": 1,
+            "steps": train_timings(),
+        },
+    }
     write_result("act", result)
     return result

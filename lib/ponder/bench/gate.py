@@ -8,6 +8,7 @@ softmax alone, and a phase-III step (forward and backward of ``finetune_loss``) 
 ACM ViT (20 ACMs, random weights), with the gate's softmax taken either way. Reported as ratios of
 the median times, and per round.
 """
+
 from unittest import mock
 
 import torch
@@ -42,15 +43,20 @@ def measure(repeats: int = 20) -> dict:
     scores = torch.randn(2, BATCH, TOKENS, 5, requires_grad=True)
     weights = torch.randn(2, BATCH, TOKENS, 5)
     s = acm_experiments.sizes("quick")
-    model = acmize(ViT(image=32, patch=4, dim=s["dim"], depth=s["depth"], heads=s["heads"]), 4, acm_experiments.GATE_HIDDEN).train()
+    model = acmize(
+        ViT(image=32, patch=4, dim=s["dim"], depth=s["depth"], heads=s["heads"]), 4, acm_experiments.GATE_HIDDEN
+    ).train()
     x, y = torch.rand(BATCH, 1, 32, 32), torch.randint(0, 10, (BATCH,))
     with num_threads(1):
-        times = time_rounds({
-            "softmax, last dimension": lambda: softmax_pass(last_dim_softmax, scores, weights),
-            "softmax, leading dimension": lambda: softmax_pass(acm.softmax_choices, scores, weights),
-            "phase-III step, last dimension": lambda: phase3_step(model, x, y, last_dim_softmax),
-            "phase-III step, leading dimension": lambda: phase3_step(model, x, y, acm.softmax_choices),
-        }, repeats)
+        times = time_rounds(
+            {
+                "softmax, last dimension": lambda: softmax_pass(last_dim_softmax, scores, weights),
+                "softmax, leading dimension": lambda: softmax_pass(acm.softmax_choices, scores, weights),
+                "phase-III step, last dimension": lambda: phase3_step(model, x, y, last_dim_softmax),
+                "phase-III step, leading dimension": lambda: phase3_step(model, x, y, acm.softmax_choices),
+            },
+            repeats,
+        )
     result = {"threads": 1, "repeats": repeats, "median_ms": {name: 1e3 * median(t) for name, t in times.items()}}
     for case in ("softmax", "phase-III step"):
         last, leading = times[f"{case}, last dimension"], times[f"{case}, leading dimension"]

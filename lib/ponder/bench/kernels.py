@@ -12,6 +12,7 @@ tensors, by copies, or by the gaps between launches (``device_s`` well below ``w
 waits for the host). The figures of ``python -m ponder.bench train`` say how far a step is from the
 arithmetic limit; these say where the rest goes. ``results/bench/kernels.json``.
 """
+
 import time
 from collections.abc import Callable
 
@@ -51,15 +52,38 @@ def profiled(fn: Callable[[], object], top: int = TOP) -> dict:
     per_call = lambda us: us / REPEATS / 1e6  # noqa: E731
     attributed = per_call(sum(self_us(e) for e in operators))
     # on the device, the ranges of ``record_function`` (AdamW's step, a compiled graph's call) span kernels already counted
-    kernels = sorted((e for e in events if e.device_type == torch.autograd.DeviceType.CUDA and not getattr(e, "is_user_annotation", False)),
-                     key=self_us, reverse=True)
+    kernels = sorted(
+        (
+            e
+            for e in events
+            if e.device_type == torch.autograd.DeviceType.CUDA and not getattr(e, "is_user_annotation", False)
+        ),
+        key=self_us,
+        reverse=True,
+    )
     total = per_call(sum(self_us(e) for e in kernels)) if cuda else attributed
     ranked = sorted(operators, key=self_us, reverse=True)[:top]
-    result = {"wall_s": wall, "device_s": total, "top": [
-        {"op": e.key, "calls": e.count / REPEATS, "self_s": per_call(self_us(e)), "share": per_call(self_us(e)) / total if total else 0.0,
-         "shapes": str(e.input_shapes)} for e in ranked]}
+    result = {
+        "wall_s": wall,
+        "device_s": total,
+        "top": [
+            {
+                "op": e.key,
+                "calls": e.count / REPEATS,
+                "self_s": per_call(self_us(e)),
+                "share": per_call(self_us(e)) / total if total else 0.0,
+                "shapes": str(e.input_shapes),
+            }
+            for e in ranked
+        ],
+    }
     if cuda:
-        result |= {"attributed_s": attributed, "kernels": [{"kernel": e.key, "calls": e.count / REPEATS, "self_s": per_call(self_us(e))} for e in kernels[:top]]}
+        result |= {
+            "attributed_s": attributed,
+            "kernels": [
+                {"kernel": e.key, "calls": e.count / REPEATS, "self_s": per_call(self_us(e))} for e in kernels[:top]
+            ],
+        }
     return result
 
 
@@ -84,16 +108,28 @@ def acm_layers(fraction: float = 0.25) -> dict[str, Callable[[], object]]:
     fused, _ = acm.fused_layer(learners, z, list(counts.values()))
     layers = {"ACM layer: dense MLP": lambda: mlp(z)}
     for mix, k in counts.items():
-        layers[f"ACM layer: grouped, {mix} k, {fraction:g} of the learners"] = lambda k=k: (gate(z), learners.grouped(z, k))
+        layers[f"ACM layer: grouped, {mix} k, {fraction:g} of the learners"] = lambda k=k: (
+            gate(z),
+            learners.grouped(z, k),
+        )
         if fused:
-            layers[f"ACM layer: fused, {mix} k, {fraction:g} of the learners"] = lambda k=k: (gate(z), fused(learners, z, k))
+            layers[f"ACM layer: fused, {mix} k, {fraction:g} of the learners"] = lambda k=k: (
+                gate(z),
+                fused(learners, z, k),
+            )
     return layers
 
 
 def main() -> dict:
     cuda = torch.cuda.is_available()
     profile = "gpu" if cuda else "quick"
-    result = {"device": torch.cuda.get_device_name() if cuda else "cpu", "profile": profile, "warmup": WARMUP, "repeats": REPEATS, "steps": []}
+    result = {
+        "device": torch.cuda.get_device_name() if cuda else "cpu",
+        "profile": profile,
+        "warmup": WARMUP,
+        "repeats": REPEATS,
+        "steps": [],
+    }
     with num_threads(1):
         for name, step in training_steps(profile).items():
             result["steps"].append({"name": name, **profiled(step)})

@@ -10,6 +10,7 @@ same training steps of every family of :func:`ponder.bench.train.families` on on
 
 ``python -m ponder.bench numerics`` writes ``results/bench/numerics.json``.
 """
+
 import json
 import os
 import subprocess
@@ -30,13 +31,21 @@ def environment(case: str) -> dict[str, str]:
     so that neither inherits the caller's choice."""
     from ..numerics import PINS
 
-    env = {k: v for k, v in os.environ.items() if k not in PINS and k not in ("PONDER_UNPINNED", "PONDER_UNPINNED_SAID")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in PINS and k not in ("PONDER_UNPINNED", "PONDER_UNPINNED_SAID")
+    }
     return env | ({"PONDER_UNPINNED": "1", "PONDER_UNPINNED_SAID": "1"} if case == "unpinned" else {})
 
 
 def time_case(case: str, profile: str = "quick", steps: int = STEPS) -> dict[str, float]:
     """Seconds per training step of every family in a fresh process for ``case``: ``{family: s}``."""
-    out = subprocess.run([sys.executable, "-m", "ponder.bench.numerics", profile, str(steps)], env=environment(case), capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "ponder.bench.numerics", profile, str(steps)],
+        env=environment(case),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -52,7 +61,10 @@ def main(rounds: int = ROUNDS) -> dict:
     for _ in range(rounds):
         for case in CASES:
             times[case].append(time_case(case))
-    families = {name: summarize([r[name] for r in times["pinned"]], [r[name] for r in times["unpinned"]]) for name in times["pinned"][0]}
+    families = {
+        name: summarize([r[name] for r in times["pinned"]], [r[name] for r in times["unpinned"]])
+        for name in times["pinned"][0]
+    }
     for name, row in families.items():
         print(f"{name}: pinned / unpinned = {row['mean']:.3f} ± {row['se']:.3f} over {rounds} rounds", flush=True)
     result = {"rounds": rounds, "steps": STEPS, "families": families, "seconds_per_step": times}
@@ -67,7 +79,11 @@ def _worker(profile: str, steps: int) -> None:
     from .train import families, time_steps
 
     with num_threads(1):
-        print(json.dumps({name: time_steps(profile, name, steps=steps)["step_s"] for name in families(profile, variants=False)}))
+        print(
+            json.dumps(
+                {name: time_steps(profile, name, steps=steps)["step_s"] for name in families(profile, variants=False)}
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ On a GPU each is also timed with the call recorded as a CUDA graph and replayed 
 eagerly, the host's time per operation may hide what batching saves on the device, and the runs
 that capture their step (:mod:`ponder.cuda_graphs`) pay only the device's time.
 """
+
 import torch
 import torch.nn.functional as F
 
@@ -36,7 +37,9 @@ KINDS = ("transformer", "ut", "hyper")  # fixed depth: no data-dependent halting
 SEEDS = 3
 
 
-def setup(kind: str, profile: str = "quick", seeds: int = SEEDS) -> tuple[list[torch.nn.Module], torch.Tensor, torch.Tensor]:
+def setup(
+    kind: str, profile: str = "quick", seeds: int = SEEDS
+) -> tuple[list[torch.nn.Module], torch.Tensor, torch.Tensor]:
     """``seeds`` models of ``kind`` (seed ``s`` initialises model ``s``) and one C-PVR batch each,
     stacked: ``x [seeds, B, L]``, ``y [seeds, B]``; on :func:`~ponder.training.default_device`."""
     sizes = by_profile(hyper_ut.SIZES, profile)
@@ -45,11 +48,15 @@ def setup(kind: str, profile: str = "quick", seeds: int = SEEDS) -> tuple[list[t
     for s in range(seeds):
         torch.manual_seed(s)
         models.append(hyper_ut.build(kind, sizes["length"], sizes["model"]).to(device))
-    batches = [cpvr.sample(sizes["batch_size"], sizes["length"], list(sizes["train_hops"]), seed=s) for s in range(seeds)]
+    batches = [
+        cpvr.sample(sizes["batch_size"], sizes["length"], list(sizes["train_hops"]), seed=s) for s in range(seeds)
+    ]
     return models, torch.stack([b[0] for b in batches]).to(device), torch.stack([b[2] for b in batches]).to(device)
 
 
-def separate_gradients(models: list[torch.nn.Module], x: torch.Tensor, y: torch.Tensor) -> list[dict[str, torch.Tensor]]:
+def separate_gradients(
+    models: list[torch.nn.Module], x: torch.Tensor, y: torch.Tensor
+) -> list[dict[str, torch.Tensor]]:
     """Each model's gradients on its own batch, one model after the other."""
     out = []
     for model, xs, ys in zip(models, x, y):
@@ -62,7 +69,9 @@ def separate_gradients(models: list[torch.nn.Module], x: torch.Tensor, y: torch.
 def batched_gradients(models: list[torch.nn.Module]):
     """A function ``(x, y) -> {name: [seeds, ...] gradient}``: one ``vmap``-ed call over the stacked
     weights (:meth:`ponder.ensemble.Stacked.gradient_function`, what the runs trained together use)."""
-    gradients = Stacked(models, TrainConfig(steps=1, batch_size=1)).gradient_function(lambda net, batch: F.cross_entropy(net(batch[0]).logits, batch[1]))
+    gradients = Stacked(models, TrainConfig(steps=1, batch_size=1)).gradient_function(
+        lambda net, batch: F.cross_entropy(net(batch[0]).logits, batch[1])
+    )
     return lambda x, y: gradients((x, y))[0]
 
 
@@ -90,7 +99,12 @@ def measure(profile: str = "quick", repeats: int = 10) -> dict:
             for prefix in prefixes:
                 separate, together = rounds[f"{prefix}separate"], rounds[f"{prefix}batched"]
                 ratio = Estimate.of([b / s for b, s in zip(together, separate)])
-                result[kind] |= {f"{prefix}separate_s": median(separate), f"{prefix}batched_s": median(together), f"{prefix}batched_over_separate": ratio.mean, f"{prefix}se": ratio.se}
+                result[kind] |= {
+                    f"{prefix}separate_s": median(separate),
+                    f"{prefix}batched_s": median(together),
+                    f"{prefix}batched_over_separate": ratio.mean,
+                    f"{prefix}se": ratio.se,
+                }
     return result
 
 
@@ -98,7 +112,9 @@ def main() -> None:
     cuda = torch.cuda.is_available()
     profile = "gpu" if cuda else "quick"
     device = torch.cuda.get_device_name() if cuda else "cpu"
-    write_result("seeds", {"profile": profile, "device": device, "seeds": SEEDS, "threads": 1, "kinds": measure(profile)})
+    write_result(
+        "seeds", {"profile": profile, "device": device, "seeds": SEEDS, "threads": 1, "kinds": measure(profile)}
+    )
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ profile's sizes (batch 128, length 16, hops 1-4), the host's work per step of a 
 without its stream (compare the GPU's step time in ``python -m ponder.bench train``). Reported as
 medians and ratios of the same run; the models stay on the CPU.
 """
+
 import os
 import tempfile
 import time
@@ -40,16 +41,35 @@ def measure(repeats: int = 20) -> dict:
         begin = time.perf_counter()
         stream(0)
         read_chunk = time.perf_counter() - begin
-        times = time_rounds({
-            "draw a batch": lambda: hyper_ut.sample(batch, length, list(hops), seed=streams.seed_of(0, next(step) % streams.CHUNK)),
-            "read a batch from the stream": lambda: stream(next(step) % streams.CHUNK),
-            "draw a gpu-size batch": lambda: hyper_ut.sample(gpu["batch_size"], gpu["length"], list(gpu["train_hops"]), seed=next(step)),
-            **{f"{kind} training step": (lambda kind=kind: optimizer_step(loss(models[kind], data), models[kind], optimizers[kind], cfg.grad_clip)) for kind in models},
-        }, repeats)
+        times = time_rounds(
+            {
+                "draw a batch": lambda: hyper_ut.sample(
+                    batch, length, list(hops), seed=streams.seed_of(0, next(step) % streams.CHUNK)
+                ),
+                "read a batch from the stream": lambda: stream(next(step) % streams.CHUNK),
+                "draw a gpu-size batch": lambda: hyper_ut.sample(
+                    gpu["batch_size"], gpu["length"], list(gpu["train_hops"]), seed=next(step)
+                ),
+                **{
+                    f"{kind} training step": (
+                        lambda kind=kind: optimizer_step(
+                            loss(models[kind], data), models[kind], optimizers[kind], cfg.grad_clip
+                        )
+                    )
+                    for kind in models
+                },
+            },
+            repeats,
+        )
     ms = {name: 1e3 * median(t) for name, t in times.items()}
     draw = ms["draw a batch"]
     return {
-        "threads": 1, "repeats": repeats, "batch": batch, "length": length, "hops": list(hops), "chunk_steps": streams.CHUNK,
+        "threads": 1,
+        "repeats": repeats,
+        "batch": batch,
+        "length": length,
+        "hops": list(hops),
+        "chunk_steps": streams.CHUNK,
         "median_ms": ms,
         "read / draw": ms["read a batch from the stream"] / draw,
         **{f"draw / {kind} step": draw / ms[f"{kind} training step"] for kind in models},

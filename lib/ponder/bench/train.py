@@ -30,6 +30,7 @@ times real training steps (data generation, forward, backward, clipping, AdamW) 
 
 ``python -m ponder.bench train`` writes ``results/bench/train.json``.
 """
+
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -41,6 +42,8 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from .. import parallel
+from ..compilation import compiled
+from ..ensemble import Stacked
 from ..experiments import acm, hyla, hyper_ut, hyper_ut_vision
 from ..experiments.survey_parity import parity_loss, parity_settings
 from ..models.acmize import acmize
@@ -49,11 +52,9 @@ from ..models.avit import AViT
 from ..models.recurrent import RecurrentPonderer
 from ..models.vit import ViT
 from ..profiles import by_profile
-from ..tasks import fuzzy, images, parity, sraven, text
-from ..compilation import compiled
-from ..ensemble import Stacked
-from ..training import TrainConfig, default_device, make_optimizer, num_threads, update_function
 from ..runs import write_json
+from ..tasks import fuzzy, images, parity, sraven, text
+from ..training import TrainConfig, default_device, make_optimizer, num_threads, update_function
 from . import RESULTS, synchronize, write_result
 
 STEPS, WARMUP = 60, 10
@@ -82,8 +83,10 @@ def in_bf16(loss_fn: Callable) -> Callable:
 # for deciding, no run trains that way; compiled is what a sraven run with ``compiled=True`` trains with, and
 # what an ACM phase-III run or a language model would
 VARIANTS: dict[str, tuple[tuple[str, ...], Callable]] = {
-    "bf16": (("sraven", "ViT"), in_bf16), "compiled": (("sraven", "ACM phase III", "text"), compiled),
-    "compiled-cublas": (("sraven",), partial(compiled, sum_small_products=False))}
+    "bf16": (("sraven", "ViT"), in_bf16),
+    "compiled": (("sraven", "ACM phase III", "text"), compiled),
+    "compiled-cublas": (("sraven",), partial(compiled, sum_small_products=False)),
+}
 
 
 def families(profile: str, variants: bool = True) -> dict[str, tuple[Callable, Callable, Callable]]:
@@ -119,30 +122,69 @@ def run_families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]
     cpvr_batches = lambda step: cpvr_stream(step % cp["steps"])  # noqa: E731
     return {
         f"sraven {s.kind} K={s.k} dim {s.dim} depth {s.depth} batch {s.batch_size}": (
-            partial(hyla.sraven_model, s), lambda step: sraven.batch(s.batch_size, train, s.f, seed=step), hyla.sraven_loss),
+            partial(hyla.sraven_model, s),
+            lambda step: sraven.batch(s.batch_size, train, s.f, seed=step),
+            hyla.sraven_loss,
+        ),
         f"fuzzy {fz.kind} N={fz.length} dim {fz.dim} depth {fz.depth} batch {fz.batch_size}": (
-            partial(hyla.fuzzy_model, fz), lambda step: fuzzy.batch(fz.batch_size, fuzzy_train, fz.n_vars, fz.length, seed=step), hyla.fuzzy_loss),
+            partial(hyla.fuzzy_model, fz),
+            lambda step: fuzzy.batch(fz.batch_size, fuzzy_train, fz.n_vars, fz.length, seed=step),
+            hyla.fuzzy_loss,
+        ),
         f"text {lm.kind} length {lm.length} dim {lm.dim} depth {lm.depth} batch {lm.batch_size}": (
             lambda: CausalLM(text.VOCAB, lm.length, dim=lm.dim, heads=lm.heads, depth=lm.depth, kind=lm.kind),
-            lambda step: text.windows(corpus, lm.batch_size, lm.length, seed=step), lambda m, b: hyla.lm_loss(m, *b)),
-        **{f"C-PVR {kind} L={length} dim {cp['model']['dim']} T={cp['model']['steps']} batch {cp['batch_size']}": (
-            partial(hyper_ut.build, kind, length, cp["model"]), cpvr_batches, hyper_ut.loss_fn(cp["model"]["tau"])) for kind in ("ut_act", "hyper_act")},
+            lambda step: text.windows(corpus, lm.batch_size, lm.length, seed=step),
+            lambda m, b: hyla.lm_loss(m, *b),
+        ),
+        **{
+            f"C-PVR {kind} L={length} dim {cp['model']['dim']} T={cp['model']['steps']} batch {cp['batch_size']}": (
+                partial(hyper_ut.build, kind, length, cp["model"]),
+                cpvr_batches,
+                hyper_ut.loss_fn(cp["model"]["tau"]),
+            )
+            for kind in ("ut_act", "hyper_act")
+        },
         f"ViT dim {vit['dim']} depth {vit['depth']} batch {vit['batch']}": (
-            lambda: ViT(**vit_arch), digits, lambda m, b: torch.nn.functional.cross_entropy(m(b[0]), b[1])),
+            lambda: ViT(**vit_arch),
+            digits,
+            lambda m, b: torch.nn.functional.cross_entropy(m(b[0]), b[1]),
+        ),
         # ACM's phase III (every MLP and projection an ACM of 4 learners, at the lowest budget) and A-ViT's token
         # halting (at the lowest target depth), each from the same ViT: their steps cost more than the plain ViT's
         f"ACM phase III N=4 ViT dim {vit['dim']} depth {vit['depth']} batch {vit['batch']}": (
-            lambda: acm.trainable(acmize(ViT(**vit_arch), 4, acm.GATE_HIDDEN), "all"), digits,
-            partial(acm.phase3_loss, budget=acm.budgets(profile)[0], weights=acm.loss_weights(profile))),
+            lambda: acm.trainable(acmize(ViT(**vit_arch), 4, acm.GATE_HIDDEN), "all"),
+            digits,
+            partial(acm.phase3_loss, budget=acm.budgets(profile)[0], weights=acm.loss_weights(profile)),
+        ),
         f"A-ViT ViT dim {vit['dim']} depth {vit['depth']} batch {vit['batch']}": (
-            lambda: AViT(ViT(**vit_arch)), digits, partial(acm.avit_loss, target_depth=acm.avit_depths(profile)[0])),
+            lambda: AViT(ViT(**vit_arch)),
+            digits,
+            partial(acm.avit_loss, target_depth=acm.avit_depths(profile)[0]),
+        ),
         f"digits U-ViT hyper_act canvas {vi['canvas']} dim {vi['model']['dim']} T={vi['model']['steps']} batch {vi['batch_size']}": (
-            lambda: hyper_ut.build("hyper_act", 0, vi["model"], embedding=hyper_ut_vision.PatchEmbedding(vi["canvas"], vi["patch"], vi["model"]["dim"]), classes=images.CLASSES),
-            lambda step: (lambda x, y: (x, y, y))(*images.sample(vi["batch_size"], seed=step, size=vi["size"], canvas=vi["canvas"], scene=hyper_ut_vision.scene(profile))),
-            hyper_ut.loss_fn(vi["model"]["tau"])),  # (images, label, label): C-PVR's loss reads (x, _, label)
+            lambda: hyper_ut.build(
+                "hyper_act",
+                0,
+                vi["model"],
+                embedding=hyper_ut_vision.PatchEmbedding(vi["canvas"], vi["patch"], vi["model"]["dim"]),
+                classes=images.CLASSES,
+            ),
+            lambda step: (lambda x, y: (x, y, y))(
+                *images.sample(
+                    vi["batch_size"],
+                    seed=step,
+                    size=vi["size"],
+                    canvas=vi["canvas"],
+                    scene=hyper_ut_vision.scene(profile),
+                )
+            ),
+            hyper_ut.loss_fn(vi["model"]["tau"]),
+        ),  # (images, label, label): C-PVR's loss reads (x, _, label)
         f"parity ACT dim {pa['dim']} GRU {pa['hidden']} N={pa['max_steps']} batch {pa['batch_size']}": (
             lambda: RecurrentPonderer(pa["dim"], pa["hidden"], pa["max_steps"], "act", pa["halting_bias"]),
-            lambda step: parity.sample(pa["batch_size"], pa["dim"], list(range(1, pa["train_max"] + 1)), seed=step), parity_loss("act", pa["tau"], 0, 0)),
+            lambda step: parity.sample(pa["batch_size"], pa["dim"], list(range(1, pa["train_max"] + 1)), seed=step),
+            parity_loss("act", pa["tau"], 0, 0),
+        ),
     }
 
 
@@ -162,15 +204,30 @@ def step_function(make: Callable, loss_fn: Callable, capture: bool, seeds: int =
     return update_function(models[0], loss_fn, models[0], optimizer, cfg.grad_clip, capture)
 
 
-def time_steps(profile: str, name: str, steps: int = STEPS, warmup: int = WARMUP, barrier=None, capture: bool = False, batch_scale: int = 1, seeds: int = 1) -> dict:
+def time_steps(
+    profile: str,
+    name: str,
+    steps: int = STEPS,
+    warmup: int = WARMUP,
+    barrier=None,
+    capture: bool = False,
+    batch_scale: int = 1,
+    seeds: int = 1,
+) -> dict:
     """Seconds per training step of family ``name`` (after ``warmup`` steps), and of its data alone.
     ``barrier`` lines up processes that run side by side; ``capture`` (CUDA) replays the step as a
     CUDA graph, captured during the warm-up; ``batch_scale`` joins that many batches into one;
     ``seeds`` trains that many runs together in one step (:mod:`ponder.ensemble`: a step is then
     one step of each)."""
     make, one_batch, loss_fn = families(profile)[name]
-    joined = lambda step: tuple(torch.cat(parts) for parts in zip(*(one_batch(step * batch_scale + j) for j in range(batch_scale))))  # noqa: E731
-    batches = joined if seeds == 1 else lambda step: tuple(torch.stack(parts) for parts in zip(*(joined(step * seeds + s) for s in range(seeds))))  # noqa: E731
+    joined = lambda step: tuple(
+        torch.cat(parts) for parts in zip(*(one_batch(step * batch_scale + j) for j in range(batch_scale)))
+    )  # noqa: E731
+    batches = (
+        joined
+        if seeds == 1
+        else lambda step: tuple(torch.stack(parts) for parts in zip(*(joined(step * seeds + s) for s in range(seeds))))
+    )  # noqa: E731
     device = default_device()
     update = step_function(make, loss_fn, capture, seeds)
     move = lambda step: tuple(t.to(device, non_blocking=True) for t in batches(step))  # noqa: E731
@@ -240,7 +297,9 @@ def side_by_side(processes: int) -> Iterator[tuple[ProcessPoolExecutor, object]]
         yield pool, manager
 
 
-def shared(profile: str, name: str, processes: int, capture: bool = False, seeds: int = 1, workers: tuple | None = None) -> float:
+def shared(
+    profile: str, name: str, processes: int, capture: bool = False, seeds: int = 1, workers: tuple | None = None
+) -> float:
     """Steps per second of ``processes`` copies of the run training side by side, summed (run-steps:
     a step of ``seeds`` runs together counts ``seeds``), in ``workers`` (:func:`side_by_side`, of
     ``processes`` workers; default: a pool of their own). Each copy waits at a barrier for the
@@ -273,20 +332,32 @@ def together_rates(profile: str, name: str, processes: int, cuda: bool, workers:
     with num_threads(1):
         row = {"together_steps_per_s": SEEDS / time_steps(profile, name, seeds=SEEDS)["step_s"]}
         if cuda:
-            row["captured_together_steps_per_s"] = SEEDS / time_steps(profile, name, capture=True, seeds=SEEDS)["step_s"]
+            row["captured_together_steps_per_s"] = (
+                SEEDS / time_steps(profile, name, capture=True, seeds=SEEDS)["step_s"]
+            )
     if cuda and processes > 1:
-        row["captured_together_shared_steps_per_s"] = shared(profile, name, processes, capture=True, seeds=SEEDS, workers=workers)
+        row["captured_together_shared_steps_per_s"] = shared(
+            profile, name, processes, capture=True, seeds=SEEDS, workers=workers
+        )
     return row
 
 
-def family_row(profile: str, name: str, rate: float, cuda: bool, workers: tuple | None = None, captured: tuple[str, ...] = CAPTURED) -> dict:
+def family_row(
+    profile: str, name: str, rate: float, cuda: bool, workers: tuple | None = None, captured: tuple[str, ...] = CAPTURED
+) -> dict:
     """Every rate of family ``name`` this device can measure (see the module docstring), those of
     processes side by side in ``workers`` (:func:`side_by_side`); captured too where ``name`` starts
     with one of ``captured`` (for families that train eagerly)."""
     with num_threads(1):
         alone = time_steps(profile, name)
     flops = flops_per_step(profile, name)
-    row = {"family": name, "steps_per_s": 1 / alone["step_s"], "data_s": alone["data_s"], "flops_per_step": flops, "limit_steps_per_s": rate / flops}
+    row = {
+        "family": name,
+        "steps_per_s": 1 / alone["step_s"],
+        "data_s": alone["data_s"],
+        "flops_per_step": flops,
+        "limit_steps_per_s": rate / flops,
+    }
     processes = parallel.worker_count()
     if processes > 1:
         row |= {"processes": processes, "shared_steps_per_s": shared(profile, name, processes, workers=workers)}
@@ -307,7 +378,13 @@ def main() -> dict:
     cuda = torch.cuda.is_available()
     profile = "gpu" if cuda else "quick"
     rate = matmul_rate()
-    result = {"device": torch.cuda.get_device_name() if cuda else "cpu", "profile": profile, "matmul_flops_per_s": rate, "families": [], "complete": False}
+    result = {
+        "device": torch.cuda.get_device_name() if cuda else "cpu",
+        "profile": profile,
+        "matmul_flops_per_s": rate,
+        "families": [],
+        "complete": False,
+    }
     processes = parallel.worker_count()
     with side_by_side(processes) if processes > 1 else nullcontext() as workers:
         for name in families(profile):

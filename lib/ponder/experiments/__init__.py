@@ -6,6 +6,7 @@ every registered run trains with DistributedDataParallel::
 
     torchrun --nproc_per_node=8 -m ponder.experiments --profile paper
 """
+
 import argparse
 import importlib
 
@@ -14,7 +15,14 @@ import torch.distributed as dist
 from ..profiles import PROFILES, check_device
 
 # name -> "module:function", imported only when run
-REGISTRY: dict[str, str] = {"acm": "ponder.experiments.acm:train_all", "survey": "ponder.experiments.survey:train_all", "hyla": "ponder.experiments.hyla:train_all", "hyper_ut": "ponder.experiments.hyper_ut:train_all", "hyper_ut_scratchpad": "ponder.experiments.hyper_ut_scratchpad:train_all", "hyper_ut_vision": "ponder.experiments.hyper_ut_vision:train_all"}
+REGISTRY: dict[str, str] = {
+    "acm": "ponder.experiments.acm:train_all",
+    "survey": "ponder.experiments.survey:train_all",
+    "hyla": "ponder.experiments.hyla:train_all",
+    "hyper_ut": "ponder.experiments.hyper_ut:train_all",
+    "hyper_ut_scratchpad": "ponder.experiments.hyper_ut_scratchpad:train_all",
+    "hyper_ut_vision": "ponder.experiments.hyper_ut_vision:train_all",
+}
 
 
 def notebook_jobs(profile: str, seed: int = 0) -> dict[str, list]:
@@ -22,8 +30,15 @@ def notebook_jobs(profile: str, seed: int = 0) -> dict[str, list]:
     ahead (:mod:`ponder.parallel`); the others train in their own cells."""
     from . import acm, hyla, hyper_ut, hyper_ut_scratchpad, hyper_ut_vision, survey, survey_parity
 
-    return {**hyper_ut.jobs(profile, seed), **hyper_ut_scratchpad.jobs(profile, seed), **hyper_ut_vision.jobs(profile, seed), **survey.jobs(profile, seed),
-            "survey_parity": survey_parity.jobs(profile, seed), **hyla.jobs(profile, seed), **acm.jobs(profile, seed)}
+    return {
+        **hyper_ut.jobs(profile, seed),
+        **hyper_ut_scratchpad.jobs(profile, seed),
+        **hyper_ut_vision.jobs(profile, seed),
+        **survey.jobs(profile, seed),
+        "survey_parity": survey_parity.jobs(profile, seed),
+        **hyla.jobs(profile, seed),
+        **acm.jobs(profile, seed),
+    }
 
 
 def training(profile: str, seed: int = 0, notebooks: list[str] | None = None) -> tuple[list, list, dict[str, list]]:
@@ -36,7 +51,11 @@ def training(profile: str, seed: int = 0, notebooks: list[str] | None = None) ->
     from . import acm, hyper_ut, survey
 
     todo = notebook_jobs(profile, seed)
-    upstream = {**{n: acm.upstream(profile, n, seed) for n in acm.jobs(profile, seed)}, **hyper_ut.upstream(profile, seed), **survey.upstream(profile, seed)}
+    upstream = {
+        **{n: acm.upstream(profile, n, seed) for n in acm.jobs(profile, seed)},
+        **hyper_ut.upstream(profile, seed),
+        **survey.upstream(profile, seed),
+    }
     names = [n for n in (notebooks or todo) if n in todo]
     groups = [(upstream[n], todo[n]) for n in names if n in upstream]
     independent = [job for n in names if n not in upstream for job in todo[n]]
@@ -59,7 +78,9 @@ def train_all(profile: str, seed: int = 0, names: list[str] | None = None) -> No
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m ponder.experiments", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m ponder.experiments", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("names", nargs="*", help="experiments to train (default: all)")
     parser.add_argument("--profile", default="quick", choices=PROFILES)
     parser.add_argument("--seed", type=int, default=0)

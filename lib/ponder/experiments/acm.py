@@ -3,6 +3,7 @@
 Every function returns a trained model (from the run cache when it is there) and its metrics;
 the notebooks call these, :func:`train_all` trains them all without plotting.
 """
+
 import copy
 from collections.abc import Callable
 from dataclasses import asdict
@@ -13,17 +14,17 @@ import torch.nn.functional as F
 from torch import nn
 
 from .. import parallel
+from ..analysis.verdicts import Estimate
+from ..checks import check_choice, check_fraction
+from ..compilation import compiled
 from ..models import acmize as acmize_lib
 from ..models import flops
 from ..models import moe as moe_lib
 from ..models.acm_phases import PAPER_LOSS_WEIGHTS, distill_loss, finetune_loss, gate_loss
-from ..models.ztw import ZTWViT, exit_at, exit_loss
-from ..models.avit import AViT, halting_loss
-from ..checks import check_choice, check_fraction
-from ..analysis.verdicts import Estimate
-from ..compilation import compiled
 from ..models.audio import FrameTransformer
+from ..models.avit import AViT, halting_loss
 from ..models.vit import ViT
+from ..models.ztw import ZTWViT, exit_at, exit_loss
 from ..profiles import by_profile
 from ..runs import Run
 from ..sizes.acm import SIZES, SPEECH_SIZES
@@ -31,7 +32,9 @@ from ..tasks import images, speech
 from ..training import TrainConfig, default_device, train_run
 
 TASKS = ("digits", "speech")
-TEST_COPIES = 16  # the digits stand-in's test set: 16 renderings of each test digit (5,744 images), in the profile's scene
+TEST_COPIES = (
+    16  # the digits stand-in's test set: 16 renderings of each test digit (5,744 images), in the profile's scene
+)
 GATE_HIDDEN = 4
 PREFIX = {"digits": "acm", "speech": "acm/speech"}  # run names
 # how a phase-III step executes (a profile row's ``finetune_step``): eagerly, captured as a CUDA graph (on a GPU),
@@ -42,7 +45,12 @@ MOE_TOP_K_FRACTIONS = (1 / 8, 1 / 4, 3 / 8, 1 / 2, 3 / 4, 1)  # of the experts (
 AVIT_TARGETS = (4, 6, 8, 10)  # the official A-ViT target depths, in blocks of 12
 # The grids a profile's row may thin: phase-III budgets β, A-ViT targets (of AVIT_TARGETS), acm-10's learner counts
 # and the renderings of each test digit that acm-10's robustness evaluates (25 evaluations of the test set).
-GRIDS = dict(budgets=(0.25, 0.4, 0.6, 0.75), avit_targets=AVIT_TARGETS, learner_counts=(2, 4, 8, 16), robustness_copies=TEST_COPIES)
+GRIDS = dict(
+    budgets=(0.25, 0.4, 0.6, 0.75),
+    avit_targets=AVIT_TARGETS,
+    learner_counts=(2, 4, 8, 16),
+    robustness_copies=TEST_COPIES,
+)
 
 
 def avit_depths(profile: str) -> tuple[float, ...]:
@@ -112,7 +120,9 @@ def test_set(profile: str, task: str = "digits") -> tuple[torch.Tensor, torch.Te
 
 
 @torch.no_grad()
-def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch: int = 128, macs: Callable | None = None) -> dict:
+def evaluate(
+    model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch: int = 128, macs: Callable | None = None
+) -> dict:
     """Top-1 accuracy and mean MACs per sample (``macs(model, batch_size)`` after each forward)."""
     model.eval()
     device = next(model.parameters()).device
@@ -138,13 +148,29 @@ def base_model(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Mo
         arch = dict(image=32, patch=4, dim=s["dim"], depth=s["depth"], heads=s["heads"])
         make = lambda: ViT(**arch)  # noqa: E731
     else:
-        arch = dict(frames=speech.frames(), features=speech.MELS, classes=len(speech.WORDS), dim=s["dim"], depth=s["depth"], heads=s["heads"])
+        arch = dict(
+            frames=speech.frames(),
+            features=speech.MELS,
+            classes=len(speech.WORDS),
+            dim=s["dim"],
+            depth=s["depth"],
+            heads=s["heads"],
+        )
         make = lambda: FrameTransformer(**arch)  # noqa: E731
     cfg = TrainConfig(steps=s["base_steps"], batch_size=s["batch"], lr=s["base_lr"], weight_decay=0.05, seed=seed)
-    config = {"arch": arch, "train": cfg.as_dict(), "eval_images": s["eval_images"]} | ({"scene": asdict(scene(profile))} if task == "digits" else {})
+    config = {"arch": arch, "train": cfg.as_dict(), "eval_images": s["eval_images"]} | (
+        {"scene": asdict(scene(profile))} if task == "digits" else {}
+    )
     run = Run(f"{PREFIX[task]}/base", config, profile, code=__name__)
     x, y = test_set(profile, task)
-    return train_run(run, make, lambda m, b: F.cross_entropy(m(b[0]), b[1]), batches(profile, cfg.batch_size, seed, task), cfg, evaluate=lambda m: evaluate(m, x, y))
+    return train_run(
+        run,
+        make,
+        lambda m, b: F.cross_entropy(m(b[0]), b[1]),
+        batches(profile, cfg.batch_size, seed, task),
+        cfg,
+        evaluate=lambda m: evaluate(m, x, y),
+    )
 
 
 def trainable(model: nn.Module, part: str) -> nn.Module:
@@ -154,7 +180,9 @@ def trainable(model: nn.Module, part: str) -> nn.Module:
     return model
 
 
-def distilled(profile: str, seed: int = 0, n: int = 4, steps: int | None = None, task: str = "digits", warm_start: bool = True) -> tuple[nn.Module, dict]:
+def distilled(
+    profile: str, seed: int = 0, n: int = 4, steps: int | None = None, task: str = "digits", warm_start: bool = True
+) -> tuple[nn.Module, dict]:
     """Phase I: the ACM-ized base model distilled to the replaced modules (lr 1e-3); ``steps=0``: random learners, no phase I.
 
     ``warm_start`` (our addition, default): the learners start from the replaced modules
@@ -168,24 +196,50 @@ def distilled(profile: str, seed: int = 0, n: int = 4, steps: int | None = None,
         return trainable(acmize_lib.acmize(base, n, GATE_HIDDEN), "learners").to(default_device()), {}
     make = lambda: trainable(acmize_lib.acmize(base, n, GATE_HIDDEN, warm_start=warm_start), "learners")  # noqa: E731
     cfg = TrainConfig(steps=steps, batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
-    config = {"base": _state_key(base), "n": n, "gate_hidden": GATE_HIDDEN, "train": cfg.as_dict()} | ({} if warm_start else {"warm_start": False})
+    config = {"base": _state_key(base), "n": n, "gate_hidden": GATE_HIDDEN, "train": cfg.as_dict()} | (
+        {} if warm_start else {"warm_start": False}
+    )
     run = Run(f"{PREFIX[task]}/phase1-n{n}", config, profile, code=__name__)
-    return parallel.train_one_thread(run, make, lambda m, b: distill_loss(base, m, b[0]), batches(profile, cfg.batch_size, seed, task), cfg)
+    return parallel.train_one_thread(
+        run, make, lambda m, b: distill_loss(base, m, b[0]), batches(profile, cfg.batch_size, seed, task), cfg
+    )
 
 
-def gates_pretrained(profile: str, seed: int = 0, n: int = 4, distill_steps: int | None = None, task: str = "digits", warm_start: bool = True) -> tuple[nn.Module, dict]:
+def gates_pretrained(
+    profile: str,
+    seed: int = 0,
+    n: int = 4,
+    distill_steps: int | None = None,
+    task: str = "digits",
+    warm_start: bool = True,
+) -> tuple[nn.Module, dict]:
     """Phase II: gates trained on the labels of the distillation errors (lr 1e-2); learners fixed."""
     s = sizes(profile, task)
     base, _ = base_model(profile, seed, task)
     phase1, _ = distilled(profile, seed, n, distill_steps, task, warm_start)
     cfg = TrainConfig(steps=s["gate_steps"], batch_size=s["batch"], lr=1e-2, weight_decay=0.0, seed=seed)
-    run = Run(f"{PREFIX[task]}/phase2-n{n}", {"phase1": _state_key(phase1), "train": cfg.as_dict()}, profile, code=__name__)
+    run = Run(
+        f"{PREFIX[task]}/phase2-n{n}", {"phase1": _state_key(phase1), "train": cfg.as_dict()}, profile, code=__name__
+    )
     make = lambda: trainable(copy.deepcopy(phase1), "gate")  # noqa: E731
-    return parallel.train_one_thread(run, make, lambda m, b: gate_loss(base, m, b[0]), batches(profile, cfg.batch_size, seed, task), cfg)
+    return parallel.train_one_thread(
+        run, make, lambda m, b: gate_loss(base, m, b[0]), batches(profile, cfg.batch_size, seed, task), cfg
+    )
 
 
-def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: dict | None = None, pretraining: str = "full", steps: int | None = None,
-              task: str = "digits", task_gradient: bool = True, warm_start: bool = True, argmax_budget: bool = True) -> tuple[nn.Module, dict]:
+def acm_model(
+    profile: str,
+    budget: float,
+    seed: int = 0,
+    n: int = 4,
+    weights: dict | None = None,
+    pretraining: str = "full",
+    steps: int | None = None,
+    task: str = "digits",
+    task_gradient: bool = True,
+    warm_start: bool = True,
+    argmax_budget: bool = True,
+) -> tuple[nn.Module, dict]:
     """Phase III: end-to-end fine-tuning at ``budget`` with CE + budget + entropy + diversity losses
     (weights: :func:`loss_weights` unless given).
 
@@ -206,10 +260,19 @@ def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: d
     if pretraining == "none":
         start, _ = distilled(profile, seed, n, steps=0, task=task)
     else:
-        start, _ = gates_pretrained(profile, seed, n, distill_steps=0 if pretraining == "no_phase1" else None, task=task, warm_start=warm_start)
+        start, _ = gates_pretrained(
+            profile, seed, n, distill_steps=0 if pretraining == "no_phase1" else None, task=task, warm_start=warm_start
+        )
     steps = s["finetune_steps"] if steps is None else steps
     cfg = TrainConfig(steps=steps + skipped, batch_size=s["batch"], lr=s["finetune_lr"], weight_decay=0.05, seed=seed)
-    config = {"start": _state_key(start), "budget": budget, "weights": weights, "pretraining": pretraining, "train": cfg.as_dict(), "eval_images": s["eval_images"]}
+    config = {
+        "start": _state_key(start),
+        "budget": budget,
+        "weights": weights,
+        "pretraining": pretraining,
+        "train": cfg.as_dict(),
+        "eval_images": s["eval_images"],
+    }
     config |= ({} if task_gradient else {"task_gradient": False}) | ({} if argmax_budget else {"argmax_budget": False})
     step = check_choice("finetune_step", s["finetune_step"], FINETUNE_STEPS)
     config |= {} if step == "eager" else {"step": step}
@@ -221,10 +284,19 @@ def acm_model(profile: str, budget: float, seed: int = 0, n: int = 4, weights: d
             m.task_gradient = task_gradient
         return model
 
-    loss, capture = finetune_execution(partial(phase3_loss, budget=budget, weights=weights, argmax_budget=argmax_budget), step)
+    loss, capture = finetune_execution(
+        partial(phase3_loss, budget=budget, weights=weights, argmax_budget=argmax_budget), step
+    )
     x, y = test_set(profile, task)
-    return parallel.train_one_thread(run, make, loss, batches(profile, cfg.batch_size, seed, task), cfg,
-                                     evaluate=lambda m: evaluate_acm(m, x, y), capture=capture)
+    return parallel.train_one_thread(
+        run,
+        make,
+        loss,
+        batches(profile, cfg.batch_size, seed, task),
+        cfg,
+        evaluate=lambda m: evaluate_acm(m, x, y),
+        capture=capture,
+    )
 
 
 def finetune_execution(loss: Callable, step: str) -> tuple[Callable, bool]:
@@ -234,7 +306,9 @@ def finetune_execution(loss: Callable, step: str) -> tuple[Callable, bool]:
     return (compiled(loss) if "compiled" in step else loss), "captured" in step
 
 
-def phase3_loss(model: nn.Module, batch: tuple, budget: float, weights: dict, argmax_budget: bool = True) -> torch.Tensor:
+def phase3_loss(
+    model: nn.Module, batch: tuple, budget: float, weights: dict, argmax_budget: bool = True
+) -> torch.Tensor:
     """Phase III's loss on a training batch ``(inputs, labels)`` (:func:`~ponder.models.acm_phases.finetune_loss`)."""
     return finetune_loss(model, batch[0], batch[1], budget, weights, argmax_budget)
 
@@ -292,7 +366,9 @@ def content_patches(profile: str, grid: int, threshold: float = 0.05) -> torch.T
 
 
 @torch.no_grad()
-def distillation_errors(profile: str, seed: int = 0, module: str | None = None, images_: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
+def distillation_errors(
+    profile: str, seed: int = 0, module: str | None = None, images_: int = 64
+) -> tuple[torch.Tensor, torch.Tensor]:
     """acm-5: per-token MSE of ``h(z, k)``, ``k = 1..N``, after phase I for one MLP (default: the second-to-last block's),
     on test images; also the phase-II labels (learners needed, ``2..N``) of those tokens."""
     from ..models.acm_phases import capture, distances, gate_labels
@@ -340,13 +416,17 @@ def robustness(model: nn.Module, profile: str, severities=range(6)) -> list[dict
     """acm-10: accuracy, MACs and realised β under each corruption of :data:`images.CORRUPTIONS` at each severity,
     on the first ``robustness_copies`` renderings of every test digit."""
     x, y = test_set(profile)
-    count = len(x) * sizes(profile)["robustness_copies"] // TEST_COPIES  # the test set holds every digit once, then again, ...
+    count = (
+        len(x) * sizes(profile)["robustness_copies"] // TEST_COPIES
+    )  # the test set holds every digit once, then again, ...
     x, y = x[:count], y[:count]
     clean = evaluate_acm(model, x, y)  # severity 0 leaves the images as they are: evaluated once
     rows = []
     for kind in images.CORRUPTIONS:
         for severity in severities:
-            metrics = clean if severity == 0 else evaluate_acm(model, images.corrupt(x, kind, severity, seed=severity), y)
+            metrics = (
+                clean if severity == 0 else evaluate_acm(model, images.corrupt(x, kind, severity, seed=severity), y)
+            )
             rows.append({"corruption": kind, "severity": severity, **metrics})
     return rows
 
@@ -376,8 +456,19 @@ def moefied(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Modul
     base, _ = base_model(profile, seed, task)
     cfg = TrainConfig(steps=s["finetune_steps"], batch_size=s["batch"], lr=5e-4, weight_decay=0.05, seed=seed)
     count = experts(profile)
-    run = Run(f"{PREFIX[task]}/moe-relu", {"base": _state_key(base), "experts": count, "train": cfg.as_dict()}, profile, code=__name__)
-    relu, _ = parallel.train_one_thread(run, lambda: moe_lib.moefy(copy.deepcopy(base), count), lambda m, b: F.cross_entropy(m(b[0]), b[1]), batches(profile, cfg.batch_size, seed, task), cfg)
+    run = Run(
+        f"{PREFIX[task]}/moe-relu",
+        {"base": _state_key(base), "experts": count, "train": cfg.as_dict()},
+        profile,
+        code=__name__,
+    )
+    relu, _ = parallel.train_one_thread(
+        run,
+        lambda: moe_lib.moefy(copy.deepcopy(base), count),
+        lambda m, b: F.cross_entropy(m(b[0]), b[1]),
+        batches(profile, cfg.batch_size, seed, task),
+        cfg,
+    )
 
     def make():
         model = copy.deepcopy(relu)
@@ -387,10 +478,24 @@ def moefied(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Modul
             p.requires_grad = ".router." in name
         return model
 
-    cfg = TrainConfig(steps=s["distill_steps"] + s["gate_steps"], batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
-    run = Run(f"{PREFIX[task]}/moe-router", {"relu": _state_key(relu), "train": cfg.as_dict(), "eval_images": s["eval_images"]}, profile, code=__name__)
+    cfg = TrainConfig(
+        steps=s["distill_steps"] + s["gate_steps"], batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed
+    )
+    run = Run(
+        f"{PREFIX[task]}/moe-router",
+        {"relu": _state_key(relu), "train": cfg.as_dict(), "eval_images": s["eval_images"]},
+        profile,
+        code=__name__,
+    )
     x, y = test_set(profile, task)
-    return parallel.train_one_thread(run, make, lambda m, b: moe_lib.router_loss(m, _mlp_inputs(m, b[0])), batches(profile, cfg.batch_size, seed, task), cfg, evaluate=lambda m: {"curve": moe_curve(m, x, y, moe_top_k(profile))})
+    return parallel.train_one_thread(
+        run,
+        make,
+        lambda m, b: moe_lib.router_loss(m, _mlp_inputs(m, b[0])),
+        batches(profile, cfg.batch_size, seed, task),
+        cfg,
+        evaluate=lambda m: {"curve": moe_curve(m, x, y, moe_top_k(profile))},
+    )
 
 
 def _mlp_inputs(model: nn.Module, x: torch.Tensor) -> dict:
@@ -422,10 +527,26 @@ def halting(profile: str, target_depth: float, seed: int = 0) -> tuple[nn.Module
     s = sizes(profile)
     base, _ = base_model(profile, seed)
     cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=5e-4, weight_decay=0.0, grad_clip=1.5, seed=seed)
-    run = Run("acm/avit", {"base": _state_key(base), "target_depth": target_depth, "train": cfg.as_dict(), "eval_images": s["eval_images"]}, profile, code=__name__)
+    run = Run(
+        "acm/avit",
+        {
+            "base": _state_key(base),
+            "target_depth": target_depth,
+            "train": cfg.as_dict(),
+            "eval_images": s["eval_images"],
+        },
+        profile,
+        code=__name__,
+    )
     x, y = test_set(profile)
-    return parallel.train_one_thread(run, lambda: AViT(copy.deepcopy(base)), partial(avit_loss, target_depth=target_depth), batches(profile, cfg.batch_size, seed), cfg,
-                     evaluate=lambda m: evaluate(m, x, y, macs=lambda mm, n: flops.halting_vit(mm)))
+    return parallel.train_one_thread(
+        run,
+        lambda: AViT(copy.deepcopy(base)),
+        partial(avit_loss, target_depth=target_depth),
+        batches(profile, cfg.batch_size, seed),
+        cfg,
+        evaluate=lambda m: evaluate(m, x, y, macs=lambda mm, n: flops.halting_vit(mm)),
+    )
 
 
 def early_exits(profile: str, seed: int = 0) -> tuple[nn.Module, dict]:
@@ -433,7 +554,12 @@ def early_exits(profile: str, seed: int = 0) -> tuple[nn.Module, dict]:
     s = sizes(profile)
     base, _ = base_model(profile, seed)
     cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
-    run = Run("acm/ztw", {"base": _state_key(base), "train": cfg.as_dict(), "eval_images": s["eval_images"]}, profile, code=__name__)
+    run = Run(
+        "acm/ztw",
+        {"base": _state_key(base), "train": cfg.as_dict(), "eval_images": s["eval_images"]},
+        profile,
+        code=__name__,
+    )
 
     def make():
         model = ZTWViT(copy.deepcopy(base))
@@ -441,7 +567,14 @@ def early_exits(profile: str, seed: int = 0) -> tuple[nn.Module, dict]:
         return model
 
     x, y = test_set(profile)
-    return parallel.train_one_thread(run, make, lambda m, b: exit_loss(m, b[0], b[1]), batches(profile, cfg.batch_size, seed), cfg, evaluate=lambda m: {"curve": exit_curve(m, x, y)})
+    return parallel.train_one_thread(
+        run,
+        make,
+        lambda m, b: exit_loss(m, b[0], b[1]),
+        batches(profile, cfg.batch_size, seed),
+        cfg,
+        evaluate=lambda m: {"curve": exit_curve(m, x, y)},
+    )
 
 
 @torch.no_grad()
@@ -452,7 +585,13 @@ def exit_curve(model: ZTWViT, x: torch.Tensor, y: torch.Tensor) -> list[dict]:
     for threshold in EXIT_THRESHOLDS:
         exits = exit_at(logits, threshold)
         predictions = logits[exits, torch.arange(len(x))].argmax(-1)
-        curve.append({"threshold": threshold, "accuracy": (predictions == y).float().mean().item(), "macs": flops.early_exit_vit(model, exits).mean().item()})
+        curve.append(
+            {
+                "threshold": threshold,
+                "accuracy": (predictions == y).float().mean().item(),
+                "macs": flops.early_exit_vit(model, exits).mean().item(),
+            }
+        )
     return curve
 
 
@@ -465,11 +604,23 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     """
     every = seeds(profile, seed)
     return {
-        "acm_vit": [job for s in every for job in [partial(acm_model, profile, b, s) for b in budgets(profile)]
-                    + [partial(moefied, profile, s), partial(early_exits, profile, s)] + [partial(halting, profile, d, s) for d in avit_depths(profile)]],
-        "acm_ablations": [partial(ablation, profile, name, s) for s in every for name in ABLATIONS] + [partial(granularity, profile, n, seed) for n in sizes(profile)["learner_counts"] if n != 4]
-        + [partial(pretraining_variant, profile, v, seed) for v in PRETRAINING if v != "full"] + [partial(acm_model, profile, budgets(profile)[-1], seed)],
-        "acm_speech": [job for s in every for job in [partial(acm_model, profile, b, s, task="speech") for b in budgets(profile, "speech")] + [partial(moefied, profile, s, task="speech")]],
+        "acm_vit": [
+            job
+            for s in every
+            for job in [partial(acm_model, profile, b, s) for b in budgets(profile)]
+            + [partial(moefied, profile, s), partial(early_exits, profile, s)]
+            + [partial(halting, profile, d, s) for d in avit_depths(profile)]
+        ],
+        "acm_ablations": [partial(ablation, profile, name, s) for s in every for name in ABLATIONS]
+        + [partial(granularity, profile, n, seed) for n in sizes(profile)["learner_counts"] if n != 4]
+        + [partial(pretraining_variant, profile, v, seed) for v in PRETRAINING if v != "full"]
+        + [partial(acm_model, profile, budgets(profile)[-1], seed)],
+        "acm_speech": [
+            job
+            for s in every
+            for job in [partial(acm_model, profile, b, s, task="speech") for b in budgets(profile, "speech")]
+            + [partial(moefied, profile, s, task="speech")]
+        ],
     }
 
 
@@ -506,7 +657,10 @@ def tradeoff(profile: str, seed: int = 0, task: str = "digits") -> dict[str, lis
         "MoEfication": [point(p) for p in moefied(profile, seed, task)[1]["curve"]],
     }
     if task == "digits":
-        methods |= {"A-ViT": [point(halting(profile, d, seed)[1]) for d in avit_depths(profile)], "ZTW": [point(p) for p in early_exits(profile, seed)[1]["curve"]]}
+        methods |= {
+            "A-ViT": [point(halting(profile, d, seed)[1]) for d in avit_depths(profile)],
+            "ZTW": [point(p) for p in early_exits(profile, seed)[1]["curve"]],
+        }
     return methods | {"base": [point(base_model(profile, seed, task)[1])]}
 
 
@@ -515,8 +669,13 @@ def realised_betas(profile: str, seed: int = 0, task: str = "digits"):
     with a row per seed of :func:`seeds` and target of :func:`budgets` (columns ``seed``, ``target``, ``realised``)."""
     import pandas as pd
 
-    return pd.DataFrame([{"seed": s, "target": b, "realised": acm_model(profile, b, s, task=task)[1]["beta"]}
-                         for s in seeds(profile, seed) for b in budgets(profile, task)])
+    return pd.DataFrame(
+        [
+            {"seed": s, "target": b, "realised": acm_model(profile, b, s, task=task)[1]["beta"]}
+            for s in seeds(profile, seed)
+            for b in budgets(profile, task)
+        ]
+    )
 
 
 def mean_points(per_seed: list[list[tuple[float, float]]]) -> list[tuple[float, float, float, float]]:

@@ -16,6 +16,7 @@ Held-out splits follow the run seed: seed ``s`` holds out the rule combinations 
 combinations (fuzzy logic) that a permutation drawn with seed ``s`` puts first, as the official
 code does, so runs with three seeds see three different splits.
 """
+
 from dataclasses import asdict, replace
 from functools import partial
 
@@ -33,15 +34,23 @@ from ..tasks import fuzzy, sraven, text
 from ..training import TrainConfig
 
 
-
 def train_config(s, seed: int) -> TrainConfig:
     """AdamW with ``s.warmup_steps`` of warmup, cosine decay and ``s.grad_clip`` for a run
     description ``s`` (steps, batch, lr, weight decay)."""
     if not 0 <= s.warmup_steps < s.steps:
         raise ValueError(f"warmup_steps={s.warmup_steps} must lie in [0, steps={s.steps})")
-    warmup = (s.warmup_steps + 0.5) / s.steps if s.warmup_steps else 0.0  # a fraction whose int(· steps) is warmup_steps
+    warmup = (
+        (s.warmup_steps + 0.5) / s.steps if s.warmup_steps else 0.0
+    )  # a fraction whose int(· steps) is warmup_steps
     return TrainConfig(
-        steps=s.steps, batch_size=s.batch_size, lr=s.lr, weight_decay=s.weight_decay, warmup=warmup, grad_clip=s.grad_clip, seed=seed, log_every=max(1, s.steps // 50)
+        steps=s.steps,
+        batch_size=s.batch_size,
+        lr=s.lr,
+        weight_decay=s.weight_decay,
+        warmup=warmup,
+        grad_clip=s.grad_clip,
+        seed=seed,
+        log_every=max(1, s.steps // 50),
     )
 
 
@@ -71,7 +80,9 @@ def sraven_regime(s: Sraven) -> str | None:
     """Why the run ``s`` lies outside the paper's sraven regime (:data:`PAPER_REGIME`); ``None`` inside."""
     reasons = [f"K={s.k}, not {PAPER_REGIME['k']}"] if s.k != PAPER_REGIME["k"] else []
     if s.instances < PAPER_REGIME["instances"]:
-        reasons.append(f"{s.instances:,} training instances, below the {PAPER_REGIME['instances'] / 1e6:g}M of the paper's smallest runs")
+        reasons.append(
+            f"{s.instances:,} training instances, below the {PAPER_REGIME['instances'] / 1e6:g}M of the paper's smallest runs"
+        )
     return "; ".join(reasons) or None
 
 
@@ -118,7 +129,10 @@ def sraven_sets(s: Sraven, seed: int) -> dict[str, tuple]:
     """Fixed evaluation sets: in-distribution (a seed unlike training's) and held-out combinations
     (the split of the run ``seed``)."""
     train, held = sraven.split(s.k, s.holdout, seed)
-    return {name: sraven.dataset_tokens(sraven.dataset(s.eval_n, combos, s.f, seed=10_000 + 7 * seed + i), s.f) for i, (name, combos) in enumerate((("id", train), ("ood", held)))}
+    return {
+        name: sraven.dataset_tokens(sraven.dataset(s.eval_n, combos, s.f, seed=10_000 + 7 * seed + i), s.f)
+        for i, (name, combos) in enumerate((("id", train), ("ood", held)))
+    }
 
 
 @torch.no_grad()
@@ -152,7 +166,15 @@ def train_sraven_once(s: Sraven, profile: str, seed: int = 0):
     cfg = train_config(s, seed)
     run = Run(f"hyla/sraven/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=__name__)
     batches = lambda step: sraven.batch(s.batch_size, train_combos, s.f, seed=seed * 1_000_003 + step)
-    return parallel.train_one_thread(run, lambda: sraven_model(s), training_loss(s, sraven_loss), batches, cfg, evaluate=lambda m: sraven_scores(m, s, seed), capture=True)
+    return parallel.train_one_thread(
+        run,
+        lambda: sraven_model(s),
+        training_loss(s, sraven_loss),
+        batches,
+        cfg,
+        evaluate=lambda m: sraven_scores(m, s, seed),
+        capture=True,
+    )
 
 
 # -- fuzzy logic ----------------------------------------------------------------------------
@@ -174,7 +196,12 @@ def fuzzy_sets(s: Fuzzy, seed: int) -> dict[str, tuple]:
     """Fixed evaluation sets: ``train`` tasks, ``test`` (held-out combinations), ``unknown`` terms
     (the split of the run ``seed``)."""
     split = fuzzy.split(s.n_vars, s.n_terms, s.frac_test, seed=seed)
-    return {name: fuzzy.dataset_tokens(fuzzy.dataset(s.eval_n, split[name], s.n_vars, s.length, seed=20_000 + 7 * seed + i), s.n_vars) for i, name in enumerate(split)}
+    return {
+        name: fuzzy.dataset_tokens(
+            fuzzy.dataset(s.eval_n, split[name], s.n_vars, s.length, seed=20_000 + 7 * seed + i), s.n_vars
+        )
+        for i, name in enumerate(split)
+    }
 
 
 def fuzzy_scores(model, s: Fuzzy, seed: int) -> dict:
@@ -187,7 +214,9 @@ def fuzzy_scores(model, s: Fuzzy, seed: int) -> dict:
         prediction = predict(model, seq)[:, -1, 0]
         out[f"{name}_r2"] = fuzzy.r2(prediction, y).mean().item()
         out[f"{name}_r2_context_mean"] = fuzzy.r2(fuzzy.context_mean(y), y).mean().item()
-        out[f"{name}_r2_task_average"] = fuzzy.r2(fuzzy.task_average(seq[:, -1, : s.n_vars].numpy(), train_tasks, s.n_vars), y).mean().item()
+        out[f"{name}_r2_task_average"] = (
+            fuzzy.r2(fuzzy.task_average(seq[:, -1, : s.n_vars].numpy(), train_tasks, s.n_vars), y).mean().item()
+        )
         out[f"{name}_mse"] = F.mse_loss(prediction, target).item()
     return out
 
@@ -211,7 +240,15 @@ def train_fuzzy_once(s: Fuzzy, profile: str, seed: int = 0):
     cfg = train_config(s, seed)
     run = Run(f"hyla/fuzzy/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=__name__)
     batches = lambda step: fuzzy.batch(s.batch_size, combos, s.n_vars, s.length, seed=seed * 1_000_003 + step)
-    return parallel.train_one_thread(run, lambda: fuzzy_model(s), training_loss(s, fuzzy_loss), batches, cfg, evaluate=lambda m: fuzzy_scores(m, s, seed), capture=True)
+    return parallel.train_one_thread(
+        run,
+        lambda: fuzzy_model(s),
+        training_loss(s, fuzzy_loss),
+        batches,
+        cfg,
+        evaluate=lambda m: fuzzy_scores(m, s, seed),
+        capture=True,
+    )
 
 
 # -- language modelling (stand-in for C4) ----------------------------------------------------
@@ -276,8 +313,26 @@ def scaling_setups(profile: str) -> list[dict]:
     for kind in MAIN_KINDS:
         for fraction in sw["fractions"]:
             steps = max(1, int(base.steps * fraction))
-            rows += [{"panel": "width", "kind": kind, "width": w, "depth": base.depth, "setup": sraven_setup(profile, kind=kind, width=w, steps=steps)} for w in sw["widths"]]
-            rows += [{"panel": "depth", "kind": kind, "width": 1, "depth": d, "setup": sraven_setup(profile, kind=kind, depth=d, steps=steps)} for d in sw["depths"]]
+            rows += [
+                {
+                    "panel": "width",
+                    "kind": kind,
+                    "width": w,
+                    "depth": base.depth,
+                    "setup": sraven_setup(profile, kind=kind, width=w, steps=steps),
+                }
+                for w in sw["widths"]
+            ]
+            rows += [
+                {
+                    "panel": "depth",
+                    "kind": kind,
+                    "width": 1,
+                    "depth": d,
+                    "setup": sraven_setup(profile, kind=kind, depth=d, steps=steps),
+                }
+                for d in sw["depths"]
+            ]
     return rows
 
 
@@ -295,7 +350,11 @@ def seeds_of(profile: str, seed: int = 0) -> tuple[int, ...]:
 def fuzzy_drop_setups(profile: str) -> list[Fuzzy]:
     """hyla-2's drop: every kind at the largest ``N``, at the lowest and the highest held-out fraction."""
     sw = sweeps(profile)
-    return [fuzzy_setup(profile, kind=kind, length=max(sw["lengths"]), frac_test=frac) for kind in MAIN_KINDS for frac in (min(sw["frac_tests"]), max(sw["frac_tests"]))]
+    return [
+        fuzzy_setup(profile, kind=kind, length=max(sw["lengths"]), frac_test=frac)
+        for kind in MAIN_KINDS
+        for frac in (min(sw["frac_tests"]), max(sw["frac_tests"]))
+    ]
 
 
 def fuzzy_drops(profile: str, seed: int = 0) -> pd.DataFrame:
@@ -336,21 +395,39 @@ def language_models(profile: str, seed: int = 0) -> tuple[dict[int, dict[str, li
 def fuzzy_grid(profile: str) -> list[Fuzzy]:
     """hyla-2 (C): every (kind, N, held-out fraction)."""
     sw = sweeps(profile)
-    return [fuzzy_setup(profile, kind=kind, length=n, frac_test=frac) for kind in MAIN_KINDS for n in sw["lengths"] for frac in sw["frac_tests"]]
+    return [
+        fuzzy_setup(profile, kind=kind, length=n, frac_test=frac)
+        for kind in MAIN_KINDS
+        for n in sw["lengths"]
+        for frac in sw["frac_tests"]
+    ]
 
 
 def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     """The runs each HYLA notebook trains, as jobs for :func:`ponder.parallel.prefetch`."""
     sw = sweeps(profile)
-    sr = lambda runs, seed=seed: [partial(train_sraven_once, c, profile, seed) for s in runs for c in candidates(s, profile, "sraven")]  # noqa: E731
-    fz = lambda runs, seed=seed: [partial(train_fuzzy_once, c, profile, seed) for s in runs for c in candidates(s, profile, "fuzzy")]  # noqa: E731
+    sr = lambda runs, seed=seed: [
+        partial(train_sraven_once, c, profile, seed) for s in runs for c in candidates(s, profile, "sraven")
+    ]  # noqa: E731
+    fz = lambda runs, seed=seed: [
+        partial(train_fuzzy_once, c, profile, seed) for s in runs for c in candidates(s, profile, "fuzzy")
+    ]  # noqa: E731
     others = seeds_of(profile, seed)[1:]
     return {
-        "hyla_ablations": [job for s in seeds_of(profile, seed) for job in sr([sraven_setup(profile, kind=kind) for kind in sw["ablations"]], s) + fz([fuzzy_setup(profile, kind=kind) for kind in sw["ablations"]], s)],
+        "hyla_ablations": [
+            job
+            for s in seeds_of(profile, seed)
+            for job in sr([sraven_setup(profile, kind=kind) for kind in sw["ablations"]], s)
+            + fz([fuzzy_setup(profile, kind=kind) for kind in sw["ablations"]], s)
+        ],
         "hyla_fuzzy": fz(fuzzy_grid(profile)) + [job for s in others for job in fz(fuzzy_drop_setups(profile), s)],
         "hyla_latent": sr([heads_setup(profile, kind, h) for kind in MAIN_KINDS for h in sw["heads"]])
         + sr([sraven_setup(profile, kind=kind, k=k) for kind in MAIN_KINDS for k in sw["ks"]]),
-        "hyla_lm": [partial(train_text, text_setup(profile, kind=kind), profile, s) for s in seeds_of(profile, seed) for kind in MAIN_KINDS],
+        "hyla_lm": [
+            partial(train_text, text_setup(profile, kind=kind), profile, s)
+            for s in seeds_of(profile, seed)
+            for kind in MAIN_KINDS
+        ],
         "hyla_sraven": sr([row["setup"] for row in scaling_setups(profile)])
         + sr([sraven_setup(profile, kind=kind, holdout=h) for kind in MAIN_KINDS for h in sw["holdouts"]]),
     }

@@ -13,6 +13,7 @@ The latent code of a query–key pair is the H-vector of its attention scores af
 Decoders are class-balanced logistic regressions trained on codes of in-distribution tasks, scored on
 held-out compositions; t-SNE uses scikit-learn's defaults with a fixed ``random_state``.
 """
+
 import numpy as np
 import pandas as pd
 import torch
@@ -46,7 +47,12 @@ def sraven_codes(model, k: int, f: int, combos, n: int, seed: int) -> dict[str, 
     codes = layer_codes(model, x, [(query, 6 * k + k - 1), (query, 7 * k + k - 1)])
     with torch.no_grad():
         prediction = sraven.answer_logits(model(x.to(next(model.parameters()).device)).cpu(), k).argmax(-1)[:, -1]
-    return {"codes": codes, "rule": drawn["rules"][:, -1], "target": target[:, -1].numpy(), "prediction": prediction.numpy()}
+    return {
+        "codes": codes,
+        "rule": drawn["rules"][:, -1],
+        "target": target[:, -1].numpy(),
+        "prediction": prediction.numpy(),
+    }
 
 
 def fuzzy_codes(model, s, combos, n: int, seed: int, context: int) -> dict[str, np.ndarray]:
@@ -60,7 +66,13 @@ def fuzzy_codes(model, s, combos, n: int, seed: int, context: int) -> dict[str, 
     return {"codes": codes, "terms": used, "target": target.numpy(), "combo": drawn["combo"]}
 
 
-def decode(train_codes: np.ndarray, train_labels: np.ndarray, test_codes: np.ndarray, test_labels: np.ndarray, metric: str = "accuracy") -> float:
+def decode(
+    train_codes: np.ndarray,
+    train_labels: np.ndarray,
+    test_codes: np.ndarray,
+    test_labels: np.ndarray,
+    metric: str = "accuracy",
+) -> float:
     """Fit a standardised logistic regression on ``train`` and score it on ``test``
     (``accuracy`` or binary ``f1``)."""
     if len(np.unique(train_labels)) < 2:
@@ -68,7 +80,11 @@ def decode(train_codes: np.ndarray, train_labels: np.ndarray, test_codes: np.nda
     scaler = StandardScaler().fit(train_codes)
     clf = LogisticRegression(max_iter=500, class_weight="balanced").fit(scaler.transform(train_codes), train_labels)
     guess = clf.predict(scaler.transform(test_codes))
-    return float((guess == test_labels).mean()) if metric == "accuracy" else float(f1_score(test_labels, guess, zero_division=0))
+    return (
+        float((guess == test_labels).mean())
+        if metric == "accuracy"
+        else float(f1_score(test_labels, guess, zero_division=0))
+    )
 
 
 def rule_decoding(train: dict, test: dict) -> list[float]:
@@ -117,6 +133,8 @@ def tsne(codes: np.ndarray, seed: int = 0) -> np.ndarray:
 
 def rule_similarity(codes: np.ndarray, rule: np.ndarray, n_rules: int = len(sraven.RULES)) -> np.ndarray:
     """``[R, R]`` cosine similarity of the per-rule mean codes (NaN for a rule never seen)."""
-    means = np.stack([codes[rule == r].mean(0) if (rule == r).any() else np.full(codes.shape[1], np.nan) for r in range(n_rules)])
+    means = np.stack(
+        [codes[rule == r].mean(0) if (rule == r).any() else np.full(codes.shape[1], np.nan) for r in range(n_rules)]
+    )
     unit = means / np.linalg.norm(means, axis=1, keepdims=True)
     return unit @ unit.T

@@ -20,6 +20,7 @@ training hops. Training: hop counts ``1..K``, fresh samples every step, loss
 ``CE + tau * mean(N + R)`` for the ACT kinds. Evaluation: a fixed test set per hop count
 ``1..H``; accuracy and mean steps per hop count.
 """
+
 from collections.abc import Sequence
 from functools import partial
 
@@ -37,7 +38,7 @@ from ..models.hyper_block import HyperBlockCore
 from ..models.universal import UniversalCore
 from ..profiles import by_profile
 from ..runs import Run
-from ..sizes.hyper_ut import MODEL, SIZES
+from ..sizes.hyper_ut import SIZES
 from ..tasks import cpvr, cpvr_decoys, streams
 from ..training import TrainConfig, default_device, train_run
 
@@ -57,7 +58,9 @@ ACT_KINDS = tuple(k for k in KINDS if k.endswith("_act"))
 GENERATORS = ("block", "delta")
 
 
-def build(kind: str, length: int, model: dict, embedding: torch.nn.Module | None = None, classes: int | None = None) -> Classifier:
+def build(
+    kind: str, length: int, model: dict, embedding: torch.nn.Module | None = None, classes: int | None = None
+) -> Classifier:
     """The classifier of ``kind``: for C-PVR sequences of ``length`` by default (values and labels
     in ``[0, length)``), or on top of another ``embedding`` (e.g. image patches) with ``classes``."""
     check_choice("kind", kind, KINDS)
@@ -74,7 +77,9 @@ def build(kind: str, length: int, model: dict, embedding: torch.nn.Module | None
         core = HyperBlockCore(dim, heads, steps, m["pool_size"], m["code_dim"], ratio, m["summary"])
     else:
         core = HyperCore(dim, heads, steps, m["pool_size"], m["code_dim"], m["rank"], ratio, m["summary"])
-    depth = ACTDepth(dim, m["act_bias"], m["act_eps"], m["act_level"], compact=True) if kind in ACT_KINDS else FixedDepth()
+    depth = (
+        ACTDepth(dim, m["act_bias"], m["act_eps"], m["act_level"], compact=True) if kind in ACT_KINDS else FixedDepth()
+    )
     embedding = embedding if embedding is not None else SequenceEmbedding(length, length, dim, m["values"])
     return Classifier(embedding, core, depth, dim, classes=classes or length)
 
@@ -94,7 +99,9 @@ def loss_fn(tau: float):
     return loss
 
 
-def sample(n: int, length: int, hops: int | Sequence[int], seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def sample(
+    n: int, length: int, hops: int | Sequence[int], seed: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``x, hops, label``: ``n`` C-PVR examples with a decoy chain (:func:`ponder.tasks.cpvr_decoys.sample`)."""
     return cpvr_decoys.sample(n, length, hops, seed)[:3]
 
@@ -106,7 +113,9 @@ def training_batches(cfg: TrainConfig, length: int, hops: Sequence[int]):
     """``batches(step)``: the ``x, hops, label`` of :func:`sample` at each step of a run trained with
     ``cfg`` (its seed for ``step``: :func:`ponder.tasks.streams.seed_of`), read from the training
     stream that every C-PVR run of that seed, task and length draws (:mod:`ponder.tasks.streams`)."""
-    stream = streams.batches(STREAM, dict(n=cfg.batch_size, length=length, hops=tuple(hops)), cfg.seed, cfg.steps, cpvr_decoys.VERSION)
+    stream = streams.batches(
+        STREAM, dict(n=cfg.batch_size, length=length, hops=tuple(hops)), cfg.seed, cfg.steps, cpvr_decoys.VERSION
+    )
     return lambda step: stream(step)[:3]
 
 
@@ -115,9 +124,15 @@ def stream_chunks(profile: str, seed: int = 0, depth_grid: bool = False) -> list
     task (hut-3 ... hut-10 and the survey), or of hut-2's depth grid; drawn before the runs, on
     every core (:func:`ponder.tasks.streams.chunk_jobs`)."""
     sizes = by_profile(SIZES, profile)
-    hops, steps = (sizes["depth_grid"]["hops"], sizes["depth_grid"]["steps"]) if depth_grid else (sizes["train_hops"], sizes["steps"])
+    hops, steps = (
+        (sizes["depth_grid"]["hops"], sizes["depth_grid"]["steps"])
+        if depth_grid
+        else (sizes["train_hops"], sizes["steps"])
+    )
     knobs = dict(n=sizes["batch_size"], length=sizes["length"], hops=tuple(hops))
-    return [job for s in sizes["seeds"] for job in streams.chunk_jobs(STREAM, knobs, seed + s, steps, cpvr_decoys.VERSION)]
+    return [
+        job for s in sizes["seeds"] for job in streams.chunk_jobs(STREAM, knobs, seed + s, steps, cpvr_decoys.VERSION)
+    ]
 
 
 def test_examples(length: int, hops: Sequence[int], n: int) -> tuple[torch.Tensor, ...]:
@@ -151,10 +166,28 @@ def per_hop(model: Classifier, length: int, hops: Sequence[int], n: int, batch: 
 
 def train_config(sizes: dict, seed: int, **overrides) -> TrainConfig:
     """The optimisation of a C-PVR run of a profile's ``sizes`` (``steps``, ``batch_size``, ``lr``, ``warmup``)."""
-    return TrainConfig(**{"steps": sizes["steps"], "batch_size": sizes["batch_size"], "lr": sizes["lr"], "warmup": sizes["warmup"], "seed": seed, **overrides})
+    return TrainConfig(
+        **{
+            "steps": sizes["steps"],
+            "batch_size": sizes["batch_size"],
+            "lr": sizes["lr"],
+            "warmup": sizes["warmup"],
+            "seed": seed,
+            **overrides,
+        }
+    )
 
 
-def cpvr_parts(kind: str, profile: str, seed: int, model: dict | None = None, train_hops: Sequence[int] | None = None, test_hops: Sequence[int] | None = None, steps: int | None = None, name: str = "hut/cpvr"):
+def cpvr_parts(
+    kind: str,
+    profile: str,
+    seed: int,
+    model: dict | None = None,
+    train_hops: Sequence[int] | None = None,
+    test_hops: Sequence[int] | None = None,
+    steps: int | None = None,
+    name: str = "hut/cpvr",
+):
     """``(member, make_model, loss_fn, evaluate)`` of one C-PVR run (see :func:`train_cpvr`): its
     :class:`~ponder.ensemble.Member` (run, optimisation, data) and what a group of its seeds shares."""
     sizes = by_profile(SIZES, profile)
@@ -162,20 +195,47 @@ def cpvr_parts(kind: str, profile: str, seed: int, model: dict | None = None, tr
     train_hops = tuple(train_hops or sizes["train_hops"])
     test_hops = tuple(test_hops or sizes["test_hops"])
     length = sizes["length"]
-    hold = {"hold": "depth.halting", "hold_for": model_cfg["act_hold"]} if kind in ACT_KINDS and model_cfg["act_hold"] else {}
+    hold = (
+        {"hold": "depth.halting", "hold_for": model_cfg["act_hold"]}
+        if kind in ACT_KINDS and model_cfg["act_hold"]
+        else {}
+    )
     cfg = train_config(sizes, seed, steps=steps or sizes["steps"], **hold)
     together = {"seeds_together": True} if sizes.get("seeds_together") else {}
-    config = {"kind": kind, "model": model_cfg, "length": length, "train_hops": train_hops, "test_hops": test_hops, "n_test": sizes["n_test"], "train": cfg.as_dict(), **together}
+    config = {
+        "kind": kind,
+        "model": model_cfg,
+        "length": length,
+        "train_hops": train_hops,
+        "test_hops": test_hops,
+        "n_test": sizes["n_test"],
+        "train": cfg.as_dict(),
+        **together,
+    }
     run = Run(f"{name}/{kind}", config, profile, code=__name__)
 
     def evaluate(net):
         return {**per_hop(net, length, test_hops, sizes["n_test"]), "params": parameter_count(net)}
 
-    return ensemble.Member(run, cfg, training_batches(cfg, length, train_hops)), lambda: build(kind, length, model_cfg), loss_fn(model_cfg["tau"]), evaluate
+    return (
+        ensemble.Member(run, cfg, training_batches(cfg, length, train_hops)),
+        lambda: build(kind, length, model_cfg),
+        loss_fn(model_cfg["tau"]),
+        evaluate,
+    )
 
 
-def train_cpvr(kind: str, profile: str, seed: int, model: dict | None = None, train_hops: Sequence[int] | None = None, test_hops: Sequence[int] | None = None, steps: int | None = None, name: str = "hut/cpvr",
-               together: Sequence[int] = ()):
+def train_cpvr(
+    kind: str,
+    profile: str,
+    seed: int,
+    model: dict | None = None,
+    train_hops: Sequence[int] | None = None,
+    test_hops: Sequence[int] | None = None,
+    steps: int | None = None,
+    name: str = "hut/cpvr",
+    together: Sequence[int] = (),
+):
     """Train (or load from the cache) one C-PVR model; ``(model, metrics)``.
 
     Everything not given comes from ``SIZES[profile]``; ``metrics`` holds the loss history,
@@ -185,7 +245,9 @@ def train_cpvr(kind: str, profile: str, seed: int, model: dict | None = None, tr
     of seeds ``together`` (default: ``seed`` alone), all trained in one vmap-ed step
     (:mod:`ponder.ensemble`), each its own run; elsewhere ``together`` changes nothing.
     """
-    setup = partial(cpvr_parts, kind, profile, model=model, train_hops=train_hops, test_hops=test_hops, steps=steps, name=name)
+    setup = partial(
+        cpvr_parts, kind, profile, model=model, train_hops=train_hops, test_hops=test_hops, steps=steps, name=name
+    )
     member, make_model, loss, evaluate = setup(seed)
     if not by_profile(SIZES, profile).get("seeds_together"):
         return train_run(member.run, make_model, loss, member.batches, member.cfg, evaluate, capture=True)
@@ -210,7 +272,9 @@ def leading(runs: dict[tuple, parallel.Job]) -> list[parallel.Job]:
 
 def frame(metrics: dict, **columns) -> pd.DataFrame:
     """One row per test hop count: ``hops``, ``accuracy``, ``steps`` and the given constant columns."""
-    rows = [{"hops": int(h), "accuracy": a, "steps": metrics["steps"][h], **columns} for h, a in metrics["accuracy"].items()]
+    rows = [
+        {"hops": int(h), "accuracy": a, "steps": metrics["steps"][h], **columns} for h, a in metrics["accuracy"].items()
+    ]
     return pd.DataFrame(rows)
 
 
@@ -222,10 +286,17 @@ def seeds_of(profile: str, name: str) -> tuple[int, ...]:
     return sizes["seeds"][:1] if name in sizes["single_seed"] else sizes["seeds"]
 
 
-def generalization_runs(profile: str, seed: int = 0, kinds: Sequence[str] = KINDS) -> dict[tuple[str, int], parallel.Job]:
+def generalization_runs(
+    profile: str, seed: int = 0, kinds: Sequence[str] = KINDS
+) -> dict[tuple[str, int], parallel.Job]:
     """hut-3/4/5's runs: ``{(kind, seed): job}`` for every kind and its seeds (:func:`seeds_of`)."""
-    return {(kind, seed + s): partial(train_cpvr, kind, profile, seed + s, **seed_groups(profile, [seed + o for o in seeds_of(profile, kind)]))
-            for kind in kinds for s in seeds_of(profile, kind)}
+    return {
+        (kind, seed + s): partial(
+            train_cpvr, kind, profile, seed + s, **seed_groups(profile, [seed + o for o in seeds_of(profile, kind)])
+        )
+        for kind in kinds
+        for s in seeds_of(profile, kind)
+    }
 
 
 def generalization(profile: str, seed: int = 0, kinds: Sequence[str] = KINDS) -> pd.DataFrame:
@@ -242,13 +313,30 @@ def depth_runs(profile: str, seed: int = 0) -> dict[tuple[int, int], parallel.Jo
     sizes = by_profile(SIZES, profile)
     grid, hops = sizes["depth_grid"], sizes["depth_grid"]["hops"]
     group = seed_groups(profile, [seed + s for s in sizes["seeds"]])
-    return {(depth, seed + s): partial(train_cpvr, "transformer", profile, seed + s, model={"steps": depth}, train_hops=hops, test_hops=hops, steps=grid["steps"], name="hut/depth", **group)
-            for depth in grid["depths"] for s in sizes["seeds"]}
+    return {
+        (depth, seed + s): partial(
+            train_cpvr,
+            "transformer",
+            profile,
+            seed + s,
+            model={"steps": depth},
+            train_hops=hops,
+            test_hops=hops,
+            steps=grid["steps"],
+            name="hut/depth",
+            **group,
+        )
+        for depth in grid["depths"]
+        for s in sizes["seeds"]
+    }
 
 
 def depth_needed(profile: str, seed: int = 0) -> pd.DataFrame:
     """hut-2: Transformers of each depth trained on hop counts ``1..H`` together, accuracy per hop count and seed."""
-    return pd.concat([frame(job()[1], depth=depth, seed=s) for (depth, s), job in depth_runs(profile, seed).items()], ignore_index=True)
+    return pd.concat(
+        [frame(job()[1], depth=depth, seed=s) for (depth, s), job in depth_runs(profile, seed).items()],
+        ignore_index=True,
+    )
 
 
 def pool_runs(profile: str, seed: int = 0) -> dict[tuple[str, int, int], parallel.Job]:
@@ -256,9 +344,20 @@ def pool_runs(profile: str, seed: int = 0) -> dict[tuple[str, int, int], paralle
     default pool size on their seeds (the comparison; :func:`seeds_of`), the default generator at every pool size on one seed."""
     sizes = by_profile(SIZES, profile)
     m = sizes["model"]
-    grid = {(g, m["pool_size"], seed + s) for g in GENERATORS for s in seeds_of(profile, g)} | {(m["generator"], n, seed) for n in sizes["pool_sizes"]}
-    return {(g, n, s): partial(train_cpvr, "hyper_act", profile, s, model={"generator": g, "pool_size": n}, **seed_groups(profile, sorted(t for h, m, t in grid if (h, m) == (g, n))))
-            for g, n, s in sorted(grid)}
+    grid = {(g, m["pool_size"], seed + s) for g in GENERATORS for s in seeds_of(profile, g)} | {
+        (m["generator"], n, seed) for n in sizes["pool_sizes"]
+    }
+    return {
+        (g, n, s): partial(
+            train_cpvr,
+            "hyper_act",
+            profile,
+            s,
+            model={"generator": g, "pool_size": n},
+            **seed_groups(profile, sorted(t for h, m, t in grid if (h, m) == (g, n))),
+        )
+        for g, n, s in sorted(grid)
+    }
 
 
 def pool_sizes(profile: str, seed: int = 0) -> pd.DataFrame:
@@ -327,16 +426,26 @@ def configurations(profile: str) -> pd.DataFrame:
     for kind in KINDS:
         net = build(kind, sizes["length"], m)
         uses_pool = kind.startswith("hyper")
-        rows.append({
-            "model": LABELS[kind],
-            "width x heads": f"{m['dim']} x {m['heads']}",
-            "depth / max steps": m["steps"],
-            "weights shared in depth": kind != "transformer",
-            "pool size N": m["pool_size"] if uses_pool else "—",
-            "generated": (f"the block (code dim {m['code_dim']})" if m["generator"] == "block" else f"MLP delta (code dim {m['code_dim']}, rank {m['rank']})") if uses_pool else "—",
-            "parameters": parameter_count(net),
-            "ACT (bias, eps, tau, level)": f"{m['act_bias']}, {m['act_eps']}, {m['tau']}, {m['act_level']}" if kind in ACT_KINDS else "—",
-        })
+        rows.append(
+            {
+                "model": LABELS[kind],
+                "width x heads": f"{m['dim']} x {m['heads']}",
+                "depth / max steps": m["steps"],
+                "weights shared in depth": kind != "transformer",
+                "pool size N": m["pool_size"] if uses_pool else "—",
+                "generated": (
+                    f"the block (code dim {m['code_dim']})"
+                    if m["generator"] == "block"
+                    else f"MLP delta (code dim {m['code_dim']}, rank {m['rank']})"
+                )
+                if uses_pool
+                else "—",
+                "parameters": parameter_count(net),
+                "ACT (bias, eps, tau, level)": f"{m['act_bias']}, {m['act_eps']}, {m['tau']}, {m['act_level']}"
+                if kind in ACT_KINDS
+                else "—",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -354,14 +463,17 @@ def per_seed(frame: pd.DataFrame, train_max: int) -> pd.DataFrame:
     rows = []
     for (model, seed), part in frame.groupby(["model", "seed"], sort=False):
         inside = part["hops"] <= train_max
-        rows.append({
-            "model": model, "seed": seed,
-            "in distribution": part.loc[inside, "accuracy"].mean(),
-            "out of distribution": part.loc[~inside, "accuracy"].mean(),
-            "steps": part["steps"].mean(),
-            "steps slope": float(np.polyfit(part["hops"].to_numpy(float), part["steps"].to_numpy(), 1)[0]),
-            "params": int(part["params"].iloc[0]),
-        })
+        rows.append(
+            {
+                "model": model,
+                "seed": seed,
+                "in distribution": part.loc[inside, "accuracy"].mean(),
+                "out of distribution": part.loc[~inside, "accuracy"].mean(),
+                "steps": part["steps"].mean(),
+                "steps slope": float(np.polyfit(part["hops"].to_numpy(float), part["steps"].to_numpy(), 1)[0]),
+                "params": int(part["params"].iloc[0]),
+            }
+        )
     return pd.DataFrame(rows)
 
 

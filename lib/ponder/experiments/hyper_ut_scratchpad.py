@@ -18,6 +18,7 @@ Train on hops ``1..K``, test on ``1..H``. Two ways to decode (``DECODINGS``), bo
 The model's positions extrapolate (``positions="relative"``, ``ponder.models.seq2seq``): a
 longer target reads no position it was not trained on.
 """
+
 from collections.abc import Sequence
 from functools import partial
 
@@ -93,7 +94,15 @@ def build(sizes: dict) -> CausalLM:
     """The model of ``sizes``: absolute positions cover the longest sequence ``2L+2``, relative ones the source ``L``."""
     length = sizes["length"]
     covered = length if sizes["positions"] == "relative" else 2 * length + 2
-    return CausalLM(vocab=length + 2, length=covered, dim=sizes["dim"], heads=sizes["heads"], depth=sizes["depth"], positions=sizes["positions"], clip=sizes["clip"])
+    return CausalLM(
+        vocab=length + 2,
+        length=covered,
+        dim=sizes["dim"],
+        heads=sizes["heads"],
+        depth=sizes["depth"],
+        positions=sizes["positions"],
+        clip=sizes["clip"],
+    )
 
 
 def loss(model, batch):
@@ -124,7 +133,9 @@ def answers(model: CausalLM, x: torch.Tensor, decoding: str = "eos") -> torch.Te
     length = x.shape[1]
     eos = length + 1
     rule = dict(ends=walk_ends, choices=length) if check_choice("decoding", decoding, DECODINGS) == "task" else {}
-    out = greedy_decode(model, torch.cat([x, torch.full((len(x), 1), length, device=x.device)], dim=1), length + 1, eos=eos, **rule)
+    out = greedy_decode(
+        model, torch.cat([x, torch.full((len(x), 1), length, device=x.device)], dim=1), length + 1, eos=eos, **rule
+    )
     tokens = (out != eos).long().sum(1)  # tokens before the first EOS (rows are padded with EOS)
     last = out.gather(1, (tokens - 1).clamp(min=0)[:, None])[:, 0]
     return torch.where(tokens > 0, last, -1)
@@ -134,10 +145,17 @@ def train_seq2seq(target: str, profile: str, seed: int):
     """Train (or load) the answer-only or scratch-pad model; ``(model, metrics)`` with accuracy per decoding and test hop count."""
     sizes = by_profile(SIZES, profile)
     cfg = TrainConfig(steps=sizes["steps"], batch_size=sizes["batch_size"], lr=sizes["lr"], seed=seed)
-    run = Run(f"hut/scratchpad/{target}", {"target": target, "sizes": run_sizes(sizes), "train": cfg.as_dict()}, profile, code=__name__)
+    run = Run(
+        f"hut/scratchpad/{target}",
+        {"target": target, "sizes": run_sizes(sizes), "train": cfg.as_dict()},
+        profile,
+        code=__name__,
+    )
 
     def batches(step):
-        x, _, _ = cpvr.sample(cfg.batch_size, sizes["length"], list(sizes["train_hops"]), seed=cfg.seed * 1_000_003 + step)
+        x, _, _ = cpvr.sample(
+            cfg.batch_size, sizes["length"], list(sizes["train_hops"]), seed=cfg.seed * 1_000_003 + step
+        )
         return encode(x, target)
 
     def evaluate(model):
@@ -169,7 +187,16 @@ def scratchpad(profile: str, seed: int = 0, targets: Sequence[str] = TARGETS) ->
             for decoding, accuracy in metrics["accuracy"].items():
                 for h, a in accuracy.items():
                     split = "in distribution" if int(h) <= max(sizes["train_hops"]) else "out of distribution"
-                    rows.append({"seed": seed + s, "target": LABELS[target], "decoding": DECODING_LABELS[decoding], "hops": int(h), "accuracy": a, "split": split})
+                    rows.append(
+                        {
+                            "seed": seed + s,
+                            "target": LABELS[target],
+                            "decoding": DECODING_LABELS[decoding],
+                            "hops": int(h),
+                            "accuracy": a,
+                            "split": split,
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
@@ -183,7 +210,11 @@ def chance(profile: str) -> pd.DataFrame:
 
 def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     """The runs of the scratch-pad notebook (every target and seed), as jobs for :func:`ponder.parallel.prefetch`."""
-    return {"hyper_ut_scratchpad": [partial(train_seq2seq, t, profile, seed + s) for s in by_profile(SIZES, profile)["seeds"] for t in TARGETS]}
+    return {
+        "hyper_ut_scratchpad": [
+            partial(train_seq2seq, t, profile, seed + s) for s in by_profile(SIZES, profile)["seeds"] for t in TARGETS
+        ]
+    }
 
 
 def prefetch(profile: str, notebook: str = "hyper_ut_scratchpad", seed: int = 0) -> None:

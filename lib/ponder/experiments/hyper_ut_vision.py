@@ -11,6 +11,7 @@ Reported per seed: top-1 on the fixed test split (``test_copies`` renderings of 
 ``1 - N / T`` (the abstract claims Hyper-UT matches ViT on ImageNet with >70 % savings); and, per test
 image, the layers it used (:func:`layers_per_image`: does halting adapt to the image?).
 """
+
 from dataclasses import asdict
 from functools import partial
 
@@ -64,11 +65,18 @@ def train_vision(kind: str, profile: str, seed: int):
     hold = {"hold": "depth.halting", "hold_for": m["act_hold"]} if kind in ACT_KINDS else {}
     cfg = TrainConfig(steps=sizes["steps"], batch_size=sizes["batch_size"], lr=sizes["lr"], seed=seed, **hold)
     drawn = scene(profile)
-    run = Run(f"hut/vision/{kind}", {"kind": kind, "sizes": {**run_sizes(sizes), "scene": asdict(drawn)}, "train": cfg.as_dict()}, profile, code=__name__)
+    run = Run(
+        f"hut/vision/{kind}",
+        {"kind": kind, "sizes": {**run_sizes(sizes), "scene": asdict(drawn)}, "train": cfg.as_dict()},
+        profile,
+        code=__name__,
+    )
     geometry = dict(size=sizes["size"], canvas=sizes["canvas"], scene=drawn)
 
     def make():
-        return build(kind, 0, m, embedding=PatchEmbedding(sizes["canvas"], sizes["patch"], m["dim"]), classes=images.CLASSES)
+        return build(
+            kind, 0, m, embedding=PatchEmbedding(sizes["canvas"], sizes["patch"], m["dim"]), classes=images.CLASSES
+        )
 
     def batches(step):
         return images.sample(cfg.batch_size, seed=cfg.seed * 1_000_003 + step, **geometry)
@@ -80,7 +88,11 @@ def train_vision(kind: str, profile: str, seed: int):
 
     def evaluate(model):
         correct, layers = test_outputs(model, profile)
-        return {"top1": correct.sum().item() / len(correct), "layers": layers.sum().item() / len(layers), "params": parameter_count(model)}
+        return {
+            "top1": correct.sum().item() / len(correct),
+            "layers": layers.sum().item() / len(layers),
+            "params": parameter_count(model),
+        }
 
     return train_run(run, make, loss, batches, cfg, evaluate)
 
@@ -91,7 +103,9 @@ def test_outputs(model: nn.Module, profile: str) -> tuple[torch.Tensor, torch.Te
     them for the ViT), over the ``test_copies`` renderings of every held-out digit."""
     sizes = by_profile(SIZES, profile)
     model.eval()
-    x, y = images.images("test", copies=sizes["test_copies"], size=sizes["size"], canvas=sizes["canvas"], scene=scene(profile))
+    x, y = images.images(
+        "test", copies=sizes["test_copies"], size=sizes["size"], canvas=sizes["canvas"], scene=scene(profile)
+    )
     correct, layers = [], []
     for start in range(0, len(x), EVAL_BATCH):
         out = model(x[start : start + EVAL_BATCH].to(default_device()))
@@ -118,14 +132,28 @@ def comparison(profile: str, seed: int = 0) -> pd.DataFrame:
     for kind in KINDS:
         for offset in sizes["seeds"]:
             _, metrics = train_vision(kind, profile, seed + offset)
-            rows.append({"model": LABELS[kind], "seed": seed + offset, "top-1": metrics["top1"], "average layers": metrics["layers"],
-                         "layer savings": 1 - metrics["layers"] / depth, "parameters": metrics["params"]})
+            rows.append(
+                {
+                    "model": LABELS[kind],
+                    "seed": seed + offset,
+                    "top-1": metrics["top1"],
+                    "average layers": metrics["layers"],
+                    "layer savings": 1 - metrics["layers"] / depth,
+                    "parameters": metrics["params"],
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     """The runs of the vision notebook (every kind), as jobs for :func:`ponder.parallel.prefetch`."""
-    return {"hyper_ut_vision": [partial(train_vision, kind, profile, seed + offset) for offset in by_profile(SIZES, profile)["seeds"] for kind in KINDS]}
+    return {
+        "hyper_ut_vision": [
+            partial(train_vision, kind, profile, seed + offset)
+            for offset in by_profile(SIZES, profile)["seeds"]
+            for kind in KINDS
+        ]
+    }
 
 
 def prefetch(profile: str, notebook: str = "hyper_ut_vision", seed: int = 0) -> None:

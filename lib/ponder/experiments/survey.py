@@ -13,6 +13,7 @@ mod_<c>       Transformer blocks behind top-k routers at capacity ``c``      the
 pondernet     the UT's shared block with PonderNet halting                  UT (fixed steps)
 ============  ===========================================================  ==================
 """
+
 import math
 import statistics
 from collections.abc import Sequence
@@ -25,8 +26,8 @@ import torch.nn.functional as F
 
 from .. import parallel
 from ..bench import time_it
-from ..models.classifier import Classifier, FixedDepth, SequenceEmbedding
 from ..models.calm import CALMClassifier, early_exit_loss
+from ..models.classifier import Classifier, FixedDepth, SequenceEmbedding
 from ..models.mod import MoDStack, block_macs, mod_macs
 from ..models.pondernet import PonderClassifier, kl_to_prior, reconstruction_loss
 from ..profiles import by_profile
@@ -35,6 +36,7 @@ from ..sizes.survey import SURVEY
 from ..training import default_device, num_threads, train_run
 from . import hyper_ut, survey_parity
 from .hyper_ut import build, parameter_count, per_hop, test_set
+
 
 def sizes(profile: str) -> dict:
     """What the survey's C-PVR notebooks read: ``task``, the C-PVR sizes shared with the Hyper-UT notebooks
@@ -46,7 +48,9 @@ def make_mod(length: int, model: dict, capacity: float) -> Classifier:
     """The Transformer of ``hyper_ut`` with every block behind a top-k router (CLS always routed)."""
     m = model
     core = MoDStack(m["dim"], m["heads"], m["steps"], capacity, m["mlp_ratio"])
-    return Classifier(SequenceEmbedding(length, length, m["dim"], m["values"]), core, FixedDepth(), m["dim"], classes=length)
+    return Classifier(
+        SequenceEmbedding(length, length, m["dim"], m["values"]), core, FixedDepth(), m["dim"], classes=length
+    )
 
 
 def early_exit_train_loss(model, batch):
@@ -60,7 +64,9 @@ def pondernet_train_loss(lambda_p: float, beta: float):
     def loss(model, batch):
         x, _, label = batch
         logits, log_p = model(x, all_steps=True)  # [B, N, C], [B, N]
-        step_losses = F.cross_entropy(logits.transpose(1, 2), label[:, None].expand(-1, logits.shape[1]), reduction="none")
+        step_losses = F.cross_entropy(
+            logits.transpose(1, 2), label[:, None].expand(-1, logits.shape[1]), reduction="none"
+        )
         return reconstruction_loss(log_p, step_losses) + beta * kl_to_prior(log_p, lambda_p)
 
     return loss
@@ -71,14 +77,24 @@ def mod_train_loss(model, batch):
     return F.cross_entropy(model(x).logits, label)
 
 
-def train_survey_model(name: str, profile: str, seed: int, make, loss, extra: dict | None = None, hold: dict | None = None):
+def train_survey_model(
+    name: str, profile: str, seed: int, make, loss, extra: dict | None = None, hold: dict | None = None
+):
     """Train (or load) one survey model on C-PVR with ``hyper_ut.SIZES[profile]``; ``(model, metrics)``.
     ``hold``: ``TrainConfig``'s ``hold`` and ``hold_for``, parameters that keep their initial values for
     a while."""
     sizes = by_profile(hyper_ut.SIZES, profile)
     length, hops = sizes["length"], sizes["test_hops"]
     cfg = hyper_ut.train_config(sizes, seed, **(hold or {}))
-    config = {"model": sizes["model"], "length": length, "train_hops": sizes["train_hops"], "test_hops": hops, "n_test": sizes["n_test"], "train": cfg.as_dict(), **(extra or {})}
+    config = {
+        "model": sizes["model"],
+        "length": length,
+        "train_hops": sizes["train_hops"],
+        "test_hops": hops,
+        "n_test": sizes["n_test"],
+        "train": cfg.as_dict(),
+        **(extra or {}),
+    }
     run = Run(f"survey/cpvr/{name}", config, profile, code=__name__)
 
     batches = hyper_ut.training_batches(cfg, length, sizes["train_hops"])
@@ -92,12 +108,25 @@ def train_survey_model(name: str, profile: str, seed: int, make, loss, extra: di
 
 def train_early_exit(profile: str, seed: int = 0):
     sizes = by_profile(hyper_ut.SIZES, profile)
-    return train_survey_model("early_exit", profile, seed, lambda: CALMClassifier(build("transformer", sizes["length"], sizes["model"])), early_exit_train_loss)
+    return train_survey_model(
+        "early_exit",
+        profile,
+        seed,
+        lambda: CALMClassifier(build("transformer", sizes["length"], sizes["model"])),
+        early_exit_train_loss,
+    )
 
 
 def train_mod(profile: str, capacity: float, seed: int = 0):
     sizes = by_profile(hyper_ut.SIZES, profile)
-    return train_survey_model(f"mod_{capacity:g}", profile, seed, lambda: make_mod(sizes["length"], sizes["model"], capacity), mod_train_loss, {"capacity": capacity})
+    return train_survey_model(
+        f"mod_{capacity:g}",
+        profile,
+        seed,
+        lambda: make_mod(sizes["length"], sizes["model"], capacity),
+        mod_train_loss,
+        {"capacity": capacity},
+    )
 
 
 def train_pondernet(profile: str, seed: int = 0):
@@ -109,7 +138,9 @@ def train_pondernet(profile: str, seed: int = 0):
 
     extra = {"lambda_p": survey["lambda_p"], "beta": survey["beta"]}
     hold = {"hold": "halting_unit", "hold_for": m["act_hold"]}
-    return train_survey_model("pondernet_ut", profile, seed, make, pondernet_train_loss(survey["lambda_p"], survey["beta"]), extra, hold)
+    return train_survey_model(
+        "pondernet_ut", profile, seed, make, pondernet_train_loss(survey["lambda_p"], survey["beta"]), extra, hold
+    )
 
 
 # -- survey-2: early exit -----------------------------------------------------------------
@@ -128,8 +159,16 @@ def exit_sweep(profile: str, seed: int = 0) -> pd.DataFrame:
             correct = (out.logits.argmax(-1).cpu() == label).float()
             layers = out.steps.cpu()
             for h in sizes["test_hops"]:
-                rows.append({"seed": seed + s, "threshold": threshold, "hops": h, "accuracy": correct[hops == h].mean().item(), "layers": layers[hops == h].mean().item(),
-                             "in_training": h in sizes["train_hops"]})
+                rows.append(
+                    {
+                        "seed": seed + s,
+                        "threshold": threshold,
+                        "hops": h,
+                        "accuracy": correct[hops == h].mean().item(),
+                        "layers": layers[hops == h].mean().item(),
+                        "in_training": h in sizes["train_hops"],
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -152,9 +191,17 @@ def exit_savings(sweep: pd.DataFrame, layers: int, train_hops: Sequence[int], to
         ok = summary[summary["accuracy (in training)"] >= dense["accuracy (in training)"] - tolerance]
         best = ok.sort_values("layers (in training)").iloc[0]
         at_best = part[part["threshold"] == best["threshold"]].set_index("hops")["layers"]
-        rows.append({"seed": s, "threshold": best["threshold"], "saved": 1 - best["layers (in training)"] / layers,
-                     "accuracy": best["accuracy (in training)"], "no-exit accuracy": dense["accuracy (in training)"],
-                     "layers (fewest hops)": at_best[min(train_hops)], "layers (most hops)": at_best[max(train_hops)]})
+        rows.append(
+            {
+                "seed": s,
+                "threshold": best["threshold"],
+                "saved": 1 - best["layers (in training)"] / layers,
+                "accuracy": best["accuracy (in training)"],
+                "no-exit accuracy": dense["accuracy (in training)"],
+                "layers (fewest hops)": at_best[min(train_hops)],
+                "layers (most hops)": at_best[max(train_hops)],
+            }
+        )
     return pd.DataFrame(rows).set_index("seed")
 
 
@@ -168,7 +215,14 @@ def mod_frame(profile: str, seed: int = 0) -> pd.DataFrame:
     parts = []
     for capacity in survey["capacities"]:
         _, metrics = train_mod(profile, capacity, seed)
-        parts.append(hyper_ut.frame(metrics, model=f"MoD c={capacity:g}", capacity=capacity, macs=mod_macs(tokens, m["dim"], m["steps"], capacity, m["mlp_ratio"]) / dense))
+        parts.append(
+            hyper_ut.frame(
+                metrics,
+                model=f"MoD c={capacity:g}",
+                capacity=capacity,
+                macs=mod_macs(tokens, m["dim"], m["steps"], capacity, m["mlp_ratio"]) / dense,
+            )
+        )
     _, metrics = hyper_ut.train_cpvr("transformer", profile, seed)
     parts.append(hyper_ut.frame(metrics, model="Transformer", capacity=1.0, macs=1.0))
     frame = pd.concat(parts, ignore_index=True)
@@ -195,7 +249,11 @@ def _summary(metrics: dict, train_hops: Sequence[int]) -> dict:
     """Mean accuracy in and out of the training hop counts, and mean steps (hop counts weighted equally)."""
     frame = hyper_ut.frame(metrics)
     inside = frame["hops"].isin(train_hops)
-    return {"accuracy (in training)": frame.loc[inside, "accuracy"].mean(), "accuracy (out of training)": frame.loc[~inside, "accuracy"].mean(), "steps": frame["steps"].mean()}
+    return {
+        "accuracy (in training)": frame.loc[inside, "accuracy"].mean(),
+        "accuracy (out of training)": frame.loc[~inside, "accuracy"].mean(),
+        "steps": frame["steps"].mean(),
+    }
 
 
 @num_threads(1)
@@ -209,7 +267,9 @@ def adaptive_table(profile: str, seed: int = 0) -> pd.DataFrame:
     """
     sizes, survey = by_profile(hyper_ut.SIZES, profile), by_profile(SURVEY, profile)
     m = sizes["model"]
-    runs = {kind: hyper_ut.train_cpvr(kind, profile, seed) for kind in ("transformer", "ut", "ut_act", "hyper", "hyper_act")}
+    runs = {
+        kind: hyper_ut.train_cpvr(kind, profile, seed) for kind in ("transformer", "ut", "ut_act", "hyper", "hyper_act")
+    }
     models = {kind: model for kind, (model, _) in runs.items()}
     for kind in ("ut_act", "hyper_act"):
         models[kind].depth.compact = True  # halted examples leave the batch at inference
@@ -219,7 +279,9 @@ def adaptive_table(profile: str, seed: int = 0) -> pd.DataFrame:
     mod, mod_metrics = train_mod(profile, survey["table_capacity"], seed)
     pondernet, ponder_metrics = train_pondernet(profile, seed)
     tokens, t = sizes["length"] + 1, m["steps"]
-    mod_share = mod_macs(tokens, m["dim"], t, survey["table_capacity"], m["mlp_ratio"]) / (t * block_macs(tokens, m["dim"], m["mlp_ratio"]))
+    mod_share = mod_macs(tokens, m["dim"], t, survey["table_capacity"], m["mlp_ratio"]) / (
+        t * block_macs(tokens, m["dim"], m["mlp_ratio"])
+    )
     exit_metrics = per_hop(early_exit, sizes["length"], sizes["test_hops"], sizes["n_test"])
     rows = [  # (method, model, metrics, dense twin name, twin, share of the twin's compute or None for steps / T)
         ("Transformer", models["transformer"], runs["transformer"][1], "Transformer", models["transformer"], 1.0),
@@ -227,7 +289,14 @@ def adaptive_table(profile: str, seed: int = 0) -> pd.DataFrame:
         ("UT+ACT", models["ut_act"], runs["ut_act"][1], "UT", models["ut"], None),
         ("Hyper-UT", models["hyper_act"], runs["hyper_act"][1], "Hyper-UT w/o ACT", models["hyper"], None),
         ("PonderNet-UT", pondernet, ponder_metrics, "UT", models["ut"], None),
-        (f"Early exit (λ={survey['table_threshold']:g})", early_exit, exit_metrics, "same net, all layers", dense_exit, None),
+        (
+            f"Early exit (λ={survey['table_threshold']:g})",
+            early_exit,
+            exit_metrics,
+            "same net, all layers",
+            dense_exit,
+            None,
+        ),
         (f"MoD (c={survey['table_capacity']:g})", mod, mod_metrics, "Transformer", models["transformer"], mod_share),
     ]
     x = test_set(sizes["length"], sizes["test_hops"], sizes["n_test"])[0]
@@ -235,8 +304,17 @@ def adaptive_table(profile: str, seed: int = 0) -> pd.DataFrame:
     for name, model, metrics, twin_name, twin, share in rows:
         summary = _summary(metrics, sizes["train_hops"])
         seconds, twin_seconds = paired_seconds(model, twin, x, survey["timing_rounds"])
-        table.append({"method": name, **summary, "compute (share of dense)": summary["steps"] / t if share is None else share,
-                      "dense twin": twin_name, "inference s": seconds, "twin inference s": twin_seconds, "time / twin": seconds / twin_seconds})
+        table.append(
+            {
+                "method": name,
+                **summary,
+                "compute (share of dense)": summary["steps"] / t if share is None else share,
+                "dense twin": twin_name,
+                "inference s": seconds,
+                "twin inference s": twin_seconds,
+                "time / twin": seconds / twin_seconds,
+            }
+        )
     return pd.DataFrame(table)
 
 
@@ -244,11 +322,19 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     """The C-PVR runs each survey notebook trains, as jobs for :func:`ponder.parallel.prefetch`
     (the Hyper-UT models come from ``hyper_ut``'s jobs, which its notebooks run first)."""
     sizes, survey = by_profile(hyper_ut.SIZES, profile), by_profile(SURVEY, profile)
-    table = [partial(hyper_ut.train_cpvr, kind, profile, seed) for kind in ("transformer", "ut", "ut_act", "hyper", "hyper_act")]
+    table = [
+        partial(hyper_ut.train_cpvr, kind, profile, seed)
+        for kind in ("transformer", "ut", "ut_act", "hyper", "hyper_act")
+    ]
     return {
         "survey_early_exit": [partial(train_early_exit, profile, seed + s) for s in sizes["seeds"]],
         "survey_mod": [partial(train_mod, profile, c, seed) for c in survey["capacities"]] + table[:1],
-        "survey_table": table + [partial(train_early_exit, profile, seed), partial(train_mod, profile, survey["table_capacity"], seed), partial(train_pondernet, profile, seed)],
+        "survey_table": table
+        + [
+            partial(train_early_exit, profile, seed),
+            partial(train_mod, profile, survey["table_capacity"], seed),
+            partial(train_pondernet, profile, seed),
+        ],
     }
 
 
@@ -312,7 +398,9 @@ def knob_mod_capacity(profile: str, capacity: float, seed: int = 0) -> pd.DataFr
         metrics = per_hop(model, sizes["length"], sizes["test_hops"], sizes["n_test"])
     finally:
         model.core.set_capacity(survey["table_capacity"])
-    macs = mod_macs(tokens, m["dim"], m["steps"], capacity, m["mlp_ratio"]) / (m["steps"] * block_macs(tokens, m["dim"], m["mlp_ratio"]))
+    macs = mod_macs(tokens, m["dim"], m["steps"], capacity, m["mlp_ratio"]) / (
+        m["steps"] * block_macs(tokens, m["dim"], m["mlp_ratio"])
+    )
     return hyper_ut.frame(metrics, knob=capacity, macs=macs)
 
 

@@ -20,6 +20,7 @@ Runs of the two methods with the same seed start from the same weights and see t
 batches (the model's parameters do not depend on the halting rule), so a *cell*
 ``(seed, index of the knob value)`` pairs an ACT run with a PonderNet run.
 """
+
 from collections.abc import Sequence
 from functools import partial
 
@@ -36,7 +37,6 @@ from ..runs import Run
 from ..sizes.survey_parity import PARITY
 from ..tasks import parity
 from ..training import TrainConfig, default_device
-
 
 KNOBS = {"act": "tau", "pondernet": "lambda_p"}  # the hyper-parameter each method's grid varies
 LABELS = {"act": "ACT", "pondernet": "PonderNet"}
@@ -69,7 +69,9 @@ def parity_loss(halting: str, tau: float, lambda_p: float, beta: float):
     def pondernet_loss(model, batch):
         x, _, label = batch
         logits, out = model.unroll(x)  # [B, N]
-        step_losses = F.binary_cross_entropy_with_logits(logits, label[:, None].float().expand_as(logits), reduction="none")
+        step_losses = F.binary_cross_entropy_with_logits(
+            logits, label[:, None].float().expand_as(logits), reduction="none"
+        )
         return reconstruction_loss(out.log_p, step_losses) + beta * kl_to_prior(out.log_p, lambda_p)
 
     return act_loss if halting == "act" else pondernet_loss
@@ -89,7 +91,10 @@ def parity_per_difficulty(model: RecurrentPonderer, dim: int, n: int, seed: int 
     logits, steps = model.predict(x.to(default_device()), generator=torch.Generator().manual_seed(seed))
     correct = ((logits > 0).long().cpu() == label).float()
     steps = steps.float().cpu()
-    return {"accuracy": {str(d): correct[k == d].mean().item() for d in range(1, dim + 1)}, "steps": {str(d): steps[k == d].mean().item() for d in range(1, dim + 1)}}
+    return {
+        "accuracy": {str(d): correct[k == d].mean().item() for d in range(1, dim + 1)},
+        "steps": {str(d): steps[k == d].mean().item() for d in range(1, dim + 1)},
+    }
 
 
 def train_parity(halting: str, profile: str, seed: int, **overrides):
@@ -109,21 +114,32 @@ def train_parity(halting: str, profile: str, seed: int, **overrides):
     def evaluate(model):
         return parity_per_difficulty(model, s["dim"], s["n_test"], seed)
 
-    return parallel.train_one_thread(run, make, parity_loss(halting, s["tau"], s["lambda_p"], s["beta"]), batches, cfg, evaluate)
+    return parallel.train_one_thread(
+        run, make, parity_loss(halting, s["tau"], s["lambda_p"], s["beta"]), batches, cfg, evaluate
+    )
 
 
 # -- the runs: the grid of each method and the one-step control --------------------------------
-def grid_runs(profile: str, seed: int = 0, methods: Sequence[str] = HALTING) -> dict[tuple[str, int, int], parallel.Job]:
+def grid_runs(
+    profile: str, seed: int = 0, methods: Sequence[str] = HALTING
+) -> dict[tuple[str, int, int], parallel.Job]:
     """survey-1's grid: ``{(halting, seed, j): job}`` for every method, seed of the profile and
     index ``j`` of a value of the method's knob (``(seed, j)`` is the run's cell)."""
     s = by_profile(PARITY, profile)
-    return {(h, seed + o, j): partial(train_parity, h, profile, seed + o, **{KNOBS[h]: value})
-            for h in methods for o in s["seeds"] for j, value in enumerate(s["grid"][KNOBS[h]])}
+    return {
+        (h, seed + o, j): partial(train_parity, h, profile, seed + o, **{KNOBS[h]: value})
+        for h in methods
+        for o in s["seeds"]
+        for j, value in enumerate(s["grid"][KNOBS[h]])
+    }
 
 
 def control_runs(profile: str, seed: int = 0) -> dict[int, parallel.Job]:
     """The control: ``{seed: job}``, the GRU held to one step (ACT at ``max_steps=1`` halts after step 1)."""
-    return {seed + o: partial(train_parity, "act", profile, seed + o, max_steps=1) for o in by_profile(PARITY, profile)["seeds"]}
+    return {
+        seed + o: partial(train_parity, "act", profile, seed + o, max_steps=1)
+        for o in by_profile(PARITY, profile)["seeds"]
+    }
 
 
 def jobs(profile: str, seed: int = 0) -> list[parallel.Job]:
@@ -147,8 +163,16 @@ def train_all(profile: str, seed: int = 0) -> None:
 def run_frame(metrics: dict, train_max: int, **columns) -> pd.DataFrame:
     """One run: one row per test difficulty, in increasing order (the metrics' keys are strings):
     ``difficulty`` (int), ``accuracy``, ``steps``, ``in_training`` and the given constant columns."""
-    rows = [{"difficulty": int(d), "accuracy": a, "steps": metrics["steps"][d], "in_training": int(d) <= train_max, **columns}
-            for d, a in metrics["accuracy"].items()]
+    rows = [
+        {
+            "difficulty": int(d),
+            "accuracy": a,
+            "steps": metrics["steps"][d],
+            "in_training": int(d) <= train_max,
+            **columns,
+        }
+        for d, a in metrics["accuracy"].items()
+    ]
     return pd.DataFrame(rows).sort_values("difficulty", ignore_index=True)
 
 
@@ -159,14 +183,28 @@ def parity_frame(profile: str, seed: int = 0, methods: Sequence[str] = HALTING) 
     parts = []
     for (h, s, j), job in grid_runs(profile, seed, methods).items():
         knob, value = KNOBS[h], job.keywords[KNOBS[h]]
-        parts.append(run_frame(job()[1], train_max, method=LABELS[h], knob=knob, value=value, cell=j, seed=s, setting=f"{LABELS[h]} {SYMBOLS[knob]}={value:g}"))
+        parts.append(
+            run_frame(
+                job()[1],
+                train_max,
+                method=LABELS[h],
+                knob=knob,
+                value=value,
+                cell=j,
+                seed=s,
+                setting=f"{LABELS[h]} {SYMBOLS[knob]}={value:g}",
+            )
+        )
     return pd.concat(parts, ignore_index=True)
 
 
 def control_frame(profile: str, seed: int = 0) -> pd.DataFrame:
     """The one-step control, as :func:`parity_frame` rows (``method`` and ``setting`` :data:`CONTROL`)."""
     train_max = by_profile(PARITY, profile)["train_max"]
-    parts = [run_frame(job()[1], train_max, method=CONTROL, setting=CONTROL, seed=s) for s, job in control_runs(profile, seed).items()]
+    parts = [
+        run_frame(job()[1], train_max, method=CONTROL, setting=CONTROL, seed=s)
+        for s, job in control_runs(profile, seed).items()
+    ]
     return pd.concat(parts, ignore_index=True)
 
 

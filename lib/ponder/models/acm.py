@@ -32,6 +32,7 @@ matrix products over the first ``k·h`` hidden units (:meth:`Learners.prefix`).
   ``for i in range(1, highest_choice)`` runs one learner fewer than chosen for the tokens with
   the largest ``k``; here every token runs exactly ``k`` learners (tested).
 """
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -135,7 +136,9 @@ def hard_gumbel(logits: torch.Tensor, temperature: float) -> torch.Tensor:
     given the logits alone, the arg-max that evaluation takes."""
     scores = logits / temperature
     soft = softmax_choices(scores)
-    hard = F.one_hot(scores.argmax(dim=-1), logits.shape[-1]).to(soft.dtype)  # the arg-max of ν, read where it is contiguous
+    hard = F.one_hot(scores.argmax(dim=-1), logits.shape[-1]).to(
+        soft.dtype
+    )  # the arg-max of ν, read where it is contiguous
     return hard - soft.detach() + soft
 
 
@@ -164,8 +167,18 @@ class ACM(nn.Module):
     ``task_gradient=False`` keeps the task loss from the gate (the official code).
     """
 
-    def __init__(self, d_in: int, d_out: int, n: int = 4, hidden: int = 64, activation: str = "gelu", k_min: int = 0, gate_hidden: int = 4,
-                 temperature: float = 0.8, task_gradient: bool = True):
+    def __init__(
+        self,
+        d_in: int,
+        d_out: int,
+        n: int = 4,
+        hidden: int = 64,
+        activation: str = "gelu",
+        k_min: int = 0,
+        gate_hidden: int = 4,
+        temperature: float = 0.8,
+        task_gradient: bool = True,
+    ):
         super().__init__()
         check_int("k_min", k_min, minimum=0, maximum=1)
         check_positive("temperature", temperature)

@@ -35,6 +35,7 @@ its distribution). With the option, ``L_b`` adds the same term on the arg-max ch
 ``| mean_i β_i^argmax − β_target |`` (straight-through gradient of ``softmax(logits / T)``), so
 that the evaluated model meets the budget too (measured effect in docs/acm.md).
 """
+
 import math
 
 import torch
@@ -118,8 +119,14 @@ def choice_entropy(onehot: torch.Tensor) -> torch.Tensor:
     return -(a * a.clamp_min(1e-9).log()).sum(-1) / math.log(a.shape[-1])
 
 
-def finetune_loss(model: nn.Module, inputs: torch.Tensor, labels: torch.Tensor, budget: float, weights: dict = PAPER_LOSS_WEIGHTS,
-                  argmax_budget: bool = False) -> torch.Tensor:
+def finetune_loss(
+    model: nn.Module,
+    inputs: torch.Tensor,
+    labels: torch.Tensor,
+    budget: float,
+    weights: dict = PAPER_LOSS_WEIGHTS,
+    argmax_budget: bool = False,
+) -> torch.Tensor:
     """Phase III: ``CE + Σ α · auxiliary`` (a weight of 0 switches a term off, for the ablation)."""
     task = F.cross_entropy(model(inputs), labels)
     aux = auxiliary_losses(model, budget, argmax_budget)

@@ -27,6 +27,7 @@ over :data:`CUDA_CONFIGS`; on the CPU the kernels run only in Triton's interpret
 (``TRITON_INTERPRET=1`` set before triton is imported), which the tests use. :func:`check` compares
 the kernels with ``Learners.masked``; ``python -m ponder.bench acm`` times them only after it.
 """
+
 import math
 
 import torch
@@ -37,8 +38,10 @@ from .acm import Learners
 
 # the interpreter (CPU) runs every program in numpy: small tiles
 CPU_BLOCKS = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
-CUDA_CONFIGS = [triton.Config(dict(BLOCK_M=m, BLOCK_N=n, BLOCK_K=64), num_warps=w, num_stages=st)
-                for m, n, w, st in ((128, 128, 8, 3), (128, 128, 4, 4), (64, 128, 4, 4), (128, 64, 4, 4))]
+CUDA_CONFIGS = [
+    triton.Config(dict(BLOCK_M=m, BLOCK_N=n, BLOCK_K=64), num_warps=w, num_stages=st)
+    for m, n, w, st in ((128, 128, 8, 3), (128, 128, 4, 4), (64, 128, 4, 4), (128, 64, 4, 4))
+]
 # every BLOCK_N divides it, so the hidden kernel's grid covers each learner's units exactly
 UNIT_MULTIPLE = {"cuda": 128, "cpu": CPU_BLOCKS["BLOCK_N"]}
 # a * b + c as one rounding (FMA) in the bias and GELU arithmetic: Triton's default until 3.9, off by
@@ -55,8 +58,25 @@ def tile(program, col_tiles):
 
 
 @triton.jit
-def hidden_kernel(z, order, k_sorted, w1, b1, hidden, tokens, d_in, units, hidden_units, stride_z, stride_w1, stride_hidden,
-                  PRECISION: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def hidden_kernel(
+    z,
+    order,
+    k_sorted,
+    w1,
+    b1,
+    hidden,
+    tokens,
+    d_in,
+    units,
+    hidden_units,
+    stride_z,
+    stride_w1,
+    stride_hidden,
+    PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+):
     """``hidden[r, c] = gelu(z[order[r]] · w1[c] + b1[c])`` at least for ``c < k_sorted[r] · units``
     (``r`` a sorted position; a tile's units beyond its largest ``k`` stay unwritten)."""
     row_tile, col_tile = tile(tl.program_id(0), hidden_units // BLOCK_N)
@@ -70,17 +90,40 @@ def hidden_kernel(z, order, k_sorted, w1, b1, hidden, tokens, d_in, units, hidde
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for start in range(0, d_in, BLOCK_K):
             inner = start + tl.arange(0, BLOCK_K)
-            a = tl.load(z + token[:, None] * stride_z + inner[None, :], mask=row_ok[:, None] & (inner[None, :] < d_in), other=0.0)
+            a = tl.load(
+                z + token[:, None] * stride_z + inner[None, :],
+                mask=row_ok[:, None] & (inner[None, :] < d_in),
+                other=0.0,
+            )
             b = tl.load(w1 + cols[None, :] * stride_w1 + inner[:, None], mask=inner[:, None] < d_in, other=0.0)
             acc += tl.dot(a, b, input_precision=PRECISION)
         acc += tl.load(b1 + cols)[None, :].to(tl.float32)
         acc = 0.5 * acc * (1.0 + tl.math.erf(acc * 0.7071067811865476))  # exact GELU
-        tl.store(hidden + rows[:, None] * stride_hidden + cols[None, :], acc.to(hidden.dtype.element_ty), mask=row_ok[:, None])
+        tl.store(
+            hidden + rows[:, None] * stride_hidden + cols[None, :],
+            acc.to(hidden.dtype.element_ty),
+            mask=row_ok[:, None],
+        )
 
 
 @triton.jit
-def output_kernel(hidden, order, k_sorted, w2, out, tokens, d_out, units, stride_hidden, stride_w2, stride_out, PRECISION: tl.constexpr,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def output_kernel(
+    hidden,
+    order,
+    k_sorted,
+    w2,
+    out,
+    tokens,
+    d_out,
+    units,
+    stride_hidden,
+    stride_w2,
+    stride_out,
+    PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+):
     """``out[order[r]] = hidden[r, :K_r] · w2[:, :K_r]ᵀ``, ``K_r = k_sorted[r] · units``: the loop runs to
     the tile's largest ``K_r`` (none for a tile of ``k = 0``), each row's units beyond its own read as 0."""
     row_tile, col_tile = tile(tl.program_id(0), tl.cdiv(d_out, BLOCK_N))
@@ -92,11 +135,17 @@ def output_kernel(hidden, order, k_sorted, w2, out, tokens, d_out, units, stride
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for start in range(0, run, BLOCK_K):
         inner = start + tl.arange(0, BLOCK_K)
-        a = tl.load(hidden + rows[:, None] * stride_hidden + inner[None, :], mask=inner[None, :] < run_rows[:, None], other=0.0)
+        a = tl.load(
+            hidden + rows[:, None] * stride_hidden + inner[None, :], mask=inner[None, :] < run_rows[:, None], other=0.0
+        )
         b = tl.load(w2 + cols[None, :] * stride_w2 + inner[:, None], mask=cols[None, :] < d_out, other=0.0)
         acc += tl.dot(a, b, input_precision=PRECISION)
     token = tl.load(order + rows, mask=row_ok, other=0)
-    tl.store(out + token[:, None] * stride_out + cols[None, :], acc.to(out.dtype.element_ty), mask=row_ok[:, None] & (cols[None, :] < d_out))
+    tl.store(
+        out + token[:, None] * stride_out + cols[None, :],
+        acc.to(out.dtype.element_ty),
+        mask=row_ok[:, None] & (cols[None, :] < d_out),
+    )
 
 
 def fused(learners: Learners, z: torch.Tensor, k: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
@@ -113,11 +162,42 @@ def fused(learners: Learners, z: torch.Tensor, k: torch.Tensor, out: torch.Tenso
     tokens = len(z)
     hidden = torch.empty(tokens, learners.n * units, device=z.device, dtype=z.dtype)
     out = torch.empty(tokens, learners.d_out, device=z.device, dtype=z.dtype) if out is None else out
-    launch(hidden_kernel, lambda meta: (triton.cdiv(tokens, meta["BLOCK_M"]) * (learners.n * units // meta["BLOCK_N"]),), z.device,
-           z, order, k_sorted, learners.w1, learners.b1, hidden, tokens, learners.d_in, units, learners.n * units, z.stride(0), learners.w1.stride(0),
-           hidden.stride(0), precision)
-    launch(output_kernel, lambda meta: (triton.cdiv(tokens, meta["BLOCK_M"]) * triton.cdiv(learners.d_out, meta["BLOCK_N"]),), z.device,
-           hidden, order, k_sorted, learners.w2, out, tokens, learners.d_out, units, hidden.stride(0), learners.w2.stride(0), out.stride(0), precision)
+    launch(
+        hidden_kernel,
+        lambda meta: (triton.cdiv(tokens, meta["BLOCK_M"]) * (learners.n * units // meta["BLOCK_N"]),),
+        z.device,
+        z,
+        order,
+        k_sorted,
+        learners.w1,
+        learners.b1,
+        hidden,
+        tokens,
+        learners.d_in,
+        units,
+        learners.n * units,
+        z.stride(0),
+        learners.w1.stride(0),
+        hidden.stride(0),
+        precision,
+    )
+    launch(
+        output_kernel,
+        lambda meta: (triton.cdiv(tokens, meta["BLOCK_M"]) * triton.cdiv(learners.d_out, meta["BLOCK_N"]),),
+        z.device,
+        hidden,
+        order,
+        k_sorted,
+        learners.w2,
+        out,
+        tokens,
+        learners.d_out,
+        units,
+        hidden.stride(0),
+        learners.w2.stride(0),
+        out.stride(0),
+        precision,
+    )
     return out
 
 

@@ -19,6 +19,7 @@ module's (research/acm.md §1.2, following the official code):
 
 Phase I (module-wise distillation) then fits the learners to the replaced modules.
 """
+
 import copy
 
 import torch
@@ -51,7 +52,11 @@ def acmize(model: nn.Module, n: int = 4, gate_hidden: int = 4, warm_start: bool 
         for name in PROJECTIONS:
             old: nn.Linear = getattr(block.attn, name)
             rank = projection_rank(old.in_features, old.out_features, n)
-            setattr(block.attn, name, ACM(old.in_features, old.out_features, n, rank, "identity", k_min=1, gate_hidden=gate_hidden))
+            setattr(
+                block.attn,
+                name,
+                ACM(old.in_features, old.out_features, n, rank, "identity", k_min=1, gate_hidden=gate_hidden),
+            )
             if warm_start:
                 split_linear(getattr(block.attn, name), old)
     return model

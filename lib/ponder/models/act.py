@@ -46,6 +46,7 @@ loop runs all ``max_steps`` steps on the whole batch:
 an example that has halted gets ``w^n = 0`` at every later step, so the output, ``N``, ``R`` and
 every gradient are those of the loop that stops, at the cost of the steps nobody needed.
 """
+
 from collections.abc import Callable
 from dataclasses import dataclass
 

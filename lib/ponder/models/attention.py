@@ -39,6 +39,7 @@ Causal masking (for language modelling) zeroes the scores of future keys after Ï
 official code, like this one, materialises the full ``[T, T]`` score matrix and never uses a
 recurrent linear-time form.
 """
+
 import math
 from contextlib import contextmanager
 
@@ -92,7 +93,14 @@ def relative_bucket(distance: torch.Tensor, buckets: int, max_distance: int) -> 
     """
     n = distance.clamp(min=0)
     exact = buckets // 2
-    large = exact + (torch.log(n.float() / exact + torch.finfo(torch.float32).eps) / math.log(max_distance / exact) * (buckets - exact)).long()
+    large = (
+        exact
+        + (
+            torch.log(n.float() / exact + torch.finfo(torch.float32).eps)
+            / math.log(max_distance / exact)
+            * (buckets - exact)
+        ).long()
+    )
     return torch.where(n < exact, n, large.clamp(max=buckets - 1))
 
 
@@ -110,7 +118,9 @@ class RelativePositionBias(nn.Module):
         self.buckets = check_int("buckets", buckets, minimum=2)
         self.table = nn.Parameter(torch.randn(heads, buckets) / math.sqrt(buckets))
         position = torch.arange(buckets)  # the [T, T] bucket indices, computed once (not saved)
-        self.register_buffer("index", relative_bucket(position[:, None] - position[None, :], buckets, buckets), persistent=False)
+        self.register_buffer(
+            "index", relative_bucket(position[:, None] - position[None, :], buckets, buckets), persistent=False
+        )
 
     def forward(self, length: int) -> torch.Tensor:
         """``[H, length, length]`` for any ``length`` up to ``buckets``."""
@@ -152,7 +162,15 @@ class MultiHeadAttention(nn.Module):
     latent codes of the last forward pass in ``self.latent`` (``[B, H, T, T]``).
     """
 
-    def __init__(self, dim: int, heads: int, kind: str = "softmax", head_dim: int | None = None, score_dropout: float = 0.0, relative_buckets: int | None = None):
+    def __init__(
+        self,
+        dim: int,
+        heads: int,
+        kind: str = "softmax",
+        head_dim: int | None = None,
+        score_dropout: float = 0.0,
+        relative_buckets: int | None = None,
+    ):
         super().__init__()
         check_int("heads", heads, minimum=1)
         self.kind = check_choice("kind", kind, KINDS)

@@ -12,6 +12,7 @@
 Both are built from :class:`ponder.models.transformer.Block` with a
 :class:`~ponder.models.attention.MultiHeadAttention` inside.
 """
+
 import math
 
 import torch
@@ -26,10 +27,19 @@ TRUNCATED_STD = 0.87962566103423978  # std of a standard normal truncated to [-2
 
 
 def blocks(
-    dim: int, heads: int, depth: int, kind: str, head_dim: int | None, mlp_ratio: float, score_dropout: float, relative_buckets: int | None = None
+    dim: int,
+    heads: int,
+    depth: int,
+    kind: str,
+    head_dim: int | None,
+    mlp_ratio: float,
+    score_dropout: float,
+    relative_buckets: int | None = None,
 ) -> nn.ModuleList:
     """``depth`` pre-LN blocks with attention of ``kind`` (each its own relative position bias)."""
-    attention = lambda: MultiHeadAttention(dim, heads, kind, head_dim=head_dim, score_dropout=score_dropout, relative_buckets=relative_buckets)  # noqa: E731
+    attention = lambda: MultiHeadAttention(
+        dim, heads, kind, head_dim=head_dim, score_dropout=score_dropout, relative_buckets=relative_buckets
+    )  # noqa: E731
     return nn.ModuleList(Block(dim, heads, mlp_ratio, attention=attention()) for _ in range(depth))
 
 
@@ -77,7 +87,9 @@ class InContextTransformer(nn.Module):
             raise ValueError(f"relative_buckets={buckets} must be at least the sequence length {length}")
         self.embed = nn.Linear(in_dim, dim)
         self.position = None if relative_position else nn.Parameter(torch.randn(length, dim) * 0.02)
-        self.blocks = blocks(dim, heads, depth, kind, head_dim, mlp_ratio, score_dropout, buckets if relative_position else None)
+        self.blocks = blocks(
+            dim, heads, depth, kind, head_dim, mlp_ratio, score_dropout, buckets if relative_position else None
+        )
         self.norm = nn.LayerNorm(dim)
         self.head = nn.Linear(dim, out_dim)
         if check_choice("init", init, INITS) == "lecun_normal":
@@ -95,7 +107,16 @@ class InContextTransformer(nn.Module):
 class CausalLM(nn.Module):
     """``[B, T]`` token ids ``-> [B, T, vocab]`` next-token logits (output embedding tied)."""
 
-    def __init__(self, vocab: int, length: int, dim: int = 128, heads: int = 8, depth: int = 4, kind: str = "softmax", mlp_ratio: float = 4.0):
+    def __init__(
+        self,
+        vocab: int,
+        length: int,
+        dim: int = 128,
+        heads: int = 8,
+        depth: int = 4,
+        kind: str = "softmax",
+        mlp_ratio: float = 4.0,
+    ):
         super().__init__()
         self.embed = nn.Embedding(vocab, dim)
         nn.init.normal_(self.embed.weight, std=0.02)  # tied: small, so the first logits are near uniform

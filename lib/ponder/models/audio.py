@@ -6,6 +6,7 @@
 The same interface as :class:`~ponder.models.vit.ViT` (``embed``, ``blocks``, ``classify``,
 ``tokens``), so ACM-ization, MoEfication and the MAC counter apply unchanged.
 """
+
 import torch
 from torch import nn
 
@@ -15,7 +16,16 @@ from .transformer import Block
 class FrameTransformer(nn.Module):
     """``x [B, frames, features] -> logits [B, classes]``."""
 
-    def __init__(self, frames: int, features: int, classes: int, dim: int = 32, depth: int = 4, heads: int = 4, mlp_ratio: float = 4.0):
+    def __init__(
+        self,
+        frames: int,
+        features: int,
+        classes: int,
+        dim: int = 32,
+        depth: int = 4,
+        heads: int = 4,
+        mlp_ratio: float = 4.0,
+    ):
         super().__init__()
         self.frames = frames
         self.input_norm = nn.LayerNorm(features)

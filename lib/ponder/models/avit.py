@@ -12,6 +12,7 @@ Two losses steer the depth (weights as the official baseline: 5e-4 and 1.0):
 The class token never halts (the fix of A-ViT issue #4 the ACM authors adopted; it is read by
 the head). ``active_counts`` holds the active tokens per block of the last forward, ``[depth][B]``.
 """
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -40,8 +41,12 @@ class AViT(nn.Module):
         for layer, block in enumerate(self.vit.blocks):
             self.active_counts.append(active.sum(-1))
             h = torch.where(active[..., None], block(h, key_padding=~active), h)
-            score = torch.sigmoid(self.scale * h[..., 0] + self.shift) if layer < depth - 1 else torch.ones_like(cumulative)
-            score = torch.cat([score[:, :1] * (layer == depth - 1), score[:, 1:]], dim=1)  # the class token runs every block
+            score = (
+                torch.sigmoid(self.scale * h[..., 0] + self.shift) if layer < depth - 1 else torch.ones_like(cumulative)
+            )
+            score = torch.cat(
+                [score[:, :1] * (layer == depth - 1), score[:, 1:]], dim=1
+            )  # the class token runs every block
             halts = active & (cumulative + score >= 1 - self.eps)
             ponder = ponder + active.float() + torch.where(halts, 1 - cumulative, torch.zeros_like(cumulative))
             mass.append(torch.where(halts, 1 - cumulative, score * active)[:, 1:].mean())
@@ -60,7 +65,14 @@ class AViT(nn.Module):
         return (observed * (observed.clamp_min(1e-9).log() - prior.log())).sum()
 
 
-def halting_loss(model: AViT, x: torch.Tensor, y: torch.Tensor, target_depth: float, ponder_weight: float = 5e-4, prior_weight: float = 1.0) -> torch.Tensor:
+def halting_loss(
+    model: AViT,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    target_depth: float,
+    ponder_weight: float = 5e-4,
+    prior_weight: float = 1.0,
+) -> torch.Tensor:
     """CE + ponder cost + distributional prior."""
     task = F.cross_entropy(model(x), y)
     return task + ponder_weight * model.ponder + prior_weight * model.prior_loss(target_depth)

@@ -18,6 +18,7 @@ The model wraps the parts of a :class:`ponder.models.classifier.Classifier` (``e
 ``core`` with ``step(h, t)`` and ``max_steps``, ``norm``, ``head``), so an early-exit
 Transformer is the Transformer with a training loss over every layer.
 """
+
 import math
 from dataclasses import dataclass
 
@@ -37,7 +38,9 @@ def layer_weights(layers: int, device=None) -> torch.Tensor:
 
 def early_exit_loss(logits: torch.Tensor, label: torch.Tensor) -> torch.Tensor:
     """``sum_l (l / sum_j j) CE(y, y_l)`` from every layer's logits ``[B, L, C]`` and labels ``[B]``."""
-    per_layer = F.cross_entropy(logits.transpose(1, 2), label[:, None].expand(-1, logits.shape[1]), reduction="none")  # [B, L]
+    per_layer = F.cross_entropy(
+        logits.transpose(1, 2), label[:, None].expand(-1, logits.shape[1]), reduction="none"
+    )  # [B, L]
     return (per_layer.mean(0) * layer_weights(logits.shape[1], logits.device)).sum()
 
 
@@ -83,7 +86,9 @@ class CALMClassifier(nn.Module):
         def stops(h: torch.Tensor, t: int, index: torch.Tensor) -> torch.Tensor:
             return confidence(self.readout(h)) >= threshold
 
-        state, used = run_until_stopped(lambda h, t, index: self.core.step(h, t), self.embedding(x), self.core.max_steps, stops, compact)
+        state, used = run_until_stopped(
+            lambda h, t, index: self.core.step(h, t), self.embedding(x), self.core.max_steps, stops, compact
+        )
         return Exits(self.readout(state), used)
 
     def forward(self, x: torch.Tensor, all_layers: bool = False) -> Prediction | torch.Tensor:

@@ -13,6 +13,7 @@ blocks (the Transformer, :class:`LayerStack`), one shared block (Universal Trans
 :class:`ACTDepth` stops each example on its own with ACT (``ponder.models.act``), and the
 training loss becomes ``CE + tau * mean(N + R)``.
 """
+
 from dataclasses import dataclass
 
 import torch
@@ -108,7 +109,9 @@ class ACTDepth(nn.Module):
         self.eps, self.level, self.compact = eps, check_choice("level", level, LEVELS), compact
 
     def forward(self, core: nn.Module, h: torch.Tensor) -> Pondered:
-        out = act(lambda s, t, index: core.step(s, t), h, core.max_steps, self.halting, self.eps, self.level, self.compact)
+        out = act(
+            lambda s, t, index: core.step(s, t), h, core.max_steps, self.halting, self.eps, self.level, self.compact
+        )
         halting = out.weights if out.weights.dim() == 2 else out.weights.mean(dim=1)
         return Pondered(out.state, out.example_steps.float(), out.ponder_cost, halting)
 

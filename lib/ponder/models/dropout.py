@@ -9,6 +9,7 @@ mask comes from ``torch.rand`` in float64, whose CPU kernel draws one 64-bit num
 order on every vendor. It is, bit for bit and in the generator's state after it, the mask ATen draws
 on a non-Intel CPU (``tests/test_dropout.py``), so models trained on AMD keep their bits.
 """
+
 import torch
 from torch import nn
 

@@ -8,6 +8,7 @@ of the normalized input of both sublayers::
 
 ``gamma`` and ``beta`` start at zero, so at initialization UT+FiLM is exactly the UT.
 """
+
 import torch
 from torch import nn
 

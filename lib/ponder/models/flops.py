@@ -12,6 +12,7 @@ Per token of width ``d`` in a pre-LN block with MLP width ``h`` over ``T`` token
     scores Q Kᵀ and mixing AV   2 T d
     MLP                       2 d h
 """
+
 import torch
 from torch import nn
 
@@ -71,9 +72,15 @@ def vit_parts(model: nn.Module) -> tuple[int, int, int, int]:
     """``(embedding MACs, head MACs, dim, MLP hidden)`` per sample of a :class:`ViT` or ``FrameTransformer``."""
     if hasattr(model, "patch_embed"):  # ViT: a convolution over the patches
         conv = model.patch_embed
-        embed, dim = model.grid**2 * conv.in_channels * conv.kernel_size[0] * conv.kernel_size[1] * conv.out_channels, conv.out_channels
+        embed, dim = (
+            model.grid**2 * conv.in_channels * conv.kernel_size[0] * conv.kernel_size[1] * conv.out_channels,
+            conv.out_channels,
+        )
     else:  # FrameTransformer: a linear layer per frame
-        embed, dim = model.frames * linear(model.frame_embed.in_features, model.frame_embed.out_features), model.frame_embed.out_features
+        embed, dim = (
+            model.frames * linear(model.frame_embed.in_features, model.frame_embed.out_features),
+            model.frame_embed.out_features,
+        )
     mlp = model.blocks[0].mlp
     hidden = mlp.fc1.out_features if hasattr(mlp, "fc1") else mlp.learners.n * mlp.learners.hidden
     return embed, linear(model.head.in_features, model.head.out_features), dim, hidden
@@ -89,7 +96,11 @@ def early_exit_vit(model: nn.Module, exits: torch.Tensor) -> torch.Tensor:
     """MACs per sample ``[B]`` of an :class:`~ponder.models.ztw.ZTWViT` leaving at exit ``exits [B]`` (0-based)."""
     embed, head, dim, hidden = vit_parts(model.vit)
     per_block = dense_block(model.vit.tokens, dim, hidden)
-    heads = torch.tensor([0] + [h.macs for h in model.heads], dtype=torch.float64).cumsum(0)  # heads[j]: the first j heads
+    heads = torch.tensor([0] + [h.macs for h in model.heads], dtype=torch.float64).cumsum(
+        0
+    )  # heads[j]: the first j heads
     e = exits.cpu().long()
     last = len(model.vit.blocks) - 1
-    return embed + (e + 1).double() * per_block + heads[(e + 1).clamp(max=len(model.heads))] + (e == last).double() * head
+    return (
+        embed + (e + 1).double() * per_block + heads[(e + 1).clamp(max=len(model.heads))] + (e == last).double() * head
+    )

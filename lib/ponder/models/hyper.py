@@ -30,6 +30,7 @@ its MLP generated this way at every step::
 
 With ACT (``ponder.models.act``) each example also stops after its own number of steps.
 """
+
 import math
 
 import torch
@@ -111,7 +112,17 @@ class HyperCore(nn.Module):
     last step in ``last_routing`` ``[B, N]`` (for hut-6).
     """
 
-    def __init__(self, dim: int, heads: int, max_steps: int, pool_size: int = 16, code_dim: int = 32, rank: int = 4, mlp_ratio: float = 4.0, summary: str = "mean"):
+    def __init__(
+        self,
+        dim: int,
+        heads: int,
+        max_steps: int,
+        pool_size: int = 16,
+        code_dim: int = 32,
+        rank: int = 4,
+        mlp_ratio: float = 4.0,
+        summary: str = "mean",
+    ):
         super().__init__()
         self.summary = check_choice("summary", summary, SUMMARIES)
         self.block = Block(dim, heads, mlp_ratio)

@@ -63,6 +63,7 @@ keeps the mixed weights at 1 to ``sqrt(2)`` times the ``nn.Linear`` scale whatev
 is (a uniform ``alpha`` shrinks the delta by ``1/sqrt(N)``, a one-hot one not at all): the
 block starts as a standard-initialised block.
 """
+
 import math
 
 import torch
@@ -113,14 +114,26 @@ class HyperBlockCore(nn.Module):
     (nothing here is low-rank), plus the init's ``spread``.
     """
 
-    def __init__(self, dim: int, heads: int, max_steps: int, pool_size: int = 16, code_dim: int = 32, mlp_ratio: float = 4.0, summary: str = "mean", spread: float = 1.0):
+    def __init__(
+        self,
+        dim: int,
+        heads: int,
+        max_steps: int,
+        pool_size: int = 16,
+        code_dim: int = 32,
+        mlp_ratio: float = 4.0,
+        summary: str = "mean",
+        spread: float = 1.0,
+    ):
         super().__init__()
         if dim % heads:
             raise ValueError(f"dim={dim} must be divisible by heads={heads}")
         self.summary = check_choice("summary", summary, SUMMARIES)
         hidden = int(dim * mlp_ratio)
         shapes = {**dict.fromkeys(ATTENTION, (dim, dim)), "fc1": (dim, hidden), "fc2": (hidden, dim)}
-        self.generators = nn.ModuleDict({name: GeneratedLinear(code_dim, *shape, spread) for name, shape in shapes.items()})
+        self.generators = nn.ModuleDict(
+            {name: GeneratedLinear(code_dim, *shape, spread) for name, shape in shapes.items()}
+        )
         self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
         self.step_embedding = nn.Embedding(max_steps, dim)
         nn.init.normal_(self.step_embedding.weight, std=0.02)
@@ -137,7 +150,9 @@ class HyperBlockCore(nn.Module):
 
     def attention(self, u: torch.Tensor, weights: Weights) -> torch.Tensor:
         """``SelfAttention`` with per-example projections: ``[B, T, D] -> [B, T, D]``."""
-        q, k, v = (batched_linear(u, *weights[name]).unflatten(-1, (self.heads, -1)).transpose(1, 2) for name in ATTENTION[:3])
+        q, k, v = (
+            batched_linear(u, *weights[name]).unflatten(-1, (self.heads, -1)).transpose(1, 2) for name in ATTENTION[:3]
+        )
         out = attend(q, k, v)  # [B, heads, T, D/heads]
         return batched_linear(out.transpose(1, 2).flatten(2), *weights["o_proj"])
 

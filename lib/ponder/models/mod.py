@@ -20,6 +20,7 @@ flows backwards). ``aux_loss`` trains the router's sign to predict top-k members
 paper's auxiliary BCE). ``keep_first`` always processes position 0 (the CLS token a
 classifier reads).
 """
+
 import math
 
 import torch
@@ -42,7 +43,15 @@ def capacity_tokens(capacity: float, tokens: int) -> int:
 class MoDBlock(nn.Module):
     """A pre-LN :class:`Block` behind a token router, ``[B, T, D] -> [B, T, D]``."""
 
-    def __init__(self, dim: int, heads: int, capacity: float, mlp_ratio: float = 4.0, routing: str = "topk", keep_first: bool = False):
+    def __init__(
+        self,
+        dim: int,
+        heads: int,
+        capacity: float,
+        mlp_ratio: float = 4.0,
+        routing: str = "topk",
+        keep_first: bool = False,
+    ):
         super().__init__()
         capacity_tokens(capacity, 1)
         self.block, self.router = Block(dim, heads, mlp_ratio), nn.Linear(dim, 1)
@@ -94,9 +103,13 @@ class MoDBlock(nn.Module):
 class MoDStack(nn.Module):
     """``depth`` MoD blocks, ``step(h, t) = MoDBlock_t(h)``: a Transformer core with routed depth."""
 
-    def __init__(self, dim: int, heads: int, depth: int, capacity: float, mlp_ratio: float = 4.0, keep_first: bool = True):
+    def __init__(
+        self, dim: int, heads: int, depth: int, capacity: float, mlp_ratio: float = 4.0, keep_first: bool = True
+    ):
         super().__init__()
-        self.blocks = nn.ModuleList(MoDBlock(dim, heads, capacity, mlp_ratio, keep_first=keep_first) for _ in range(depth))
+        self.blocks = nn.ModuleList(
+            MoDBlock(dim, heads, capacity, mlp_ratio, keep_first=keep_first) for _ in range(depth)
+        )
         self.max_steps = depth
 
     def set_capacity(self, capacity: float) -> None:

@@ -12,6 +12,7 @@
 
 Only the MLPs get cheaper; the attention projections stay dense.
 """
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -33,7 +34,9 @@ class MoE(nn.Module):
         self.fc1, self.fc2 = mlp.fc1, mlp.fc2
         self.experts, self.size = experts, hidden // experts
         dim = self.fc1.in_features
-        self.router = nn.Sequential(nn.Linear(dim, experts, bias=False), nn.Tanh(), nn.Linear(experts, experts, bias=False))
+        self.router = nn.Sequential(
+            nn.Linear(dim, experts, bias=False), nn.Tanh(), nn.Linear(experts, experts, bias=False)
+        )
         self.top_k: int | None = None  # None: every expert (the dense ReLU MLP)
         self.k = None
 

@@ -28,6 +28,7 @@ At inference the halting step is *sampled*: at step ``n`` the net halts with pro
 ``lambda_n`` and answers ``y_n``. Halted examples leave the batch (``compact=True``), so the
 work done follows the steps really used.
 """
+
 from dataclasses import dataclass
 
 import torch
@@ -58,7 +59,9 @@ def log_geometric_prior(lambda_p: float, max_steps: int) -> torch.Tensor:
         raise ValueError(f"lambda_p={lambda_p} must lie in (0, 1]")
     check_int("max_steps", max_steps, minimum=1)
     n = torch.arange(max_steps, dtype=torch.float64)
-    log_p = torch.log(torch.tensor(lambda_p, dtype=torch.float64)) + n * torch.log1p(torch.tensor(-lambda_p, dtype=torch.float64))
+    log_p = torch.log(torch.tensor(lambda_p, dtype=torch.float64)) + n * torch.log1p(
+        torch.tensor(-lambda_p, dtype=torch.float64)
+    )
     return (log_p - torch.logsumexp(log_p, dim=0)).float()
 
 

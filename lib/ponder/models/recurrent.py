@@ -7,6 +7,7 @@ With ``halting="act"`` the answer is read from ACT's mix ``sum_n w^n h_n`` (:mod
 the loss, and at inference the halting step is sampled (:mod:`.pondernet`). The readout is
 linear, so reading the mix of states equals mixing the per-step answers (Graves' output).
 """
+
 import torch
 from torch import nn
 
@@ -20,7 +21,9 @@ HALTING = ("act", "pondernet")
 class RecurrentPonderer(nn.Module):
     """``x`` ``[B, dim]`` -> one logit per example (binary task), halting by ACT or PonderNet."""
 
-    def __init__(self, dim: int, hidden: int, max_steps: int, halting: str = "act", halting_bias: float = -1.0, eps: float = 0.01):
+    def __init__(
+        self, dim: int, hidden: int, max_steps: int, halting: str = "act", halting_bias: float = -1.0, eps: float = 0.01
+    ):
         super().__init__()
         self.halting = check_choice("halting", halting, HALTING)
         self.max_steps, self.eps = check_int("max_steps", max_steps, minimum=1), eps
@@ -47,10 +50,14 @@ class RecurrentPonderer(nn.Module):
         return self.readout(out.states).squeeze(-1), out
 
     @torch.no_grad()
-    def predict(self, x: torch.Tensor, generator: torch.Generator | None = None, compact: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    def predict(
+        self, x: torch.Tensor, generator: torch.Generator | None = None, compact: bool = True
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Inference: ``(logits [B], steps [B])``; PonderNet samples its halting step."""
         if self.halting == "act":
             logits, out = self.act(x, compact=compact)
             return logits, out.steps
-        state, steps = sample_halting(self.step_fn(x), self.start(x), self.max_steps, self.halting_unit, generator, compact)
+        state, steps = sample_halting(
+            self.step_fn(x), self.start(x), self.max_steps, self.halting_unit, generator, compact
+        )
         return self.readout(state).squeeze(-1), steps

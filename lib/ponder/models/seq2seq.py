@@ -21,6 +21,7 @@ Two kinds of positions (``positions=``):
 Answers are decoded greedily after the separator until ``EOS``, or until a rule the caller
 gives says a row is done (:func:`greedy_decode`).
 """
+
 from collections.abc import Callable
 
 import torch
@@ -84,12 +85,25 @@ class CausalLM(nn.Module):
     source length ``L`` (longer sequences are fine: index ``>= L`` shares one vector).
     """
 
-    def __init__(self, vocab: int, length: int, dim: int, heads: int, depth: int, mlp_ratio: float = 4.0, positions: str = "absolute", clip: int = 2):
+    def __init__(
+        self,
+        vocab: int,
+        length: int,
+        dim: int,
+        heads: int,
+        depth: int,
+        mlp_ratio: float = 4.0,
+        positions: str = "absolute",
+        clip: int = 2,
+    ):
         super().__init__()
         self.relative = check_choice("positions", positions, POSITIONS) == "relative"
         self.tokens = nn.Embedding(vocab, dim)
         self.positions = nn.Parameter(torch.randn(length + self.relative, dim) * 0.02)  # [length (+1), D]
-        self.blocks = nn.ModuleList(Block(dim, heads, mlp_ratio, attention=RelativeSelfAttention(dim, heads, clip) if self.relative else None) for _ in range(depth))
+        self.blocks = nn.ModuleList(
+            Block(dim, heads, mlp_ratio, attention=RelativeSelfAttention(dim, heads, clip) if self.relative else None)
+            for _ in range(depth)
+        )
         self.norm, self.head = nn.LayerNorm(dim), nn.Linear(dim, vocab)
         self.length = length
 
@@ -110,7 +124,14 @@ class CausalLM(nn.Module):
 
 
 @torch.no_grad()
-def greedy_decode(model: CausalLM, prompt: torch.Tensor, max_new: int, eos: int, ends: Callable[[torch.Tensor], torch.Tensor] | None = None, choices: int | None = None) -> torch.Tensor:
+def greedy_decode(
+    model: CausalLM,
+    prompt: torch.Tensor,
+    max_new: int,
+    eos: int,
+    ends: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    choices: int | None = None,
+) -> torch.Tensor:
     """Extend ``prompt`` ``[B, P]`` greedily by up to ``max_new`` tokens: ``[B, <= max_new]``.
 
     A row is done once it emits ``eos``, or once ``ends(out)`` (the tokens so far ``[B, k]`` ->

@@ -8,6 +8,7 @@ examples only (gathered by ``index``, their batch indices); with ``compact=False
 runs on the whole batch and the stopped examples' states are ignored. Both give the same result
 whenever the step and the rule treat examples independently (tested in both users' tests).
 """
+
 from collections.abc import Callable
 
 import torch
@@ -18,7 +19,9 @@ from .act import StepFn
 StopRule = Callable[[torch.Tensor, int, torch.Tensor], torch.Tensor]
 
 
-def run_until_stopped(step_fn: StepFn, state: torch.Tensor, max_steps: int, stops: StopRule, compact: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+def run_until_stopped(
+    step_fn: StepFn, state: torch.Tensor, max_steps: int, stops: StopRule, compact: bool = True
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``(stopped_state, steps)``: each example's state at its stop (shape of ``state``), ``steps`` ``[B]`` long (1-based)."""
     check_int("max_steps", max_steps, minimum=1)
     batch, device = state.shape[0], state.device

@@ -10,18 +10,26 @@ hypernetwork-generated weights, other attention kinds).
 :func:`attend` computes ``softmax(Q K^T / sqrt(d_head)) V``: PyTorch's fused kernel, except for
 short unmasked sequences on the CPU, where the three plain operations are faster (see there).
 """
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .dropout import Dropout, dropout as drop
+from .dropout import Dropout
+from .dropout import dropout as drop
 
 # On the CPU, unmasked attention over at most this many tokens is computed by explicit_attention
 EXPLICIT_MAX_TOKENS = 16
 
 
-def explicit_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None, causal: bool = False,
-                       dropout: float = 0.0) -> torch.Tensor:
+def explicit_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    causal: bool = False,
+    dropout: float = 0.0,
+) -> torch.Tensor:
     """``dropout(softmax(Q K^T / sqrt(d) + M)) V`` as three operations: ``Q`` ``[B, H, T, d]``, ``K, V``
     ``[B, H, S, d]`` -> ``[B, H, T, d]``; ``mask`` and ``causal`` as in :func:`attend`.
 
@@ -37,7 +45,14 @@ def explicit_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: 
     return drop(torch.softmax(scores, dim=-1), dropout) @ v
 
 
-def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None, causal: bool = False, dropout: float = 0.0) -> torch.Tensor:
+def attend(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    causal: bool = False,
+    dropout: float = 0.0,
+) -> torch.Tensor:
     """``softmax(Q K^T / sqrt(d)) V`` per head, ``Q`` ``[B, H, T, d]``, ``K, V`` ``[B, H, S, d]`` -> ``[B, H, T, d]``.
 
     ``mask`` (bool, True = attend, or float, added to the scores; broadcast to ``[B, H, T, S]``),
@@ -96,7 +111,9 @@ class SelfAttention(nn.Module):
 class Block(nn.Module):
     """Pre-LN block ``[B, T, dim] -> [B, T, dim]``; ``attention`` replaces the softmax default."""
 
-    def __init__(self, dim: int, heads: int, mlp_ratio: float = 4.0, dropout: float = 0.0, attention: nn.Module | None = None):
+    def __init__(
+        self, dim: int, heads: int, mlp_ratio: float = 4.0, dropout: float = 0.0, attention: nn.Module | None = None
+    ):
         super().__init__()
         self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
         self.attn = attention if attention is not None else SelfAttention(dim, heads, dropout)

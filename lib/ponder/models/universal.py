@@ -8,6 +8,7 @@ embedding tells the block which step it is at::
 With ``T`` fixed this is a Transformer of depth ``T`` whose layers share their weights (tested);
 with ACT (``ponder.models.act``) each example stops after its own number of steps.
 """
+
 import torch
 from torch import nn
 

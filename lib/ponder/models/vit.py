@@ -14,6 +14,7 @@ themselves (halting, early exits, compute maps, ACM conversion)::
 
 ``forward(x, return_hidden=True)`` also returns every layer's tokens ``[h_0, ..., h_depth]``.
 """
+
 import torch
 from torch import nn
 
@@ -24,7 +25,18 @@ from .transformer import Block
 class ViT(nn.Module):
     """``x [B, channels, image, image] -> logits [B, classes]``."""
 
-    def __init__(self, image: int = 32, patch: int = 4, channels: int = 1, classes: int = 10, dim: int = 64, depth: int = 4, heads: int = 4, mlp_ratio: float = 4.0, dropout: float = 0.0):
+    def __init__(
+        self,
+        image: int = 32,
+        patch: int = 4,
+        channels: int = 1,
+        classes: int = 10,
+        dim: int = 64,
+        depth: int = 4,
+        heads: int = 4,
+        mlp_ratio: float = 4.0,
+        dropout: float = 0.0,
+    ):
         super().__init__()
         check_int("patch", patch, minimum=1, maximum=image)
         if image % patch:

@@ -6,6 +6,7 @@ only the heads train (CE at every head). At inference a sample leaves at the fir
 softmax confidence ``max_c p_c`` reaches the threshold ``τ``; the last exit is the model's own
 head. Sweeping ``τ`` gives a cost-vs-accuracy curve. (ZTW's ensembling phase is left out.)
 """
+
 import torch
 import torch.nn.functional as F
 from torch import nn

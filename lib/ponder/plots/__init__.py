@@ -6,6 +6,7 @@
   software metadata, so ``make figures`` twice gives identical files.
 * :data:`BOOTSTRAP` — pass ``**BOOTSTRAP`` to seaborn's estimators so error bands are seeded.
 """
+
 from pathlib import Path
 
 import matplotlib
@@ -62,7 +63,11 @@ def save_figure(fig: plt.Figure, target_id: str, profile: str) -> list[Path]:
 
 def markdown_table(frame: pd.DataFrame) -> str:
     """``frame`` as a GitHub Markdown table (header, separator, one line per row; a ``|`` in a cell escaped)."""
-    lines = [list(map(str, frame.columns)), ["---"] * frame.shape[1], *[list(map(str, row)) for row in frame.itertuples(index=False)]]
+    lines = [
+        list(map(str, frame.columns)),
+        ["---"] * frame.shape[1],
+        *[list(map(str, row)) for row in frame.itertuples(index=False)],
+    ]
     return "".join(f"| {' | '.join(cell.replace('|', chr(92) + '|') for cell in cells)} |\n" for cells in lines)
 
 

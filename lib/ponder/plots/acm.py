@@ -3,6 +3,7 @@
 The paper's numbers (digitised from its Figures 3 and 4, research/acm.md §4.2) are always drawn
 on their own axes, labelled as the paper's: their scale (GFLOPs of ViT-B on ImageNet) is not ours.
 """
+
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
@@ -13,8 +14,31 @@ from . import colors
 PAPER_FIG3 = {
     "ACM": [(5.05, 0.650), (8.3, 0.753), (12.9, 0.795), (15.1, 0.799)],
     "A-ViT": [(5.6, 0.663), (8.75, 0.703), (11.5, 0.736), (14.5, 0.745)],
-    "MoEfication": [(6.8, 0.015), (7.2, 0.035), (7.4, 0.11), (7.8, 0.28), (8.2, 0.48), (8.9, 0.67), (9.6, 0.72), (11.0, 0.76), (12.4, 0.78), (18.0, 0.80)],
-    "ZTW": [(1.6, 0.08), (3.1, 0.16), (5.1, 0.29), (6.6, 0.41), (8.1, 0.53), (9.1, 0.60), (10.1, 0.67), (11.1, 0.72), (12.2, 0.76), (12.8, 0.78), (16.0, 0.80)],
+    "MoEfication": [
+        (6.8, 0.015),
+        (7.2, 0.035),
+        (7.4, 0.11),
+        (7.8, 0.28),
+        (8.2, 0.48),
+        (8.9, 0.67),
+        (9.6, 0.72),
+        (11.0, 0.76),
+        (12.4, 0.78),
+        (18.0, 0.80),
+    ],
+    "ZTW": [
+        (1.6, 0.08),
+        (3.1, 0.16),
+        (5.1, 0.29),
+        (6.6, 0.41),
+        (8.1, 0.53),
+        (9.1, 0.60),
+        (10.1, 0.67),
+        (11.1, 0.72),
+        (12.2, 0.76),
+        (12.8, 0.78),
+        (16.0, 0.80),
+    ],
     "base": [(17.6, 0.805)],
 }
 # (FLOPs ×1e10, 1 − WER) on CommonVoice-es with XLS-R-300M
@@ -36,7 +60,16 @@ def draw_tradeoff(ax: plt.Axes, series: dict, base: tuple | None, xlabel: str, y
         xs, ys = [p[0] for p in points], [p[1] for p in points]
         ax.plot(xs, ys, marker=marker or None, color=palette[c], label=name, lw=1.5, ms=6)
         if len(points[0]) == 4 and marker:
-            ax.errorbar(xs, ys, xerr=[p[2] for p in points], yerr=[p[3] for p in points], fmt="none", ecolor=palette[c], elinewidth=1, capsize=2)
+            ax.errorbar(
+                xs,
+                ys,
+                xerr=[p[2] for p in points],
+                yerr=[p[3] for p in points],
+                fmt="none",
+                ecolor=palette[c],
+                elinewidth=1,
+                capsize=2,
+            )
     if base is not None:
         ax.axhline(base[1], color="0.3", ls="--", lw=1, label="base model")
         ax.axvline(base[0], color="0.3", ls="--", lw=1)
@@ -48,10 +81,21 @@ def draw_paper_tradeoff(ax: plt.Axes, paper: dict, xlabel: str, ylabel: str, tit
     """The paper's digitised points, on their own axes."""
     series = {k: v for k, v in paper.items() if k != "base"}
     draw_tradeoff(ax, series, paper["base"][0], xlabel, ylabel, title)
-    ax.text(0.02, 0.97, "digitised from the paper", transform=ax.transAxes, va="top", fontsize=8, style="italic", color="0.3")
+    ax.text(
+        0.02,
+        0.97,
+        "digitised from the paper",
+        transform=ax.transAxes,
+        va="top",
+        fontsize=8,
+        style="italic",
+        color="0.3",
+    )
 
 
-def draw_compute_maps(fig: plt.Figure, pictures: torch.Tensor, maps: torch.Tensor, titles: list[str] | None = None) -> None:
+def draw_compute_maps(
+    fig: plt.Figure, pictures: torch.Tensor, maps: torch.Tensor, titles: list[str] | None = None
+) -> None:
     """Row 1: the images; row 2: their per-patch compute (fraction of the most a token can cost, inferno 0–1)."""
     n = len(pictures)
     axes = fig.subplots(2, n, squeeze=False)
@@ -92,13 +136,23 @@ def draw_latency(ax: plt.Axes, result: dict) -> None:
     fractions = [c["mean_learners"] / result["learners"] for c in cases]
     samples = f"{result['processes']} processes" if "processes" in result else "rounds"
     ax.plot([0, 1], [0, 1], color="0.5", ls=":", label="linear scaling")
-    ax.plot([0, 1], [OVERHEAD_BOUND, 1 + OVERHEAD_BOUND], color="0.5", ls="-.", lw=0.8, label=f"claim: at most linear + {OVERHEAD_BOUND}")
+    ax.plot(
+        [0, 1],
+        [OVERHEAD_BOUND, 1 + OVERHEAD_BOUND],
+        color="0.5",
+        ls="-.",
+        lw=0.8,
+        label=f"claim: at most linear + {OVERHEAD_BOUND}",
+    )
     quarter = quarter_bound(result)
     ax.plot([0.25], [quarter], "_", color="0.2", ms=16, mew=2, label=f"claim at 1 of 4 learners: at most {quarter}x")
     ax.axhline(1.0, color="0.3", ls="--", lw=1, label="dense MLP")
-    executions = [("naive", "s-", palette[1], "ACM, naive (masked)"), ("grouped", "o-", palette[0], "ACM, grouped (sorted by k)"),
-                  ("fused", "^-", palette[2], "ACM, fused (two Triton kernels)"),
-                  ("replayed", "v--", palette[3], "ACM, fused, replayed (CUDA graph; / the MLP replayed)")]
+    executions = [
+        ("naive", "s-", palette[1], "ACM, naive (masked)"),
+        ("grouped", "o-", palette[0], "ACM, grouped (sorted by k)"),
+        ("fused", "^-", palette[2], "ACM, fused (two Triton kernels)"),
+        ("replayed", "v--", palette[3], "ACM, fused, replayed (CUDA graph; / the MLP replayed)"),
+    ]
     timed = [(name, style, color, label) for name, style, color, label in executions if name + "_ratio" in cases[0]]
     for name, style, color, label in timed:
         ax.plot(fractions, [c[name + "_ratio"] for c in cases], style, color=color, label=label)
@@ -106,8 +160,16 @@ def draw_latency(ax: plt.Axes, result: dict) -> None:
         ax.scatter(*zip(*each), s=9, color=color, alpha=0.45, lw=0)
     ax.plot([], [], "o", color="0.4", alpha=0.45, ms=3, label=f"dots: {samples}; lines: their medians")
     highest = max(r for c in cases for name, *_ in timed for r in (c[name + "_ratio"], *c[name + "_ratios"]))
-    ax.set(xlabel="learner MACs / dense MLP MACs", ylabel="wall time / dense MLP", xlim=(0, 1.05), ylim=(0, 1.1 * max(1.3, highest)))
-    ax.set_title(f"one ACM layer, {result['tokens']} tokens × {result['width']}, {result['mix']} k per token\n{result['device']}, {result['dtype']}, {result['threads']} thread(s)", fontsize=10)
+    ax.set(
+        xlabel="learner MACs / dense MLP MACs",
+        ylabel="wall time / dense MLP",
+        xlim=(0, 1.05),
+        ylim=(0, 1.1 * max(1.3, highest)),
+    )
+    ax.set_title(
+        f"one ACM layer, {result['tokens']} tokens × {result['width']}, {result['mix']} k per token\n{result['device']}, {result['dtype']}, {result['threads']} thread(s)",
+        fontsize=10,
+    )
     ax.legend(fontsize=7, loc="lower right")  # below the linear ideal: no point is there
 
 
@@ -121,7 +183,16 @@ def draw_cost_histograms(ax: plt.Axes, costs: dict) -> None:
     ax.legend(fontsize=8)
 
 
-def draw_frames(ax_bars: plt.Axes, ax_wave: plt.Axes, wave: np.ndarray, rate: int, learners: np.ndarray, frame_seconds: float, text: str, n: int) -> None:
+def draw_frames(
+    ax_bars: plt.Axes,
+    ax_wave: plt.Axes,
+    wave: np.ndarray,
+    rate: int,
+    learners: np.ndarray,
+    frame_seconds: float,
+    text: str,
+    n: int,
+) -> None:
     """Top: mean learners per audio token; bottom: the waveform with its transcription (acm-7)."""
     t = np.arange(len(learners)) * frame_seconds
     ax_bars.bar(t, learners, width=frame_seconds * 0.9, align="edge", color=colors(1)[0])

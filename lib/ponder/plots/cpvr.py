@@ -1,4 +1,5 @@
 """Drawings of C-PVR (target hut-1): one example with its pointer chain, and distributions."""
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -25,7 +26,15 @@ def draw_chain(ax: plt.Axes, x) -> None:
         ax.text(i + 0.5, -0.3, str(i), ha="center", va="center", fontsize=8, color="0.4")
     for a, b in zip(chain, chain[1:]):
         ax.add_patch(
-            FancyArrowPatch((a + 0.5, 1.05), (b + 0.5, 1.05), connectionstyle="arc3,rad=-0.4", arrowstyle="-|>", mutation_scale=12, color=hop_color, lw=1.5)
+            FancyArrowPatch(
+                (a + 0.5, 1.05),
+                (b + 0.5, 1.05),
+                connectionstyle="arc3,rad=-0.4",
+                arrowstyle="-|>",
+                mutation_scale=12,
+                color=hop_color,
+                lw=1.5,
+            )
         )
     ax.set_xlim(-0.2, len(x) + 0.2)
     ax.set_ylim(-0.6, 1.2 + 0.18 * max(1, max((b - a for a, b in zip(chain, chain[1:])), default=1)))
@@ -53,8 +62,16 @@ def shortcuts(samples: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]
     parts = []
     for sampler, (x, hops, label) in samples.items():
         chance = majority_accuracy(hops, label)
-        rows = [{"sampler": sampler, "hops": h, "majority label": chance[h], "best position rule": accuracy.max().item(), "position": int(accuracy.argmax())}
-                for h, accuracy in position_rule_accuracy(x, hops, label).items()]
+        rows = [
+            {
+                "sampler": sampler,
+                "hops": h,
+                "majority label": chance[h],
+                "best position rule": accuracy.max().item(),
+                "position": int(accuracy.argmax()),
+            }
+            for h, accuracy in position_rule_accuracy(x, hops, label).items()
+        ]
         parts.append(with_pruning_baselines(pd.DataFrame(rows), (x, hops, label)))
     return pd.concat(parts, ignore_index=True)
 
@@ -64,13 +81,23 @@ def draw_shortcuts(ax: plt.Axes, table: pd.DataFrame, length: int) -> None:
     position-only rule (solid), pruning dead ends (dotted, the uniform sampler's: the two samplers
     differ only in where chains end), and uniform guessing ``1/length``."""
     for (sampler, part), color in zip(table.groupby("sampler", sort=False), colors(table["sampler"].nunique())):
-        ax.plot(part["hops"], part["best position rule"], "o-", color=color, label=f"best position rule, {sampler} ends")
-        ax.plot(part["hops"], part["majority label"], "s--", color=color, ms=4, label=f"most frequent label, {sampler} ends")
+        ax.plot(
+            part["hops"], part["best position rule"], "o-", color=color, label=f"best position rule, {sampler} ends"
+        )
+        ax.plot(
+            part["hops"], part["majority label"], "s--", color=color, ms=4, label=f"most frequent label, {sampler} ends"
+        )
     uniform = table[table["sampler"] == "uniform"]
     for column, marker in zip([c for c in table.columns if c.startswith("pruning dead ends")], "^v"):
         ax.plot(uniform["hops"], uniform[column], marker + ":", color="0.35", ms=4, label=f"{column}, uniform ends")
     ax.axhline(1 / length, color="0.3", ls=":", label=f"uniform guess 1/{length}")
-    ax.set(xlabel="hops", ylabel="accuracy", title="Chance and shortcuts per hop count", xticks=sorted(table["hops"].unique()), ylim=(0, 1.02))
+    ax.set(
+        xlabel="hops",
+        ylabel="accuracy",
+        title="Chance and shortcuts per hop count",
+        xticks=sorted(table["hops"].unique()),
+        ylim=(0, 1.02),
+    )
     ax.legend(loc="lower right", fontsize=6)
 
 

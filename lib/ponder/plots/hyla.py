@@ -1,4 +1,5 @@
 """Figures of the HYLA notebooks (Schug et al., ICLR 2025): one function per panel kind."""
+
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
@@ -23,7 +24,19 @@ def draw_lines(ax: plt.Axes, frame: pd.DataFrame, x: str, y: str, style: str | N
     """``y`` against ``x``, one colour per attention kind (column ``kind``), line style by ``style``."""
     frame = frame.assign(model=frame["kind"].map(LABELS))
     palette = {LABELS[k]: c for k, c in kind_palette().items()}
-    sns.lineplot(frame, x=x, y=y, hue="model", hue_order=[LABELS[k] for k in KIND_ORDER], style=style or "model", markers=True, dashes=True, palette=palette, ax=ax, errorbar=None)
+    sns.lineplot(
+        frame,
+        x=x,
+        y=y,
+        hue="model",
+        hue_order=[LABELS[k] for k in KIND_ORDER],
+        style=style or "model",
+        markers=True,
+        dashes=True,
+        palette=palette,
+        ax=ax,
+        errorbar=None,
+    )
     ticks = sorted(frame[x].unique())
     if logx:
         ax.set_xscale("log", base=2)
@@ -113,7 +126,17 @@ def draw_embedding(ax: plt.Axes, points: np.ndarray, labels, title: str, names=N
 
 def draw_similarity(ax: plt.Axes, similarity: np.ndarray, names, title: str) -> None:
     """Heatmap of the cosine similarity of per-rule mean codes."""
-    sns.heatmap(similarity, ax=ax, vmin=-1, vmax=1, cmap="vlag", xticklabels=names, yticklabels=names, square=True, cbar_kws={"shrink": 0.7})
+    sns.heatmap(
+        similarity,
+        ax=ax,
+        vmin=-1,
+        vmax=1,
+        cmap="vlag",
+        xticklabels=names,
+        yticklabels=names,
+        square=True,
+        cbar_kws={"shrink": 0.7},
+    )
     ax.tick_params(labelsize=7)
     ax.set_title(title)
 
@@ -121,10 +144,28 @@ def draw_similarity(ax: plt.Axes, similarity: np.ndarray, names, title: str) -> 
 def draw_curves(ax: plt.Axes, curves: dict[int, dict[str, list[dict]]], ylabel: str) -> None:
     """``{seed: {kind: [{"step", "loss"}, ...]}}``: per attention kind the mean over seeds, a band of ± one
     standard error around it."""
-    frame = pd.DataFrame([{"seed": seed, "model": LABELS[kind], **point} for seed, by_kind in curves.items() for kind, curve in by_kind.items() for point in curve])
+    frame = pd.DataFrame(
+        [
+            {"seed": seed, "model": LABELS[kind], **point}
+            for seed, by_kind in curves.items()
+            for kind, curve in by_kind.items()
+            for point in curve
+        ]
+    )
     palette = {LABELS[k]: c for k, c in kind_palette().items()}
     order = [LABELS[k] for k in KIND_ORDER if LABELS[k] in set(frame["model"])]
-    sns.lineplot(frame, x="step", y="loss", hue="model", hue_order=order, palette=palette, marker="o", markersize=4, errorbar="se", ax=ax)
+    sns.lineplot(
+        frame,
+        x="step",
+        y="loss",
+        hue="model",
+        hue_order=order,
+        palette=palette,
+        marker="o",
+        markersize=4,
+        errorbar="se",
+        ax=ax,
+    )
     ax.set(xlabel="training step", ylabel=ylabel)
     ax.legend(title=f"mean of {frame.seed.nunique()} seed(s) ± s.e.")
 

@@ -1,4 +1,5 @@
 """Figures of the Hyper-UT reproduction (hut-2 … hut-10), drawn from the experiments' data frames."""
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -32,35 +33,83 @@ def draw_depth_heatmap(ax: plt.Axes, frame: pd.DataFrame, baselines: pd.DataFram
     ax.set(xlabel="hops (tested; all trained on)", ylabel="Transformer")
 
 
-def draw_accuracy_vs_hops(ax: plt.Axes, frame: pd.DataFrame, order: list[str], train_max: int, baselines: pd.DataFrame | None = None,
-                          legend_beside: bool = False) -> None:
+def draw_accuracy_vs_hops(
+    ax: plt.Axes,
+    frame: pd.DataFrame,
+    order: list[str],
+    train_max: int,
+    baselines: pd.DataFrame | None = None,
+    legend_beside: bool = False,
+) -> None:
     """hut-3: mean accuracy per test hop count with the standard error over seeds; ``baselines``
     (``hops`` and one column per baseline, e.g. chance) drawn as grey lines; ``legend_beside``: the
     legend right of the axes instead of inside them."""
     palette, markers = styles(order)
-    sns.lineplot(frame, x="hops", y="accuracy", hue="model", hue_order=order, style="model", style_order=order, markers=markers, dashes=False, errorbar="se", err_style="bars", ax=ax, palette=palette)
-    for (name, line), style in zip((baselines if baselines is not None else pd.DataFrame()).drop(columns="hops", errors="ignore").items(), (":", "-.", "--", (0, (5, 1, 1, 1, 1, 1)))):
+    sns.lineplot(
+        frame,
+        x="hops",
+        y="accuracy",
+        hue="model",
+        hue_order=order,
+        style="model",
+        style_order=order,
+        markers=markers,
+        dashes=False,
+        errorbar="se",
+        err_style="bars",
+        ax=ax,
+        palette=palette,
+    )
+    for (name, line), style in zip(
+        (baselines if baselines is not None else pd.DataFrame()).drop(columns="hops", errors="ignore").items(),
+        (":", "-.", "--", (0, (5, 1, 1, 1, 1, 1))),
+    ):
         ax.plot(baselines["hops"], line, color="0.45", ls=style, lw=1.5, label=name)
     shade_out_of_distribution(ax, train_max, int(frame["hops"].max()))
     ax.set(xlabel="test hop count", ylabel="accuracy", ylim=(0, 1.02), xticks=sorted(frame["hops"].unique()))
     ax.legend(title=None, fontsize=9, **(dict(loc="upper left", bbox_to_anchor=(1.01, 1)) if legend_beside else {}))
 
 
-def draw_steps_vs_hops(ax: plt.Axes, frame: pd.DataFrame, order: list[str], act_order: list[str], fixed_steps: int, train_max: int) -> None:
+def draw_steps_vs_hops(
+    ax: plt.Axes, frame: pd.DataFrame, order: list[str], act_order: list[str], fixed_steps: int, train_max: int
+) -> None:
     """hut-4: mean ponder steps per test hop count for the ACT models (coloured as in hut-3); the fixed depth as a line."""
     act = frame[frame["model"].isin(act_order)]
     palette, markers = styles(order)
-    sns.lineplot(act, x="hops", y="steps", hue="model", hue_order=act_order, style="model", style_order=act_order, markers={m: markers[m] for m in act_order}, dashes=False, errorbar="se", err_style="bars", ax=ax, palette={m: palette[m] for m in act_order})
-    ax.axhline(fixed_steps, color="0.3", ls="--", label=f"fixed depth ({fixed_steps}): Transformer, UT, Hyper-UT w/o ACT")
+    sns.lineplot(
+        act,
+        x="hops",
+        y="steps",
+        hue="model",
+        hue_order=act_order,
+        style="model",
+        style_order=act_order,
+        markers={m: markers[m] for m in act_order},
+        dashes=False,
+        errorbar="se",
+        err_style="bars",
+        ax=ax,
+        palette={m: palette[m] for m in act_order},
+    )
+    ax.axhline(
+        fixed_steps, color="0.3", ls="--", label=f"fixed depth ({fixed_steps}): Transformer, UT, Hyper-UT w/o ACT"
+    )
     shade_out_of_distribution(ax, train_max, int(frame["hops"].max()))
-    ax.set(xlabel="test hop count", ylabel="average ponder steps N", ylim=(0, fixed_steps + 0.5), xticks=sorted(frame["hops"].unique()))
+    ax.set(
+        xlabel="test hop count",
+        ylabel="average ponder steps N",
+        ylim=(0, fixed_steps + 0.5),
+        xticks=sorted(frame["hops"].unique()),
+    )
     ax.legend(title=None, fontsize=9)
 
 
 def mean_se(values: pd.Series, digits: int = 2, sign: bool = False) -> str:
     """``"0.64 ± 0.04"``: the mean and standard error over seeds (the mean alone for one seed)."""
     estimate = Estimate.of(values)
-    return f"{estimate.mean:{'+' if sign else ''}.{digits}f}" + (f" ± {estimate.se:.{digits}f}" if estimate.n > 1 else "")
+    return f"{estimate.mean:{'+' if sign else ''}.{digits}f}" + (
+        f" ± {estimate.se:.{digits}f}" if estimate.n > 1 else ""
+    )
 
 
 FIT_LEVEL = 0.95  # a run "fits" its training hops at this accuracy on every one of them
@@ -72,15 +121,21 @@ def with_fit(seeds: pd.DataFrame, frame: pd.DataFrame, train_max: int, level: fl
     (``hops``, ``accuracy`` per model and seed). A run that does not has not learned the task it is
     then tested beyond, so its out-of-distribution accuracy says little about extrapolation."""
     worst = frame[frame["hops"] <= train_max].groupby(["model", "seed"], sort=False)["accuracy"].min()
-    return seeds.merge((worst >= level).rename("fits").reset_index(), on=["model", "seed"], how="left", validate="one_to_one")
+    return seeds.merge(
+        (worst >= level).rename("fits").reset_index(), on=["model", "seed"], how="left", validate="one_to_one"
+    )
 
 
 def fit_counts(seeds: pd.DataFrame, order: list[str]) -> str:
     """``"Transformer 3/3, UT 2/3, ..."``: per model, the seeds whose run fits its training hops (:func:`with_fit`)."""
-    return ", ".join(f"{m} {int(seeds.loc[seeds['model'] == m, 'fits'].sum())}/{int((seeds['model'] == m).sum())}" for m in order)
+    return ", ".join(
+        f"{m} {int(seeds.loc[seeds['model'] == m, 'fits'].sum())}/{int((seeds['model'] == m).sum())}" for m in order
+    )
 
 
-def results_table(seeds: pd.DataFrame, order: list[str], act_order: list[str], train_max: int, test_max: int) -> pd.DataFrame:
+def results_table(
+    seeds: pd.DataFrame, order: list[str], act_order: list[str], train_max: int, test_max: int
+) -> pd.DataFrame:
     """hut-3/4/5 in one table (docs/hyper-ut.md shows it): per model, accuracy in and out of the training hops,
     mean steps and steps per extra hop (ACT models), parameters, as mean ± s.e. over the seeds, and
     how many seeds fit the training hops.
@@ -91,24 +146,30 @@ def results_table(seeds: pd.DataFrame, order: list[str], act_order: list[str], t
     for model in order:
         part = seeds[seeds["model"] == model]
         act = model in act_order
-        rows.append({
-            "model": model,
-            f"hops 1–{train_max}": mean_se(part["in distribution"]),
-            f"hops {train_max + 1}–{test_max}": mean_se(part["out of distribution"]),
-            "mean steps": mean_se(part["steps"]) if act else f"{part['steps'].mean():g}",
-            "steps per extra hop": mean_se(part["steps slope"], sign=True) if act else "—",
-            "parameters": f"{int(part['params'].iloc[0]):,}",
-            "seeds": len(part),
-            f"fit hops 1–{train_max}": f"{int(part['fits'].sum())} of {len(part)}",
-        })
+        rows.append(
+            {
+                "model": model,
+                f"hops 1–{train_max}": mean_se(part["in distribution"]),
+                f"hops {train_max + 1}–{test_max}": mean_se(part["out of distribution"]),
+                "mean steps": mean_se(part["steps"]) if act else f"{part['steps'].mean():g}",
+                "steps per extra hop": mean_se(part["steps slope"], sign=True) if act else "—",
+                "parameters": f"{int(part['params'].iloc[0]):,}",
+                "seeds": len(part),
+                f"fit hops 1–{train_max}": f"{int(part['fits'].sum())} of {len(part)}",
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def draw_sharing(ax: plt.Axes, summary: pd.DataFrame) -> None:
     """hut-5: in- and out-of-distribution accuracy per model (bars, seed s.e.), parameters in the labels."""
-    long = summary.melt(id_vars=["label"], value_vars=["in distribution", "out of distribution"], var_name="test", value_name="accuracy")
+    long = summary.melt(
+        id_vars=["label"], value_vars=["in distribution", "out of distribution"], var_name="test", value_name="accuracy"
+    )
     sns.barplot(long, x="label", y="accuracy", hue="test", ax=ax, errorbar=None, palette=colors(2))
-    errors = summary.melt(id_vars=["label"], value_vars=["in distribution se", "out of distribution se"], value_name="se")["se"].to_numpy()
+    errors = summary.melt(
+        id_vars=["label"], value_vars=["in distribution se", "out of distribution se"], value_name="se"
+    )["se"].to_numpy()
     for bar, err in zip(ax.patches, errors):
         ax.errorbar(bar.get_x() + bar.get_width() / 2, bar.get_height(), yerr=err, color="0.2", capsize=3)
     ax.set(xlabel=None, ylabel="accuracy", ylim=(0, 1.02))
@@ -123,12 +184,22 @@ def draw_routing(fig: plt.Figure, frame: pd.DataFrame) -> None:
     for ax, h in zip(axes, hops):
         table = frame[frame["hops"] == h].pivot_table(index="module", columns="step", values="weight")
         every = max(1, len(table) // 8)  # at most 8 tick labels, so large pools stay readable
-        sns.heatmap(table, vmin=0, vmax=vmax, cmap="magma", cbar=ax is axes[-1], cbar_kws={"label": "routing weight"}, yticklabels=every, ax=ax)
+        sns.heatmap(
+            table,
+            vmin=0,
+            vmax=vmax,
+            cmap="magma",
+            cbar=ax is axes[-1],
+            cbar_kws={"label": "routing weight"},
+            yticklabels=every,
+            ax=ax,
+        )
         ax.set(title=f"{h} hop{'s' if h != 1 else ''}", xlabel="step", ylabel="pool entry" if ax is axes[0] else None)
 
 
 def routing_entropy(frame: pd.DataFrame) -> pd.DataFrame:
     """Entropy (nats) of the mean routing distribution per (hops, step)."""
+
     def entropy(w):
         p = w.to_numpy()
         return float(-(p * np.log(np.clip(p, 1e-12, None))).sum())
@@ -136,10 +207,23 @@ def routing_entropy(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.groupby(["hops", "step"])["weight"].apply(entropy).rename("entropy").reset_index()
 
 
-def draw_pool_sizes(ax: plt.Axes, frame: pd.DataFrame, train_max: int, hue: str = "pool_size", title: str = "pool size N") -> None:
+def draw_pool_sizes(
+    ax: plt.Axes, frame: pd.DataFrame, train_max: int, hue: str = "pool_size", title: str = "pool size N"
+) -> None:
     """hut-10: accuracy per test hop count for each value of ``hue`` (pool size, or generator), s.e. over seeds."""
     values = sorted(frame[hue].unique())
-    sns.lineplot(frame, x="hops", y="accuracy", hue=hue, hue_order=values, marker="o", errorbar="se", err_style="bars", ax=ax, palette=colors(len(values)))
+    sns.lineplot(
+        frame,
+        x="hops",
+        y="accuracy",
+        hue=hue,
+        hue_order=values,
+        marker="o",
+        errorbar="se",
+        err_style="bars",
+        ax=ax,
+        palette=colors(len(values)),
+    )
     shade_out_of_distribution(ax, train_max, int(frame["hops"].max()))
     ax.set(xlabel="test hop count", ylabel="accuracy", ylim=(0, 1.02), xticks=sorted(frame["hops"].unique()))
     ax.legend(title=title, fontsize=9)
@@ -148,7 +232,9 @@ def draw_pool_sizes(ax: plt.Axes, frame: pd.DataFrame, train_max: int, hue: str 
 def draw_table(ax: plt.Axes, table: pd.DataFrame, font_size: int = 9) -> None:
     """A data frame as a matplotlib table (hut-9, hut-8)."""
     ax.axis("off")
-    cells = ax.table(cellText=table.astype(str).to_numpy(), colLabels=list(table.columns), loc="center", cellLoc="center")
+    cells = ax.table(
+        cellText=table.astype(str).to_numpy(), colLabels=list(table.columns), loc="center", cellLoc="center"
+    )
     cells.auto_set_font_size(False)
     cells.set_fontsize(font_size)
     cells.auto_set_column_width(list(range(len(table.columns))))
@@ -161,13 +247,19 @@ def draw_table(ax: plt.Axes, table: pd.DataFrame, font_size: int = 9) -> None:
 
 def vision_table(runs: pd.DataFrame) -> pd.DataFrame:
     """hut-8: one row per model of ``hyper_ut_vision.comparison``'s per-seed rows, mean ± s.e. over seeds."""
-    return runs.groupby("model", sort=False).agg(**{
-        "top-1": ("top-1", lambda v: mean_se(v, 3)),
-        "average layers": ("average layers", lambda v: mean_se(v, 2)),
-        "layer savings": ("layer savings", lambda v: mean_se(100 * v, 0) + " %"),
-        "parameters": ("parameters", "first"),
-        "seeds": ("seed", "nunique"),
-    }).reset_index()
+    return (
+        runs.groupby("model", sort=False)
+        .agg(
+            **{
+                "top-1": ("top-1", lambda v: mean_se(v, 3)),
+                "average layers": ("average layers", lambda v: mean_se(v, 2)),
+                "layer savings": ("layer savings", lambda v: mean_se(100 * v, 0) + " %"),
+                "parameters": ("parameters", "first"),
+                "seeds": ("seed", "nunique"),
+            }
+        )
+        .reset_index()
+    )
 
 
 def draw_vision(fig: plt.Figure, runs: pd.DataFrame, depth: int, per_image: pd.DataFrame, chance: float) -> None:
@@ -181,7 +273,9 @@ def draw_vision(fig: plt.Figure, runs: pd.DataFrame, depth: int, per_image: pd.D
     order = list(dict.fromkeys(runs["model"]))
     palette = dict(zip(order, colors(len(order))))
     for ax, column in zip(right.subplots(1, 2), ["top-1", "layer savings"]):
-        sns.barplot(runs, x="model", y=column, hue="model", order=order, palette=palette, errorbar="se", capsize=0.2, ax=ax)
+        sns.barplot(
+            runs, x="model", y=column, hue="model", order=order, palette=palette, errorbar="se", capsize=0.2, ax=ax
+        )
         sns.stripplot(runs, x="model", y=column, order=order, color="0.2", size=4, ax=ax)
         ax.set(title=column, ylim=(0, 1), xlabel="")
         ax.tick_params(axis="x", rotation=20)
@@ -190,11 +284,30 @@ def draw_vision(fig: plt.Figure, runs: pd.DataFrame, depth: int, per_image: pd.D
             ax.text(-0.45, chance + 0.01, "chance", ha="left", va="bottom", fontsize=8, color="0.3")
     ax.axhline(0.7, color="0.3", ls="--", lw=1)
     ax.text(-0.45, 0.71, "paper: > 70 %", ha="left", va="bottom", fontsize=8, color="0.3")
-    top.suptitle(f"Digits (stand-in for ImageNet-1k), at most {depth} layers; bars: mean over {runs.seed.nunique()} seed(s) ± s.e.")
+    top.suptitle(
+        f"Digits (stand-in for ImageNet-1k), at most {depth} layers; bars: mean over {runs.seed.nunique()} seed(s) ± s.e."
+    )
     ax = bottom.subplots()
-    sns.histplot(per_image, x="layers", hue="model", hue_order=order, palette=palette, discrete=True, multiple="dodge", stat="percent", common_norm=False, shrink=0.8, ax=ax)
-    ax.set(xticks=range(1, depth + 1), xlim=(0.4, depth + 0.6), xlabel="layers used", ylabel="% of test images",
-           title=f"per-image halting: layers each of the {len(per_image) // len(order):,} test images used (first seed)")
+    sns.histplot(
+        per_image,
+        x="layers",
+        hue="model",
+        hue_order=order,
+        palette=palette,
+        discrete=True,
+        multiple="dodge",
+        stat="percent",
+        common_norm=False,
+        shrink=0.8,
+        ax=ax,
+    )
+    ax.set(
+        xticks=range(1, depth + 1),
+        xlim=(0.4, depth + 0.6),
+        xlabel="layers used",
+        ylabel="% of test images",
+        title=f"per-image halting: layers each of the {len(per_image) // len(order):,} test images used (first seed)",
+    )
 
 
 def draw_scratchpad(fig: plt.Figure, frame: pd.DataFrame, chance: pd.DataFrame, train_max: int) -> None:
@@ -212,10 +325,18 @@ def draw_ponder_trace(ax: plt.Axes, trace: dict, max_steps: int) -> None:
     """The halting probability ``p^n`` and the halting weight ``w^n`` of each step of one example."""
     steps = np.arange(1, max_steps + 1)
     if trace["halting_probability"]:
-        ax.bar(steps - 0.2, trace["halting_probability"], width=0.4, color=colors(2)[0], label="halting probability $p^n$")
+        ax.bar(
+            steps - 0.2, trace["halting_probability"], width=0.4, color=colors(2)[0], label="halting probability $p^n$"
+        )
         ax.bar(steps + 0.2, trace["weights"], width=0.4, color=colors(2)[1], label="halting weight $w^n$")
         ax.legend(fontsize=8, loc="upper right")
     else:
         ax.text(0.5, 0.5, f"fixed depth: all {max_steps} steps", transform=ax.transAxes, ha="center", va="center")
     ax.axvline(trace["steps"] + 0.5, color="0.3", ls=":")
-    ax.set(xlabel="step", ylabel="probability", ylim=(0, 1.05), xticks=steps, title=f"pondered {trace['steps']:.0f} step(s)")
+    ax.set(
+        xlabel="step",
+        ylabel="probability",
+        ylim=(0, 1.05),
+        xticks=steps,
+        title=f"pondered {trace['steps']:.0f} step(s)",
+    )

@@ -1,4 +1,5 @@
 """Drawings of the survey targets: accuracy and compute of adaptive methods side by side."""
+
 import math
 
 import matplotlib.pyplot as plt
@@ -35,16 +36,27 @@ def draw_parity(axes, frame: pd.DataFrame, train_max: int, hue: str = "method") 
     axes[1].get_legend().remove()
 
 
-def draw_exit_sweep(axes, summary: pd.DataFrame, sweep: pd.DataFrame, max_layers: int, shown=(0.5, 0.9, float("inf"))) -> None:
+def draw_exit_sweep(
+    axes, summary: pd.DataFrame, sweep: pd.DataFrame, max_layers: int, shown=(0.5, 0.9, float("inf"))
+) -> None:
     """survey-2: accuracy vs mean layers over the threshold sweep (left); layers per hop count (right)."""
     ax = axes[0]
     for color, where in zip(colors(2), ("in", "out of")):
         x, y = summary[f"layers ({where} training)"], summary[f"accuracy ({where} training)"]
         ax.plot(x, y, marker="o", color=color, label=f"hops {where} training")
         last = -math.inf
-        for threshold, xi, yi in zip(summary["threshold"], x, y) if where == "in" else ():  # one curve labelled, no overlaps
+        for threshold, xi, yi in (
+            zip(summary["threshold"], x, y) if where == "in" else ()
+        ):  # one curve labelled, no overlaps
             if xi - last >= 0.08 * max_layers:
-                ax.annotate("no exit" if threshold == float("inf") else f"λ={threshold:g}", (xi, yi), textcoords="offset points", xytext=(3, -11), fontsize=8, color=color)
+                ax.annotate(
+                    "no exit" if threshold == float("inf") else f"λ={threshold:g}",
+                    (xi, yi),
+                    textcoords="offset points",
+                    xytext=(3, -11),
+                    fontsize=8,
+                    color=color,
+                )
                 last = xi
     ax.set_xlim(0.5, max_layers + 0.5)
     ax.set_xlabel("mean layers used")
@@ -52,7 +64,17 @@ def draw_exit_sweep(axes, summary: pd.DataFrame, sweep: pd.DataFrame, max_layers
     ax.legend(loc="lower right")
     part = sweep[sweep["threshold"].isin(shown)].copy()
     part["threshold"] = part["threshold"].map(lambda t: "no exit" if t == float("inf") else f"λ={t:g}")
-    sns.lineplot(part, x="hops", y="layers", hue="threshold", marker="o", errorbar="se", err_style="bars", palette=colors(len(shown)), ax=axes[1])
+    sns.lineplot(
+        part,
+        x="hops",
+        y="layers",
+        hue="threshold",
+        marker="o",
+        errorbar="se",
+        err_style="bars",
+        palette=colors(len(shown)),
+        ax=axes[1],
+    )
     axes[1].set_ylim(0, max_layers + 0.5)
     axes[1].set_xlabel("test hop count")
     axes[1].set_ylabel("mean layers used")
@@ -65,12 +87,33 @@ def draw_mod(ax: plt.Axes, frame: pd.DataFrame) -> None:
     for color, inside in zip(colors(2), (True, False)):
         part = means[means["in_training"] == inside]
         mod = part[part["model"] != "Transformer"].sort_values("macs")
-        ax.plot(mod["macs"], mod["accuracy"], marker="o", color=color, label=f"MoD, hops {'in' if inside else 'out of'} training")
+        ax.plot(
+            mod["macs"],
+            mod["accuracy"],
+            marker="o",
+            color=color,
+            label=f"MoD, hops {'in' if inside else 'out of'} training",
+        )
         for _, row in mod.iterrows():
-            ax.annotate(f"c={row['capacity']:g}", (row["macs"], row["accuracy"]), textcoords="offset points", xytext=(3, 4), fontsize=8, color=color)
+            ax.annotate(
+                f"c={row['capacity']:g}",
+                (row["macs"], row["accuracy"]),
+                textcoords="offset points",
+                xytext=(3, 4),
+                fontsize=8,
+                color=color,
+            )
         dense = part[part["model"] == "Transformer"]
-        ax.scatter(dense["macs"], dense["accuracy"], marker="*", s=180, color=color, edgecolor="black", zorder=3, label=f"Transformer, hops {'in' if inside else 'out of'} training")
+        ax.scatter(
+            dense["macs"],
+            dense["accuracy"],
+            marker="*",
+            s=180,
+            color=color,
+            edgecolor="black",
+            zorder=3,
+            label=f"Transformer, hops {'in' if inside else 'out of'} training",
+        )
     ax.set_xlabel("multiply-adds per example, relative to the Transformer")
     ax.set_ylabel("accuracy")
     ax.legend(fontsize=8)
-

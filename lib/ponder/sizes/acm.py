@@ -20,10 +20,44 @@ profile trains."""
 # every profile; at gpu the 12-block ViT reaches 0.986 on it (H200, figures/gpu/) and its exits reach that at a
 # fifth of the depth, so a harder scene may suit that row.
 SIZES = {
-    "smoke": dict(scene="textured", finetune_step="eager", seeds=1, dim=16, depth=2, heads=2, batch=16, base_steps=20, distill_steps=4, gate_steps=4, finetune_steps=8, ablation_steps=4,
-                  base_lr=3e-3, eval_images=64, finetune_lr=2e-3, loss_scale=10.0, expert_units=16),
-    "cpu": dict(scene="textured", finetune_step="eager", seeds=3, dim=32, depth=4, heads=4, batch=32, base_steps=2000, distill_steps=100, gate_steps=50, finetune_steps=1200, ablation_steps=300,
-                  base_lr=1e-3, eval_images=None, finetune_lr=2e-3, loss_scale=10.0, expert_units=16),
+    "smoke": dict(
+        scene="textured",
+        finetune_step="eager",
+        seeds=1,
+        dim=16,
+        depth=2,
+        heads=2,
+        batch=16,
+        base_steps=20,
+        distill_steps=4,
+        gate_steps=4,
+        finetune_steps=8,
+        ablation_steps=4,
+        base_lr=3e-3,
+        eval_images=64,
+        finetune_lr=2e-3,
+        loss_scale=10.0,
+        expert_units=16,
+    ),
+    "cpu": dict(
+        scene="textured",
+        finetune_step="eager",
+        seeds=3,
+        dim=32,
+        depth=4,
+        heads=4,
+        batch=32,
+        base_steps=2000,
+        distill_steps=100,
+        gate_steps=50,
+        finetune_steps=1200,
+        ablation_steps=300,
+        base_lr=1e-3,
+        eval_images=None,
+        finetune_lr=2e-3,
+        loss_scale=10.0,
+        expert_units=16,
+    ),
     # gpu: a ViT-Ti-sized base (width 192, 12 blocks) and phase III long enough to converge, on quick's
     # thinner grids (below): at 57 ViT steps/s summed over the processes sharing an H200, every 2,100-step
     # phase-III or baseline run costs about 0.6 GPU-minutes, and cpu's full grids would add 9 runs. One
@@ -34,17 +68,55 @@ SIZES = {
     # base accuracy of a gpu run says whether it trained.
     # ``finetune_step``: how a phase-III step executes (ponder.experiments.acm.FINETUNE_STEPS): eager, until a
     # benchmark on the GPU shows captured or compiled steps faster (``python -m ponder.bench train``)
-    "gpu": dict(scene="textured", finetune_step="eager", seeds=1, dim=192, depth=12, heads=3, batch=256, base_steps=4_000, distill_steps=400, gate_steps=200, finetune_steps=1_500, ablation_steps=500,
-                base_lr=1e-3, eval_images=None, finetune_lr=5e-4, loss_scale=3.0, expert_units=24, budgets=(0.25, 0.4, 0.6), avit_targets=(4, 8)),
-    "paper": dict(scene="textured", finetune_step="eager", seeds=3, dim=192, depth=12, heads=3, batch=256, base_steps=20_000, distill_steps=400, gate_steps=200, finetune_steps=19_400, ablation_steps=1000,
-                  base_lr=3e-3, eval_images=None, finetune_lr=1e-4, loss_scale=1.0, expert_units=24),
+    "gpu": dict(
+        scene="textured",
+        finetune_step="eager",
+        seeds=1,
+        dim=192,
+        depth=12,
+        heads=3,
+        batch=256,
+        base_steps=4_000,
+        distill_steps=400,
+        gate_steps=200,
+        finetune_steps=1_500,
+        ablation_steps=500,
+        base_lr=1e-3,
+        eval_images=None,
+        finetune_lr=5e-4,
+        loss_scale=3.0,
+        expert_units=24,
+        budgets=(0.25, 0.4, 0.6),
+        avit_targets=(4, 8),
+    ),
+    "paper": dict(
+        scene="textured",
+        finetune_step="eager",
+        seeds=3,
+        dim=192,
+        depth=12,
+        heads=3,
+        batch=256,
+        base_steps=20_000,
+        distill_steps=400,
+        gate_steps=200,
+        finetune_steps=19_400,
+        ablation_steps=1000,
+        base_lr=3e-3,
+        eval_images=None,
+        finetune_lr=1e-4,
+        loss_scale=1.0,
+        expert_units=24,
+    ),
 }
 # quick: cpu's models and steps on thinner grids, so that every notebook fits 35 minutes of a 2-core laptop
 # (a phase-III run costs about 1.5 CPU-minutes, an A-ViT run 1): three budgets on the digits (acm-1's 0.4
 # and acm-6's 0.6 among them; acm-10's robustness uses the largest), two on the speech (acm-7's 0.25), A-ViT at
 # 4 and 8 of 12 blocks, N = 2, 4, 8 learners, acm-10's robustness on 4 of the 16 renderings of each test digit
 # (1,436 images). cpu has every point, and three seeds.
-SIZES["quick"] = dict(SIZES["cpu"], seeds=1, budgets=(0.25, 0.4, 0.6), avit_targets=(4, 8), learner_counts=(2, 4, 8), robustness_copies=4)
+SIZES["quick"] = dict(
+    SIZES["cpu"], seeds=1, budgets=(0.25, 0.4, 0.6), avit_targets=(4, 8), learner_counts=(2, 4, 8), robustness_copies=4
+)
 SPEECH_SIZES = {
     "smoke": dict(base_steps=20),
     "quick": dict(base_steps=800, base_lr=3e-3, budgets=(0.25, 0.6)),

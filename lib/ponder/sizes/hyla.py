@@ -5,6 +5,7 @@ The dataclass defaults are the official recipe (:mod:`ponder.experiments.hyla` d
 ``warmup_steps`` counts steps, not a fraction of them. ``paper`` holds the paper's sizes (Table A3,
 research notes §4.2).
 """
+
 import math
 from dataclasses import dataclass, replace
 
@@ -18,7 +19,10 @@ TUNING = {
     "smoke": None,
     "quick": None,
     "gpu": None,
-    "paper": {"sraven": dict(lr=(3e-4, 1e-3), weight_decay=(0.1, 0.3)), "fuzzy": dict(lr=(1e-3, 3e-3), weight_decay=(0.03, 0.1))},
+    "paper": {
+        "sraven": dict(lr=(3e-4, 1e-3), weight_decay=(0.1, 0.3)),
+        "fuzzy": dict(lr=(1e-3, 3e-3), weight_decay=(0.03, 0.1)),
+    },
 }
 
 
@@ -73,7 +77,19 @@ SMALL_SCALE = dict(code_dropout=0.0, relative_position=False, init="torch", grad
 # smaller-K variant K = 2 (36 rule combinations, 9 held out); K = 4 appears in the K sweep.
 SRAVEN = {
     "smoke": Sraven(k=2, dim=16, heads=4, head_dim=4, depth=1, steps=6, batch_size=16, warmup_steps=0, eval_n=64),
-    "quick": Sraven(k=2, dim=32, heads=8, head_dim=4, depth=2, steps=800, batch_size=64, lr=3e-3, warmup_steps=40, eval_n=512, **SMALL_SCALE),
+    "quick": Sraven(
+        k=2,
+        dim=32,
+        heads=8,
+        head_dim=4,
+        depth=2,
+        steps=800,
+        batch_size=64,
+        lr=3e-3,
+        warmup_steps=40,
+        eval_n=512,
+        **SMALL_SCALE,
+    ),
     # gpu: the paper's K = 4 model (Table A3) at a 4x batch and 10.24M instances, the paper's smallest
     # point (Fig. 4). At 1.5M every kind sat at chance (H100, figures/gpu/RUN.md); at 10.24M (H200,
     # seed 0) softmax reached 49.6 % OOD, linear 43.3 %, HYLA 23.1 %. The captured step runs at
@@ -84,9 +100,33 @@ SRAVEN = {
     # 6 processes against 104 (1.86x; RUN.md's rule asks 1.1x), and its CUDA test passed. The batch of 512 makes
     # 10.24M a quarter of the paper's updates (78k steps of 128) and HYLA's loss was still falling at the end:
     # batches of 256 or 128 for the same instances are the alternatives to compare on a GPU
-    "gpu": Sraven(k=4, dim=128, heads=16, head_dim=4, depth=4, steps=20_000, batch_size=512, lr=1e-3, weight_decay=0.1, warmup_steps=150, eval_n=8192,
-                  compiled=True),
-    "paper": Sraven(k=4, dim=128, heads=16, head_dim=4, depth=4, steps=156_250, batch_size=128, lr=1e-3, weight_decay=0.1, warmup_steps=1000, eval_n=51_200),
+    "gpu": Sraven(
+        k=4,
+        dim=128,
+        heads=16,
+        head_dim=4,
+        depth=4,
+        steps=20_000,
+        batch_size=512,
+        lr=1e-3,
+        weight_decay=0.1,
+        warmup_steps=150,
+        eval_n=8192,
+        compiled=True,
+    ),
+    "paper": Sraven(
+        k=4,
+        dim=128,
+        heads=16,
+        head_dim=4,
+        depth=4,
+        steps=156_250,
+        batch_size=128,
+        lr=1e-3,
+        weight_decay=0.1,
+        warmup_steps=1000,
+        eval_n=51_200,
+    ),
 }
 
 
@@ -115,12 +155,36 @@ class Fuzzy(Recipe):
 FUZZY = {
     "smoke": Fuzzy(dim=16, heads=4, head_dim=2, depth=1, length=8, steps=6, batch_size=16, warmup_steps=0, eval_n=64),
     # quick: 1000 steps of batch 32 (32k sequences): HYLA's OOD R² 0.17 / 0.56 / 0.68 after 500 / 1000 / 1500
-    "quick": Fuzzy(dim=32, heads=8, head_dim=2, depth=2, steps=1000, batch_size=32, warmup_steps=50, eval_n=512, **SMALL_SCALE),
+    "quick": Fuzzy(
+        dim=32, heads=8, head_dim=2, depth=2, steps=1000, batch_size=32, warmup_steps=50, eval_n=512, **SMALL_SCALE
+    ),
     # gpu: 8,000 steps of batch 128 (1.02M sequences), by a length probe (H200, seeds 0-2, OOD R²
     # HYLA / softmax / linear): at 2,000 steps 0.45 / 0.45 / 0.29, at 8,000 0.73 / 0.63 / 0.51; every kind
     # gains beyond the noise, and HYLA's lead over softmax goes from +0.001 ± 0.051 to +0.107 ± 0.005
-    "gpu": Fuzzy(dim=128, heads=8, head_dim=2, depth=2, steps=8_000, batch_size=128, lr=3e-3, weight_decay=0.03, warmup_steps=100, eval_n=4096),
-    "paper": Fuzzy(dim=128, heads=8, head_dim=2, depth=2, steps=50_000, batch_size=128, lr=3e-3, weight_decay=0.03, warmup_steps=100, eval_n=16_000),
+    "gpu": Fuzzy(
+        dim=128,
+        heads=8,
+        head_dim=2,
+        depth=2,
+        steps=8_000,
+        batch_size=128,
+        lr=3e-3,
+        weight_decay=0.03,
+        warmup_steps=100,
+        eval_n=4096,
+    ),
+    "paper": Fuzzy(
+        dim=128,
+        heads=8,
+        head_dim=2,
+        depth=2,
+        steps=50_000,
+        batch_size=128,
+        lr=3e-3,
+        weight_decay=0.03,
+        warmup_steps=100,
+        eval_n=16_000,
+    ),
 }
 # cpu: quick's runs 16 times longer (512k sequences). The kinds' order changes with length until
 # about 8,000 steps (tools/length-probe.py, seeds 0-2, OOD R² HYLA / softmax / linear: 1,000 steps
@@ -157,8 +221,30 @@ class Text:
 TEXT = {
     "smoke": Text(dim=16, heads=4, depth=1, length=16, steps=6, batch_size=8, warmup_steps=0, eval_every=3, eval_n=16),
     "quick": Text(steps=300),
-    "gpu": Text(length=128, dim=256, heads=8, depth=4, steps=3000, batch_size=64, lr=1e-3, warmup_steps=150, eval_every=250, eval_n=256),
-    "paper": Text(length=128, dim=512, heads=8, depth=6, steps=20_000, batch_size=256, lr=1e-3, warmup_steps=1000, eval_every=500, eval_n=1024),
+    "gpu": Text(
+        length=128,
+        dim=256,
+        heads=8,
+        depth=4,
+        steps=3000,
+        batch_size=64,
+        lr=1e-3,
+        warmup_steps=150,
+        eval_every=250,
+        eval_n=256,
+    ),
+    "paper": Text(
+        length=128,
+        dim=512,
+        heads=8,
+        depth=6,
+        steps=20_000,
+        batch_size=256,
+        lr=1e-3,
+        warmup_steps=1000,
+        eval_every=500,
+        eval_n=1024,
+    ),
 }
 
 
@@ -171,11 +257,33 @@ SWEEPS = {
     # noise, Table A1's runs (hyla-a1's sraven and fuzzy-logic columns), hyla-6's three language models
     # and hyla-2's held-out drop and term decoding (about 3 and 4 CPU-minutes a seed at quick); the
     # sweeps train on the first seed only
-    "smoke": dict(fractions=(1.0,), widths=(1,), depths=(1,), heads=(1, 4), ks=(2,), holdouts=(0.25,), lengths=(8,), frac_tests=(0.3, 0.7), ablations=ALL_KINDS, seeds=(0,)),
+    "smoke": dict(
+        fractions=(1.0,),
+        widths=(1,),
+        depths=(1,),
+        heads=(1, 4),
+        ks=(2,),
+        holdouts=(0.25,),
+        lengths=(8,),
+        frac_tests=(0.3, 0.7),
+        ablations=ALL_KINDS,
+        seeds=(0,),
+    ),
     # cpu (quick: one seed): sraven's minutes go to the learning curve (4 data sizes, one model size) and fuzzy
     # logic's to longer runs at the paper's N = 32 (the sraven rankings cannot show at this budget,
     # while fuzzy-logic R² is still rising past the trivial level); K = 4 stays at chance here
-    "cpu": dict(fractions=(0.125, 0.25, 0.5, 1.0), widths=(1,), depths=(2,), heads=(1, 8), ks=(2,), holdouts=(0.25, 0.75), lengths=(32,), frac_tests=(0.3, 0.7), ablations=MAIN_KINDS, seeds=(0, 1, 2)),
+    "cpu": dict(
+        fractions=(0.125, 0.25, 0.5, 1.0),
+        widths=(1,),
+        depths=(2,),
+        heads=(1, 8),
+        ks=(2,),
+        holdouts=(0.25, 0.75),
+        lengths=(32,),
+        frac_tests=(0.3, 0.7),
+        ablations=MAIN_KINDS,
+        seeds=(0, 1, 2),
+    ),
     # gpu: every sraven run there is 10.24M instances or a fraction of one (about 3 GPU-minutes a
     # run), so its minutes go to the paper's question at the paper's regime: the
     # three main kinds at 10.24M on 3 seeds (hyla-a1's sraven rows, the one comparison of the paper's
@@ -184,7 +292,29 @@ SWEEPS = {
     # ablations (8 kinds: 16 GPU-minutes more a seed) stay at their base point here, and keep their
     # full grids at paper. The seeds also give hyla-2 and hyla-6 their 3 (18 fuzzy-logic and
     # language-model runs more, about 7 GPU-minutes at the rates the plan borrows for them)
-    "gpu": dict(fractions=(0.25, 1.0), widths=(1,), depths=(4,), heads=(16,), ks=(4,), holdouts=(0.25,), lengths=(16, 32), frac_tests=(0.3, 0.7), ablations=MAIN_KINDS, seeds=(0, 1, 2)),
-    "paper": dict(fractions=(0.5, 1.0, 2.0), widths=(1, 2, 4), depths=(4, 8, 16), heads=(1, 2, 4, 8, 16), ks=(2, 3, 4, 5), holdouts=(0.1, 0.25, 0.5, 0.75, 0.9), lengths=(16, 32, 64, 96), frac_tests=(0.3, 0.5, 0.7), ablations=ALL_KINDS, seeds=(0, 1, 2)),
+    "gpu": dict(
+        fractions=(0.25, 1.0),
+        widths=(1,),
+        depths=(4,),
+        heads=(16,),
+        ks=(4,),
+        holdouts=(0.25,),
+        lengths=(16, 32),
+        frac_tests=(0.3, 0.7),
+        ablations=MAIN_KINDS,
+        seeds=(0, 1, 2),
+    ),
+    "paper": dict(
+        fractions=(0.5, 1.0, 2.0),
+        widths=(1, 2, 4),
+        depths=(4, 8, 16),
+        heads=(1, 2, 4, 8, 16),
+        ks=(2, 3, 4, 5),
+        holdouts=(0.1, 0.25, 0.5, 0.75, 0.9),
+        lengths=(16, 32, 64, 96),
+        frac_tests=(0.3, 0.5, 0.7),
+        ablations=ALL_KINDS,
+        seeds=(0, 1, 2),
+    ),
 }
 SWEEPS["quick"] = dict(SWEEPS["cpu"], seeds=(0,))  # 35 minutes in all: hyla-2 and hyla-6 judged at cpu

@@ -14,13 +14,39 @@
 # ``generator``: what the hyper-module generates from the routed pool code: "block", every weight
 # of the block (``ponder.models.hyper_block``, the paper's description), or "delta", a rank-``rank``
 # delta on the shared block's MLP (``ponder.models.hyper``); hut-10 compares the two.
-MODEL = dict(dim=32, heads=4, steps=8, mlp_ratio=4.0, pool_size=16, code_dim=16, rank=4, generator="block", summary="mean", act_bias=-2.0, act_hold=0.4, act_eps=0.01, act_level="example", tau=0.05, values="table")
+MODEL = dict(
+    dim=32,
+    heads=4,
+    steps=8,
+    mlp_ratio=4.0,
+    pool_size=16,
+    code_dim=16,
+    rank=4,
+    generator="block",
+    summary="mean",
+    act_bias=-2.0,
+    act_hold=0.4,
+    act_eps=0.01,
+    act_level="example",
+    tau=0.05,
+    values="table",
+)
 
 SIZES = {
     "smoke": dict(
-        length=8, train_hops=(1, 2), test_hops=(1, 2, 3), seeds=(0,), single_seed=(), steps=30, batch_size=32, lr=3e-3, warmup=0.05, n_test=64,
+        length=8,
+        train_hops=(1, 2),
+        test_hops=(1, 2, 3),
+        seeds=(0,),
+        single_seed=(),
+        steps=30,
+        batch_size=32,
+        lr=3e-3,
+        warmup=0.05,
+        n_test=64,
         model=dict(MODEL, dim=16, heads=2, steps=3, pool_size=4, code_dim=8, rank=2),
-        depth_grid=dict(depths=(1, 2), hops=(1, 2), steps=20), pool_sizes=(1, 4),
+        depth_grid=dict(depths=(1, 2), hops=(1, 2), steps=20),
+        pool_sizes=(1, 4),
     ),
     # cpu (and quick, on fewer runs: below): room to ponder (up to 8 steps; a Transformer of depth 8) and hops 1-3 in training, so
     # that "more hops, more steps" has a gradient to follow; length 12 with chain ends drawn
@@ -50,13 +76,23 @@ SIZES = {
     # (design runs, seeds 0-2) UT+ACT, the Transformer and Hyper-UT fit hops 1-3 on every seed
     # (>= 0.997), and the UT, UT+FiLM+ACT and Hyper-UT w/o ACT on seed 0.
     "cpu": dict(
-        length=12, train_hops=(1, 2, 3), test_hops=(1, 2, 3, 4, 5), seeds=(0, 1, 2), single_seed=("hyper",), steps=3000, batch_size=64, lr=6e-3, warmup=0.2, n_test=400,
+        length=12,
+        train_hops=(1, 2, 3),
+        test_hops=(1, 2, 3, 4, 5),
+        seeds=(0, 1, 2),
+        single_seed=("hyper",),
+        steps=3000,
+        batch_size=64,
+        lr=6e-3,
+        warmup=0.2,
+        n_test=400,
         model=dict(MODEL),
         # the depth grid at the main runs' steps and lr: 800 steps at lr 3e-3 left every depth at
         # 0.34-0.59 on hops 1-5. At 2000 steps (lr 6e-3, warmup 20 %; 3 seeds): depth 1 at 0.33-0.47,
         # depth 2 solves 1 hop and drops to 0.85-0.91 at 2-3 hops, depths 4 and 8 >= 0.99 on hops
         # 1-5; depth 6, between two that solve the task, is left to gpu and paper.
-        depth_grid=dict(depths=(1, 2, 4, 8), hops=(1, 2, 3, 4, 5), steps=3000), pool_sizes=(1, 4, 16),  # N=64: gpu and paper
+        depth_grid=dict(depths=(1, 2, 4, 8), hops=(1, 2, 3, 4, 5), steps=3000),
+        pool_sizes=(1, 4, 16),  # N=64: gpu and paper
     ),
     # gpu: the paper profile's task and model (length 16, hops 1-4 / 1-7: the most a decoy leaves room for, width 64, 8 steps) for
     # fewer optimisation steps, so that every Hyper-UT and survey notebook fits one H100's budget.
@@ -74,14 +110,35 @@ SIZES = {
     # ``seeds_together``: a kind's 3 seeds train in one vmap-ed step, its kernels shared (ponder.ensemble;
     # on a GPU these steps are bound by kernel launches, not arithmetic: python -m ponder.bench train)
     "gpu": dict(
-        length=16, train_hops=(1, 2, 3, 4), test_hops=(1, 2, 3, 4, 5, 6, 7), seeds=(0, 1, 2), single_seed=(), steps=6_000, batch_size=128, lr=2e-3, warmup=0.2, n_test=1_000, seeds_together=True,
+        length=16,
+        train_hops=(1, 2, 3, 4),
+        test_hops=(1, 2, 3, 4, 5, 6, 7),
+        seeds=(0, 1, 2),
+        single_seed=(),
+        steps=6_000,
+        batch_size=128,
+        lr=2e-3,
+        warmup=0.2,
+        n_test=1_000,
+        seeds_together=True,
         model=dict(MODEL, dim=64, heads=4, steps=8, code_dim=32),
-        depth_grid=dict(depths=(1, 2, 3, 4, 8), hops=(1, 2, 3, 4, 5, 6), steps=6_000), pool_sizes=(1, 4, 16, 64),
+        depth_grid=dict(depths=(1, 2, 3, 4, 8), hops=(1, 2, 3, 4, 5, 6), steps=6_000),
+        pool_sizes=(1, 4, 16, 64),
     ),
     "paper": dict(
-        length=16, train_hops=(1, 2, 3, 4), test_hops=(1, 2, 3, 4, 5, 6, 7), seeds=(0, 1, 2), single_seed=(), steps=30_000, batch_size=128, lr=1e-3, warmup=0.05, n_test=5_000,
+        length=16,
+        train_hops=(1, 2, 3, 4),
+        test_hops=(1, 2, 3, 4, 5, 6, 7),
+        seeds=(0, 1, 2),
+        single_seed=(),
+        steps=30_000,
+        batch_size=128,
+        lr=1e-3,
+        warmup=0.05,
+        n_test=5_000,
         model=dict(MODEL, dim=64, heads=4, steps=8, code_dim=32),
-        depth_grid=dict(depths=(1, 2, 4, 6, 8), hops=(1, 2, 3, 4, 5, 6), steps=10_000), pool_sizes=(1, 4, 16, 64),
+        depth_grid=dict(depths=(1, 2, 4, 6, 8), hops=(1, 2, 3, 4, 5, 6), steps=10_000),
+        pool_sizes=(1, 4, 16, 64),
     ),
 }
 

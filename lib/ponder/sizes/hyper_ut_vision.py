@@ -10,13 +10,59 @@ from .hyper_ut import MODEL
 # the runs' config holds its knobs. Plain everywhere: whether the `gpu` model needs a harder one (as
 # acm's 12-block ViT does) is for a gpu run with the ACT models held to show.
 SIZES = {
-    "smoke": dict(scene="plain", size=8, canvas=16, patch=4, steps=30, batch_size=32, lr=3e-3, seeds=(0,), test_copies=1, model=dict(MODEL, dim=16, heads=2, steps=3, pool_size=4, code_dim=8, rank=2)),
-    "cpu": dict(scene="plain", size=8, canvas=16, patch=4, steps=500, batch_size=128, lr=3e-3, seeds=(0, 1, 2), test_copies=16, model=dict(MODEL, steps=12)),
+    "smoke": dict(
+        scene="plain",
+        size=8,
+        canvas=16,
+        patch=4,
+        steps=30,
+        batch_size=32,
+        lr=3e-3,
+        seeds=(0,),
+        test_copies=1,
+        model=dict(MODEL, dim=16, heads=2, steps=3, pool_size=4, code_dim=8, rank=2),
+    ),
+    "cpu": dict(
+        scene="plain",
+        size=8,
+        canvas=16,
+        patch=4,
+        steps=500,
+        batch_size=128,
+        lr=3e-3,
+        seeds=(0, 1, 2),
+        test_copies=16,
+        model=dict(MODEL, steps=12),
+    ),
     # gpu: the 32-pixel canvas and a 128-wide model on one seed, as at quick (H200, without the hold:
     # its 3 runs took 57-109 s side by side; held, the ACT runs take up to 12 layers for 40 % of their
     # steps; 3 seeds would triple it)
-    "gpu": dict(scene="plain", size=16, canvas=32, patch=4, steps=4_000, batch_size=256, lr=1e-3, seeds=(0,), test_copies=16, model=dict(MODEL, dim=128, heads=4, steps=12, code_dim=32)),
-    "paper": dict(scene="plain", size=16, canvas=32, patch=4, steps=20_000, batch_size=256, lr=1e-3, seeds=(0, 1, 2), test_copies=16, model=dict(MODEL, dim=128, heads=4, steps=12, code_dim=32)),
+    "gpu": dict(
+        scene="plain",
+        size=16,
+        canvas=32,
+        patch=4,
+        steps=4_000,
+        batch_size=256,
+        lr=1e-3,
+        seeds=(0,),
+        test_copies=16,
+        model=dict(MODEL, dim=128, heads=4, steps=12, code_dim=32),
+    ),
+    "paper": dict(
+        scene="plain",
+        size=16,
+        canvas=32,
+        patch=4,
+        steps=20_000,
+        batch_size=256,
+        lr=1e-3,
+        seeds=(0, 1, 2),
+        test_copies=16,
+        model=dict(MODEL, dim=128, heads=4, steps=12, code_dim=32),
+    ),
 }
 
-SIZES["quick"] = dict(SIZES["cpu"], seeds=(0,))  # one seed (hut-8's rows inconclusive by the rule; cpu judges them on 3)
+SIZES["quick"] = dict(
+    SIZES["cpu"], seeds=(0,)
+)  # one seed (hut-8's rows inconclusive by the rule; cpu judges them on 3)

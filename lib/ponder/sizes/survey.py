@@ -11,8 +11,40 @@ import math
 # hop count), with beta 0.03 it fits and its steps grow from 3.8 at 1 hop to 6.5 at 5, with beta 0.1
 # from 3.5 to 5.8 (0.99 / 0.87 at hops 4 / 5).
 SURVEY = {
-    "smoke": dict(thresholds=(0.5, 0.9, math.inf), capacities=(0.25, 1.0), table_capacity=0.25, table_threshold=0.9, lambda_p=0.3, beta=0.1, timing_rounds=1),
-    "quick": dict(thresholds=(0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99, math.inf), capacities=(0.125, 0.25, 0.5, 1.0), table_capacity=0.5, table_threshold=0.9, lambda_p=0.3, beta=0.1, timing_rounds=3),
-    "gpu": dict(thresholds=(0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99, math.inf), capacities=(0.125, 0.25, 0.5, 1.0), table_capacity=0.5, table_threshold=0.9, lambda_p=0.2, beta=0.1, timing_rounds=5),
-    "paper": dict(thresholds=(0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99, math.inf), capacities=(0.125, 0.25, 0.5, 1.0), table_capacity=0.5, table_threshold=0.9, lambda_p=0.2, beta=0.1, timing_rounds=10),
+    "smoke": dict(
+        thresholds=(0.5, 0.9, math.inf),
+        capacities=(0.25, 1.0),
+        table_capacity=0.25,
+        table_threshold=0.9,
+        lambda_p=0.3,
+        beta=0.1,
+        timing_rounds=1,
+    ),
+    "quick": dict(
+        thresholds=(0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99, math.inf),
+        capacities=(0.125, 0.25, 0.5, 1.0),
+        table_capacity=0.5,
+        table_threshold=0.9,
+        lambda_p=0.3,
+        beta=0.1,
+        timing_rounds=3,
+    ),
+    "gpu": dict(
+        thresholds=(0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99, math.inf),
+        capacities=(0.125, 0.25, 0.5, 1.0),
+        table_capacity=0.5,
+        table_threshold=0.9,
+        lambda_p=0.2,
+        beta=0.1,
+        timing_rounds=5,
+    ),
+    "paper": dict(
+        thresholds=(0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99, math.inf),
+        capacities=(0.125, 0.25, 0.5, 1.0),
+        table_capacity=0.5,
+        table_threshold=0.9,
+        lambda_p=0.2,
+        beta=0.1,
+        timing_rounds=10,
+    ),
 }

@@ -20,6 +20,7 @@ never visited. Two ways to draw the chain (``end=``):
   position is favoured, and the best position-only rule (:func:`position_rule_accuracy`) stays
   near chance while ``L - M`` is large.
 """
+
 from collections.abc import Sequence
 
 import numpy as np
@@ -69,7 +70,9 @@ def _chain(m: torch.Tensor, length: int, end: str, generator: torch.Generator) -
     return picked.sort(dim=1).values
 
 
-def sample(n: int, length: int, hops: int | Sequence[int], seed: int, end: str = "uniform") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def sample(
+    n: int, length: int, hops: int | Sequence[int], seed: int, end: str = "uniform"
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Draw ``n`` C-PVR examples, their chain ends drawn as ``end`` says (module docstring).
 
     Returns ``x`` (LongTensor ``[n, length]``), ``hops`` and ``label`` (LongTensors ``[n]``) with
@@ -155,12 +158,23 @@ def dataset(n: int, length: int, hops: int | Sequence[int], seed: int, end: str 
     for h in hops:
         check_int("hops", h, minimum=0, maximum=length - 1)
     features = datasets.Features(
-        {"x": datasets.List(datasets.Value("int64"), length=length), "hops": datasets.Value("int64"), "label": datasets.Value("int64")}
+        {
+            "x": datasets.List(datasets.Value("int64"), length=length),
+            "hops": datasets.Value("int64"),
+            "label": datasets.Value("int64"),
+        }
     )
     data = datasets.Dataset.from_generator(
         _rows,
         features=features,
-        gen_kwargs={"n": n, "length": length, "hops": hops, "seed": seed, "end": check_choice("end", end, ENDS), "version": VERSION},
+        gen_kwargs={
+            "n": n,
+            "length": length,
+            "hops": hops,
+            "seed": seed,
+            "end": check_choice("end", end, ENDS),
+            "version": VERSION,
+        },
         cache_dir=str(data_cache_dir()),
     )
     return data.with_format("torch")

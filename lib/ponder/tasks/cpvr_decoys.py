@@ -20,6 +20,7 @@ whose end ``q_M`` holds a value ``<= q_M`` too, like the label at ``p_M``::
 
 ``2M`` positions besides 0 must fit: ``M <= (L - 1) // 2`` (5 hops at ``L = 12``).
 """
+
 from collections.abc import Sequence
 
 import numpy as np
@@ -85,13 +86,21 @@ def pruning_rounds(x: torch.Tensor, position: torch.Tensor, most: int) -> torch.
     """``[n]``: after how many rounds of pruning (:func:`~ponder.tasks.cpvr_pruning.pruned_ends`) ``position[i]``
     is no longer an end of ``x[i]`` (``most + 1`` where it still is after ``most``). The decoy's end takes ``M``."""
     rounds = torch.full_like(position, most + 1)
-    for k in range(most, 0, -1):  # the ends only shrink from round to round: the last round that removes it is the first
+    for k in range(
+        most, 0, -1
+    ):  # the ends only shrink from round to round: the last round that removes it is the first
         rounds[~pruned_ends(x, k)[torch.arange(len(x)), position]] = k
     return rounds
 
 
-def decoy_baselines(x: torch.Tensor, hops: torch.Tensor, label: torch.Tensor, decoy_end: torch.Tensor, decoy_value: torch.Tensor,
-                    rounds: tuple[int, ...] = (1, 2)) -> pd.DataFrame:
+def decoy_baselines(
+    x: torch.Tensor,
+    hops: torch.Tensor,
+    label: torch.Tensor,
+    decoy_end: torch.Tensor,
+    decoy_value: torch.Tensor,
+    rounds: tuple[int, ...] = (1, 2),
+) -> pd.DataFrame:
     """One row per hop count: the rules that do not follow the chain, on examples of :func:`sample`.
 
     Columns: the majority label; the best position-only rule; pruning dead ends for each of
@@ -102,11 +111,18 @@ def decoy_baselines(x: torch.Tensor, hops: torch.Tensor, label: torch.Tensor, de
     real_end = torch.tensor([pointer_chain(row)[-1] for row in x])
     table = pd.DataFrame({"hops": sorted(hops.unique().tolist())})
     table["majority label"] = table["hops"].map(majority_accuracy(hops, label))
-    table["best position-only rule"] = table["hops"].map({h: acc.max().item() for h, acc in position_rule_accuracy(x, hops, label).items()})
+    table["best position-only rule"] = table["hops"].map(
+        {h: acc.max().item() for h, acc in position_rule_accuracy(x, hops, label).items()}
+    )
     for k in rounds:
         table[f"pruning, {k} round{'s' if k > 1 else ''}"] = table["hops"].map(pruning_rule_accuracy(x, hops, label, k))
-    table["pruning, M rounds"] = table["hops"].map(lambda h: pruning_rule_accuracy(x[hops == h], hops[hops == h], label[hops == h], h)[h])
-    table["one of the two ends"] = table["hops"].map(lambda h: (0.5 + 0.5 * (decoy_value[hops == h] == label[hops == h]).float().mean()).item())
-    table["real end below the decoy's"] = table["hops"].map(lambda h: (real_end[hops == h] < decoy_end[hops == h]).float().mean().item())
+    table["pruning, M rounds"] = table["hops"].map(
+        lambda h: pruning_rule_accuracy(x[hops == h], hops[hops == h], label[hops == h], h)[h]
+    )
+    table["one of the two ends"] = table["hops"].map(
+        lambda h: (0.5 + 0.5 * (decoy_value[hops == h] == label[hops == h]).float().mean()).item()
+    )
+    table["real end below the decoy's"] = table["hops"].map(
+        lambda h: (real_end[hops == h] < decoy_end[hops == h]).float().mean().item()
+    )
     return table
-

@@ -21,6 +21,7 @@ accuracy beyond the training hops does not show that a model follows more pointe
 
 The position-only rule and the majority label, the other baselines, are in :mod:`ponder.tasks.cpvr`.
 """
+
 import pandas as pd
 import torch
 import torch.nn.functional as F
@@ -49,16 +50,22 @@ def pruning_rule_accuracy(x: torch.Tensor, hops: torch.Tensor, label: torch.Tens
     return {h: hits[hops == h].float().mean().item() for h in hops.unique().tolist()}
 
 
-def pruning_baselines(x: torch.Tensor, hops: torch.Tensor, label: torch.Tensor, rounds: tuple[int, ...] = (1, 2)) -> pd.DataFrame:
+def pruning_baselines(
+    x: torch.Tensor, hops: torch.Tensor, label: torch.Tensor, rounds: tuple[int, ...] = (1, 2)
+) -> pd.DataFrame:
     """One row per hop count: ``hops`` and, per number of ``rounds``, :func:`pruning_rule_accuracy`
     in a column ``"pruning dead ends, k round(s)"`` (to draw beside the other baselines)."""
     table = pd.DataFrame({"hops": sorted(hops.unique().tolist())})
     for k in rounds:
-        table[f"pruning dead ends, {k} round{'s' if k > 1 else ''}"] = table["hops"].map(pruning_rule_accuracy(x, hops, label, k))
+        table[f"pruning dead ends, {k} round{'s' if k > 1 else ''}"] = table["hops"].map(
+            pruning_rule_accuracy(x, hops, label, k)
+        )
     return table
 
 
-def with_pruning_baselines(baselines: pd.DataFrame, test_set: tuple[torch.Tensor, torch.Tensor, torch.Tensor]) -> pd.DataFrame:
+def with_pruning_baselines(
+    baselines: pd.DataFrame, test_set: tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+) -> pd.DataFrame:
     """``baselines`` (one row per ``hops``) with the columns of :func:`pruning_baselines` on
     ``test_set`` ``(x, hops, label)``, the examples the other baselines were measured on."""
     return baselines.merge(pruning_baselines(*test_set), on="hops", validate="one_to_one")

@@ -15,6 +15,7 @@ variables, some negated, so there are ``2^L`` terms (bit 1 = the variable appear
   ``f(x)`` is masked to 0 and the model predicts it (mean-squared error).
 * **R²** per sequence: ``1 − (ŷ − y_query)² / Var(y_1..y_N)``, averaged over sequences.
 """
+
 import itertools
 from collections.abc import Sequence
 
@@ -31,7 +32,9 @@ def terms(n_vars: int) -> np.ndarray:
     return np.array(list(itertools.product((0, 1), repeat=check_int("n_vars", n_vars, minimum=1))), dtype=np.int64)
 
 
-def split(n_vars: int = 4, n_terms: int = 2, frac_test: float = 0.7, frac_unknown_terms: float = 0.25, seed: int = 0) -> dict[str, list]:
+def split(
+    n_vars: int = 4, n_terms: int = 2, frac_test: float = 0.7, frac_unknown_terms: float = 0.25, seed: int = 0
+) -> dict[str, list]:
     """Term-index combinations: ``train``, ``test`` (held-out combinations of known terms) and
     ``unknown`` (combinations of the removed terms)."""
     if not 0 < frac_test < 1:
@@ -54,7 +57,14 @@ def evaluate(x: np.ndarray, patterns: np.ndarray) -> np.ndarray:
     return literal.min(-1).max(-1)
 
 
-def sample(n: int, combos: Sequence[Sequence[int]], n_vars: int = 4, length: int = 32, seed: int = 0, fixed_context: int | None = None) -> dict[str, np.ndarray]:
+def sample(
+    n: int,
+    combos: Sequence[Sequence[int]],
+    n_vars: int = 4,
+    length: int = 32,
+    seed: int = 0,
+    fixed_context: int | None = None,
+) -> dict[str, np.ndarray]:
     """Draw ``n`` sequences with tasks drawn uniformly from ``combos``.
 
     Returns ``x`` ``[n, N, L]``, ``y`` ``[n, N]`` (every target, the query's last) and ``combo``
@@ -69,7 +79,9 @@ def sample(n: int, combos: Sequence[Sequence[int]], n_vars: int = 4, length: int
     patterns = terms(n_vars)[np.asarray(combos)[combo]]  # [n, K, L]
     x = rng.random((n, length, n_vars))
     if fixed_context is not None:
-        x[:, :-1] = np.random.default_rng(check_int("fixed_context", fixed_context, minimum=0)).random((length - 1, n_vars))
+        x[:, :-1] = np.random.default_rng(check_int("fixed_context", fixed_context, minimum=0)).random(
+            (length - 1, n_vars)
+        )
     return {"x": x, "y": evaluate(x, patterns), "combo": combo}
 
 
@@ -131,7 +143,9 @@ def dataset(n: int, combos, n_vars: int, length: int, seed: int):
         }
     )
     gen = {"n": n, "combos": combos, "n_vars": n_vars, "length": length, "seed": seed, "version": VERSION}
-    return datasets.Dataset.from_generator(_rows, features=features, gen_kwargs=gen, cache_dir=str(data_cache_dir())).with_format("numpy")
+    return datasets.Dataset.from_generator(
+        _rows, features=features, gen_kwargs=gen, cache_dir=str(data_cache_dir())
+    ).with_format("numpy")
 
 
 def dataset_tokens(data, n_vars: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -21,6 +21,7 @@ Two named scenes (keyword ``scene``, a name of :data:`SCENES` or a :class:`Scene
 * :func:`sample` — a training batch as a deterministic function of ``seed`` (fresh renderings).
 * :func:`corrupt` — ImageNet-C-like corruptions at severity 1..5 (for robustness, acm-10).
 """
+
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -82,9 +83,14 @@ TEXTURE_CELLS = ((4, 0.5), (8, 0.3), (16, 0.2))  # value-noise grids and their w
 
 def _jitter_matrices(n: int, strength: float, generator: torch.Generator) -> torch.Tensor:
     """``[n, 2, 3]`` random affine maps (rotation, zoom, shear, no shift) for ``F.affine_grid``."""
-    angle, log_zoom, shear = ((2 * torch.rand(3, n, generator=generator) - 1) * strength * torch.tensor([[ROTATION], [LOG_SCALE], [SHEAR]])).unbind(0)
+    angle, log_zoom, shear = (
+        (2 * torch.rand(3, n, generator=generator) - 1) * strength * torch.tensor([[ROTATION], [LOG_SCALE], [SHEAR]])
+    ).unbind(0)
     cos, sin, zoom = angle.cos(), angle.sin(), log_zoom.exp()
-    linear = torch.stack([torch.stack([cos, -sin + shear * cos], -1), torch.stack([sin, cos + shear * sin], -1)], -2) / zoom[:, None, None]
+    linear = (
+        torch.stack([torch.stack([cos, -sin + shear * cos], -1), torch.stack([sin, cos + shear * sin], -1)], -2)
+        / zoom[:, None, None]
+    )
     return torch.cat([linear, torch.zeros(n, 2, 1)], -1)
 
 
@@ -92,8 +98,12 @@ def _digit_layer(digits: torch.Tensor, size: int, jitter: float, generator: torc
     """``[n, 8, 8] -> [n, size, size]``: upsampled bilinearly, after a random affine jitter if ``jitter > 0``."""
     if jitter == 0:
         return F.interpolate(digits[:, None], size=(size, size), mode="bilinear", align_corners=False).clamp(0, 1)[:, 0]
-    grid = F.affine_grid(_jitter_matrices(len(digits), jitter, generator), [len(digits), 1, size, size], align_corners=False)
-    return F.grid_sample(digits[:, None], grid, mode="bilinear", padding_mode="zeros", align_corners=False).clamp(0, 1)[:, 0]
+    grid = F.affine_grid(
+        _jitter_matrices(len(digits), jitter, generator), [len(digits), 1, size, size], align_corners=False
+    )
+    return F.grid_sample(digits[:, None], grid, mode="bilinear", padding_mode="zeros", align_corners=False).clamp(0, 1)[
+        :, 0
+    ]
 
 
 def _texture(n: int, canvas: int, generator: torch.Generator) -> torch.Tensor:
@@ -113,7 +123,9 @@ def scene_of(scene: "str | Scene") -> Scene:
     return SCENES[check_choice("scene", scene, tuple(SCENES))]
 
 
-def _render(digits: torch.Tensor, size: int, canvas: int, scene: Scene, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+def _render(
+    digits: torch.Tensor, size: int, canvas: int, scene: Scene, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``[n, 8, 8] ->`` images ``[n, 1, canvas, canvas]`` and their digit layers (same shape, the ink's
     opacity): the jittered digit pasted at a random offset, over the scene's texture and noise."""
     small = _digit_layer(digits, size, scene.jitter, generator)
@@ -136,7 +148,9 @@ def _check_geometry(size: int, canvas: int) -> None:
 
 
 @lru_cache(maxsize=4)
-def _rendered(split: str, size: int, canvas: int, seed: int, scene: Scene, copies: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _rendered(
+    split: str, size: int, canvas: int, seed: int, scene: Scene, copies: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     check_choice("split", split, SPLITS)
     _check_geometry(size, canvas)
     check_int("copies", copies, minimum=1, maximum=100)
@@ -146,7 +160,9 @@ def _rendered(split: str, size: int, canvas: int, seed: int, scene: Scene, copie
     return *_render(x[idx], size, canvas, scene, generator), y[idx]
 
 
-def images(split: str, size: int = 16, canvas: int = 32, seed: int = 0, scene: str | Scene = "plain", copies: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+def images(
+    split: str, size: int = 16, canvas: int = 32, seed: int = 0, scene: str | Scene = "plain", copies: int = 1
+) -> tuple[torch.Tensor, torch.Tensor]:
     """One split, ``x [n, 1, canvas, canvas]`` in ``[0, 1]`` and labels ``y [n]``, ``n = copies × digits``.
 
     Renderings (placement, jitter, texture, noise) are drawn once from ``seed`` so the split is a
@@ -156,12 +172,16 @@ def images(split: str, size: int = 16, canvas: int = 32, seed: int = 0, scene: s
     return x.clone(), y.clone()
 
 
-def content(split: str, size: int = 16, canvas: int = 32, seed: int = 0, scene: str | Scene = "plain", copies: int = 1) -> torch.Tensor:
+def content(
+    split: str, size: int = 16, canvas: int = 32, seed: int = 0, scene: str | Scene = "plain", copies: int = 1
+) -> torch.Tensor:
     """``[n, 1, canvas, canvas]``: the digit layer (ink opacity in ``[0, 1]``) of the same :func:`images`."""
     return _rendered(split, size, canvas, seed, scene_of(scene), copies)[1].clone()
 
 
-def sample(n: int, seed: int, split: str = "train", size: int = 16, canvas: int = 32, scene: str | Scene = "plain") -> tuple[torch.Tensor, torch.Tensor]:
+def sample(
+    n: int, seed: int, split: str = "train", size: int = 16, canvas: int = 32, scene: str | Scene = "plain"
+) -> tuple[torch.Tensor, torch.Tensor]:
     """A batch of ``n`` images of ``split`` drawn with replacement, fresh renderings; same ``seed`` → same batch."""
     check_int("n", n, minimum=1)
     check_choice("split", split, SPLITS)

@@ -9,6 +9,7 @@ and zeros elsewhere. Worked example::
 
 Extrapolation (PonderNet §3.1): train on difficulties ``1..n`` and test on ``n+1..dim``.
 """
+
 from collections.abc import Sequence
 
 import torch
@@ -26,7 +27,9 @@ def difficulty(x: torch.Tensor) -> torch.Tensor:
     return (x != 0).sum(dim=-1)
 
 
-def sample(n: int, dim: int, nonzero: int | Sequence[int], seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def sample(
+    n: int, dim: int, nonzero: int | Sequence[int], seed: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Draw ``n`` parity examples.
 
     Returns ``x`` (float ``[n, dim]`` in ``{-1, 0, 1}``), the difficulty ``k`` and the label (long

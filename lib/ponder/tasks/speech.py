@@ -16,6 +16,7 @@ model sees one token per frame.
   :func:`sample` — fresh training clips from a seed;
 * :func:`features` — waveform → log-mel frames; :func:`speech_frames` — which frames hold speech.
 """
+
 import _ctypes
 import ctypes
 import math
@@ -28,12 +29,49 @@ import torch
 from ..checks import check_choice, check_int
 from ..paths import data_cache_dir
 
-VERSION = "3"  # 2: a fresh engine and a fixed noise seed per utterance (byte-identical generations); 3: 20 words, 16 voices
-WORDS = ("yes", "no", "up", "down", "left", "right", "on", "off", "stop", "go",
-         "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-VOICES = ("en-us", "en-us+f3", "en-us+m7", "en", "en+f2", "en+m3", "en+klatt", "en-gb-scotland",
-          "en-gb-scotland+f4", "en-gb-x-rp+m2", "en-gb-x-rp+f1", "en-029+m4", "en-029+f5", "en-us-nyc+m1",
-          "en-gb-x-gbclan+m5", "en-gb-x-gbcwmd+klatt2")
+VERSION = (
+    "3"  # 2: a fresh engine and a fixed noise seed per utterance (byte-identical generations); 3: 20 words, 16 voices
+)
+WORDS = (
+    "yes",
+    "no",
+    "up",
+    "down",
+    "left",
+    "right",
+    "on",
+    "off",
+    "stop",
+    "go",
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+)
+VOICES = (
+    "en-us",
+    "en-us+f3",
+    "en-us+m7",
+    "en",
+    "en+f2",
+    "en+m3",
+    "en+klatt",
+    "en-gb-scotland",
+    "en-gb-scotland+f4",
+    "en-gb-x-rp+m2",
+    "en-gb-x-rp+f1",
+    "en-029+m4",
+    "en-029+f5",
+    "en-us-nyc+m1",
+    "en-gb-x-gbclan+m5",
+    "en-gb-x-gbcwmd+klatt2",
+)
 TEST_VOICES = VOICES[3::4]  # speakers heard only at test: en, en-gb-scotland, en-029+m4, en-gb-x-gbcwmd+klatt2
 TEST_COPIES = 6  # renderings (offset, noise) of each test utterance
 SNR_DB = (0.0, 20.0)  # range of the clips' signal-to-noise ratio
@@ -81,7 +119,16 @@ class _ESpeak:
         if rate <= 0:
             raise RuntimeError("eSpeak NG failed to initialise")
         lib.espeak_SetSynthCallback(self._callback)
-        lib.espeak_Synth.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint, ctypes.c_int, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p]
+        lib.espeak_Synth.argtypes = [
+            ctypes.c_char_p,
+            ctypes.c_size_t,
+            ctypes.c_uint,
+            ctypes.c_int,
+            ctypes.c_uint,
+            ctypes.c_uint,
+            ctypes.c_void_p,
+            ctypes.c_void_p,
+        ]
         lib.espeak_ng_SetRandSeed.argtypes = [ctypes.c_long]
         lib.espeak_ng_SetRandSeed(NOISE_SEED)
         return lib, rate
@@ -96,7 +143,9 @@ class _ESpeak:
         except OSError:
             return
         _ctypes.dlclose(still._handle)
-        raise RuntimeError(f"{self.path} stays loaded (another module holds it): eSpeak NG's state would carry over between utterances")
+        raise RuntimeError(
+            f"{self.path} stays loaded (another module holds it): eSpeak NG's state would carry over between utterances"
+        )
 
     def say(self, text: str, voice: str, rate: int, pitch: int) -> np.ndarray:
         """Float waveform in ``[-1, 1]`` at :data:`RATE`, from a fresh engine."""
@@ -140,7 +189,9 @@ def utterances():
     import datasets
 
     return datasets.Dataset.from_generator(
-        _generate, gen_kwargs={"words": WORDS, "voices": VOICES, "rates": RATES, "pitches": PITCHES, "version": VERSION}, cache_dir=str(data_cache_dir())
+        _generate,
+        gen_kwargs={"words": WORDS, "voices": VOICES, "rates": RATES, "pitches": PITCHES, "version": VERSION},
+        cache_dir=str(data_cache_dir()),
     ).with_format("numpy")
 
 
@@ -151,7 +202,9 @@ def _split(split: str) -> tuple[list[np.ndarray], torch.Tensor]:
     voices = data["voice"]
     idx = [i for i, voice in enumerate(voices) if (voice in TEST_VOICES) == (split == "test")]
     waves, labels = data["wave"], data["label"]
-    return [np.asarray(waves[i], dtype=np.float32) for i in idx], torch.as_tensor(np.asarray(labels)[idx], dtype=torch.long)
+    return [np.asarray(waves[i], dtype=np.float32) for i in idx], torch.as_tensor(
+        np.asarray(labels)[idx], dtype=torch.long
+    )
 
 
 def _clips(waves: list[np.ndarray], picks: list[int], generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
@@ -217,7 +270,9 @@ def _mel_filters() -> torch.Tensor:
 
 def features(wave: torch.Tensor) -> torch.Tensor:
     """``[n, samples] -> [n, frames, MELS]``: log-mel energies, 25 ms windows every 20 ms."""
-    spectrum = torch.stft(wave, n_fft=WINDOW, hop_length=HOP, window=torch.hann_window(WINDOW), center=False, return_complex=True)
+    spectrum = torch.stft(
+        wave, n_fft=WINDOW, hop_length=HOP, window=torch.hann_window(WINDOW), center=False, return_complex=True
+    )
     power = spectrum.abs().pow(2).transpose(1, 2)  # [n, frames, freqs]
     return torch.log(power @ _mel_filters() + 1e-6)
 

@@ -17,6 +17,7 @@ predict all ``K`` features of the 9th.
 
 Counting (App. B.1): ``C(R+K-1, K) · ((K!)^(G-1) − K)`` tasks.
 """
+
 import itertools
 import math
 from collections.abc import Sequence
@@ -27,7 +28,16 @@ import torch
 from ..checks import check_int
 
 VERSION = "1"
-RULES = ("constant", "progression +1", "progression +2", "progression −1", "progression −2", "addition", "subtraction", "distribute three")
+RULES = (
+    "constant",
+    "progression +1",
+    "progression +2",
+    "progression −1",
+    "progression −2",
+    "addition",
+    "subtraction",
+    "distribute three",
+)
 STEPS = {1: 1, 2: 2, 3: -1, 4: -2}  # progression rules: the step between columns
 GRID = 3  # rows and columns
 
@@ -65,7 +75,9 @@ def rule_rows(rule: int, n: int, f: int, rng: np.random.Generator) -> np.ndarray
     raise ValueError(f"rule={rule} is not allowed; choose one of 0..{len(RULES) - 1} ({', '.join(RULES)})")
 
 
-def sample(n: int, combos: Sequence[Sequence[int]], f: int = 8, seed: int = 0, permute: bool = True) -> dict[str, np.ndarray]:
+def sample(
+    n: int, combos: Sequence[Sequence[int]], f: int = 8, seed: int = 0, permute: bool = True
+) -> dict[str, np.ndarray]:
     """Draw ``n`` instances with rule combinations drawn uniformly from ``combos``.
 
     Returns numpy arrays: ``grid`` ``[n, 3, 3, K]`` (after the column permutations), ``rules``
@@ -209,7 +221,9 @@ def is_ambiguous(grid: np.ndarray, f: int, every_feature: bool = True) -> bool:
     k = grid.shape[-1]
     g = grid.astype(np.int64)
     i, j1, j2 = np.meshgrid(np.arange(k), np.arange(k), np.arange(k), indexing="ij")
-    known = np.stack([g[0, 0][i], g[0, 1][j1], g[0, 2][j2], g[1, 0][i], g[1, 1][j1], g[1, 2][j2], g[2, 0][i], g[2, 1][j1]], -1)
+    known = np.stack(
+        [g[0, 0][i], g[0, 1][j1], g[0, 2][j2], g[1, 0][i], g[1, 1][j1], g[1, 2][j2], g[2, 0][i], g[2, 1][j1]], -1
+    )
     candidate = answers(known, f)  # [i, j1, j2, F]: values the third row of that pairing allows
     perms = np.array(list(itertools.permutations(range(k))))  # [K!, K]
     pairs = np.array(list(itertools.product(range(len(perms)), repeat=2)))  # every (column 2, column 3) pair
@@ -268,7 +282,10 @@ def dataset(n: int, combos, f: int, seed: int):
         }
     )
     data = datasets.Dataset.from_generator(
-        _rows, features=features, gen_kwargs={"n": n, "combos": combos, "f": f, "seed": seed, "version": VERSION}, cache_dir=str(data_cache_dir())
+        _rows,
+        features=features,
+        gen_kwargs={"n": n, "combos": combos, "f": f, "seed": seed, "version": VERSION},
+        cache_dir=str(data_cache_dir()),
     )
     return data.with_format("torch")
 

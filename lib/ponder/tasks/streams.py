@@ -16,6 +16,7 @@ chunk), and hands out the batches read back from it: the same tensors, bit for b
 runs that read them start; two processes that need a chunk at once draw it once (``datasets`` locks
 the cache while one of them writes it). A process keeps the last chunks it read in memory.
 """
+
 import importlib
 import math
 import os
@@ -25,8 +26,8 @@ from functools import lru_cache, partial
 import numpy as np
 import torch
 
-from ..checks import check_int
 from .. import runs
+from ..checks import check_int
 
 CHUNK = 500  # steps per data set (fewer for streams of fewer steps): a run reads the chunks it needs
 
@@ -36,7 +37,9 @@ def seed_of(seed: int, step: int) -> int:
     return seed * 1_000_003 + step
 
 
-def batches(sampler: str, knobs: dict, seed: int, steps: int, version: str) -> Callable[[int], tuple[torch.Tensor, ...]]:
+def batches(
+    sampler: str, knobs: dict, seed: int, steps: int, version: str
+) -> Callable[[int], tuple[torch.Tensor, ...]]:
     """``batch(step)``: the tuple of tensors that ``sampler(**knobs, seed=seed_of(seed, step))`` returns,
     read from the cached stream of ``steps`` steps, for ``step`` in ``0 .. steps - 1``.
 
@@ -75,7 +78,12 @@ def draw(sampler: str, knobs: tuple, seed: int, version: str, chunk: int, index:
 def _key(sampler: str, knobs: dict, seed: int, steps: int, version: str) -> tuple[int, tuple]:
     """The chunk length of a stream of ``steps`` steps, and the rest of what names a stream, hashable."""
     chunk = min(CHUNK, check_int("steps", steps, minimum=1))
-    return chunk, (sampler, tuple(sorted((name, _frozen(value)) for name, value in knobs.items())), check_int("seed", seed, minimum=0), version)
+    return chunk, (
+        sampler,
+        tuple(sorted((name, _frozen(value)) for name, value in knobs.items())),
+        check_int("seed", seed, minimum=0),
+        version,
+    )
 
 
 def _frozen(value):
@@ -107,7 +115,10 @@ def _check_may_draw(missing: str) -> None:
 def _chunk(sampler: str, knobs: tuple, seed: int, version: str, chunk: int, index: int) -> tuple[torch.Tensor, ...]:
     """The batches of steps ``index * chunk ... (index + 1) * chunk - 1``: per tensor of a batch, ``[chunk, *shape]``."""
     columns = _dataset(sampler, knobs, seed, version, chunk, index).with_format("numpy")[:]
-    return tuple(torch.from_numpy(np.ascontiguousarray(columns[f"t{i}"])).reshape(chunk, *columns[f"shape{i}"][0]) for i in range(len(columns) // 2))
+    return tuple(
+        torch.from_numpy(np.ascontiguousarray(columns[f"t{i}"])).reshape(chunk, *columns[f"shape{i}"][0])
+        for i in range(len(columns) // 2)
+    )
 
 
 def _rows(sampler: str, knobs: tuple, seed: int, version: str, chunk: int, index: int):
@@ -117,4 +128,8 @@ def _rows(sampler: str, knobs: tuple, seed: int, version: str, chunk: int, index
     sample = getattr(importlib.import_module(module), function)
     for step in range(index * chunk, (index + 1) * chunk):
         tensors = sample(**dict(knobs), seed=seed_of(seed, step))
-        yield {name: value for i, t in enumerate(tensors) for name, value in ((f"t{i}", t.reshape(-1).numpy()), (f"shape{i}", list(t.shape)))}
+        yield {
+            name: value
+            for i, t in enumerate(tensors)
+            for name, value in ((f"t{i}", t.reshape(-1).numpy()), (f"shape{i}", list(t.shape)))
+        }

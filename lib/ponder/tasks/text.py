@@ -11,6 +11,7 @@ before, changes with every Python release). Modelled at the byte level (vocabula
 ``valid_fraction`` of the bytes is the validation split. :data:`SHA256` pins the bytes, and
 ``tests/test_hyla.py`` checks the pin.
 """
+
 import hashlib
 import lzma
 from importlib import resources

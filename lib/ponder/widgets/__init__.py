@@ -8,6 +8,7 @@ is made by the same functions with fixed arguments in a static cell.
 * :func:`hop_status` — what a hop count is to models trained on some hop counts (shown beside the
   hop sliders).
 """
+
 from collections.abc import Callable, Sequence
 
 import ipywidgets as widgets
@@ -77,18 +78,24 @@ def draw_task(task: str, length: int, hops: int, seed: int):
     return x[0], int(label[0])
 
 
-def cpvr_explorer(length: int = 12, hops: int = 3, seed: int = 0, train_hops: Sequence[int] = (1, 2, 3)) -> widgets.Widget:
+def cpvr_explorer(
+    length: int = 12, hops: int = 3, seed: int = 0, train_hops: Sequence[int] = (1, 2, 3)
+) -> widgets.Widget:
     """A task menu (decoy chain, what the models train on, or plain C-PVR), sliders for sequence
     length and hop count, a button for a new sample, and the chain; a line says where the hop count
     lies against ``train_hops``. Hop counts run over what the task can hold: 1 to ``(L - 1) // 2``
     with a decoy chain, 0 to ``L - 1`` without."""
     task_menu = widgets.Dropdown(options=TASKS, description="task")
     length_slider = widgets.IntSlider(value=length, min=3, max=32, description="length", continuous_update=False)
-    hops_slider = widgets.IntSlider(value=hops, min=1, max=cpvr_decoys.max_hops(length), description="hops", continuous_update=False)
+    hops_slider = widgets.IntSlider(
+        value=hops, min=1, max=cpvr_decoys.max_hops(length), description="hops", continuous_update=False
+    )
 
     def draw(sample_seed: int) -> None:
         plain = task_menu.value == "plain"
-        hops_slider.min = 0 if plain else 1  # a chain cannot be longer than the sequence (beside its decoy): clamps the hops
+        hops_slider.min = (
+            0 if plain else 1
+        )  # a chain cannot be longer than the sequence (beside its decoy): clamps the hops
         hops_slider.max = length_slider.value - 1 if plain else cpvr_decoys.max_hops(length_slider.value)
         x, _ = draw_task(task_menu.value, length_slider.value, hops_slider.value, sample_seed)
         fig, ax = plt.subplots(figsize=(0.6 * length_slider.value + 1, 2.4))

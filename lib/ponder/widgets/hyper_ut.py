@@ -3,6 +3,7 @@
 Widgets only wire controls to library functions (``ponder.experiments.hyper_ut.ponder_trace``,
 ``ponder.plots``); the published figures are made by the notebooks' static cells.
 """
+
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 
@@ -12,7 +13,9 @@ from ..plots.hyper_ut import draw_ponder_trace
 from . import hop_status, sample_explorer
 
 
-def ponder_explorer(models: dict, length: int, max_hops: int, hops: int = 2, seed: int = 0, train_hops: tuple[int, ...] = (1, 2, 3)) -> widgets.Widget:
+def ponder_explorer(
+    models: dict, length: int, max_hops: int, hops: int = 2, seed: int = 0, train_hops: tuple[int, ...] = (1, 2, 3)
+) -> widgets.Widget:
     """A model dropdown, a hop-count slider (1 to ``max_hops``) and a new-sample button; an example of
     the task the models train on (:func:`ponder.experiments.hyper_ut.sample`, C-PVR with a decoy
     chain), its chain, the model's answer, and its halting probability per step. The title says
@@ -24,11 +27,15 @@ def ponder_explorer(models: dict, length: int, max_hops: int, hops: int = 2, see
         model = models[model_menu.value]
         x, _, label = sample(1, length, hops_slider.value, seed=sample_seed)
         trace = ponder_trace(model, x[0])
-        fig, (top, bottom) = plt.subplots(2, 1, figsize=(0.6 * length + 1, 5.2), height_ratios=[1, 1.3], layout="constrained")
+        fig, (top, bottom) = plt.subplots(
+            2, 1, figsize=(0.6 * length + 1, 5.2), height_ratios=[1, 1.3], layout="constrained"
+        )
         draw_chain(top, x[0])
         verdict = "right" if trace["answer"] == int(label) else "wrong"
-        fig.suptitle(f"{model_menu.value}: answers {trace['answer']} (p={trace['confidence']:.2f}), label {int(label)}: {verdict}\n"
-                     f"{hop_status(hops_slider.value, train_hops)}")
+        fig.suptitle(
+            f"{model_menu.value}: answers {trace['answer']} (p={trace['confidence']:.2f}), label {int(label)}: {verdict}\n"
+            f"{hop_status(hops_slider.value, train_hops)}"
+        )
         draw_ponder_trace(bottom, trace, model.core.max_steps)
 
     return sample_explorer([model_menu, hops_slider], draw, seed)

@@ -5,6 +5,7 @@ While a knob computes, its controls are disabled and a status line says what is 
 ponder weight trains a model that is not cached: for about
 :func:`~ponder.experiments.survey.knob_ponder_weight_seconds`, with training's progress bar in
 the panel); an error lands in the panel's output, not in the log console."""
+
 import time
 import traceback
 
@@ -40,7 +41,9 @@ def _setting(control: widgets.Widget) -> str:
     return control.label if isinstance(control, widgets.Dropdown) else f"{control.description} = {control.value}"
 
 
-def _panel(control: widgets.Widget, compute, x: str, compute_label: str, busy: str, button: str | None = None) -> widgets.Widget:
+def _panel(
+    control: widgets.Widget, compute, x: str, compute_label: str, busy: str, button: str | None = None
+) -> widgets.Widget:
     """A control, an optional button, a status line and two plots (accuracy, compute) redrawn from
     ``compute(value)``; ``busy`` is the status while it computes, with the controls disabled."""
     out, status = widgets.Output(), widgets.Label()
@@ -88,18 +91,37 @@ def weight_options(profile: str) -> list[tuple[str, tuple[str, float]]]:
 
 def knobs(profile: str, seed: int = 0) -> widgets.Widget:
     """Tabs: halting-bias shift (UT+ACT), exit threshold, MoD capacity, ponder weight (parity)."""
-    bias = widgets.FloatSlider(value=0.0, min=-4.0, max=4.0, step=0.5, description="bias shift", continuous_update=False)
-    threshold = widgets.FloatSlider(value=0.9, min=0.1, max=1.0, step=0.05, description="threshold λ", continuous_update=False)
-    capacity = widgets.SelectionSlider(options=[0.125, 0.25, 0.375, 0.5, 0.75, 1.0], value=0.5, description="capacity", continuous_update=False)
+    bias = widgets.FloatSlider(
+        value=0.0, min=-4.0, max=4.0, step=0.5, description="bias shift", continuous_update=False
+    )
+    threshold = widgets.FloatSlider(
+        value=0.9, min=0.1, max=1.0, step=0.05, description="threshold λ", continuous_update=False
+    )
+    capacity = widgets.SelectionSlider(
+        options=[0.125, 0.25, 0.375, 0.5, 0.75, 1.0], value=0.5, description="capacity", continuous_update=False
+    )
     weight = widgets.Dropdown(options=weight_options(profile), description="weight")
     evaluating = "evaluating the trained model …"
-    training = f"training or loading … (a run not cached yet trains for about {survey.knob_ponder_weight_seconds(profile)} s)"
-    tabs = widgets.Tab([
-        _panel(bias, lambda v: survey.knob_halting_bias(profile, v, seed), "hops", "ACT steps", evaluating),
-        _panel(threshold, lambda v: survey.knob_exit_threshold(profile, v, seed), "hops", "layers used", evaluating),
-        _panel(capacity, lambda v: survey.knob_mod_capacity(profile, v, seed), "hops", "MACs vs dense", evaluating),
-        _panel(weight, lambda v: survey.knob_ponder_weight(profile, v[0], v[1], seed), "difficulty", "steps", training, button="train / load"),
-    ])
+    training = (
+        f"training or loading … (a run not cached yet trains for about {survey.knob_ponder_weight_seconds(profile)} s)"
+    )
+    tabs = widgets.Tab(
+        [
+            _panel(bias, lambda v: survey.knob_halting_bias(profile, v, seed), "hops", "ACT steps", evaluating),
+            _panel(
+                threshold, lambda v: survey.knob_exit_threshold(profile, v, seed), "hops", "layers used", evaluating
+            ),
+            _panel(capacity, lambda v: survey.knob_mod_capacity(profile, v, seed), "hops", "MACs vs dense", evaluating),
+            _panel(
+                weight,
+                lambda v: survey.knob_ponder_weight(profile, v[0], v[1], seed),
+                "difficulty",
+                "steps",
+                training,
+                button="train / load",
+            ),
+        ]
+    )
     for i, title in enumerate(("halting bias (UT+ACT)", "exit threshold", "MoD capacity", "τ / λp (parity)")):
         tabs.set_title(i, title)
     display(tabs)
