@@ -93,7 +93,10 @@ from ponder.tasks import speech
 order = slice(None, None, int(sys.argv[1]))  # 1: the grid's order, -1: reversed
 words = speech.WORDS[:2][order]
 rows = speech._generate(words, speech.VOICES[order], speech.RATES[order], speech.PITCHES[order], speech.VERSION)
-print(json.dumps({f"{words[r['label']]} {r['voice']} {r['rate']} {r['pitch']}": hashlib.sha256(r["wave"].tobytes()).hexdigest() for r in rows}))
+print(json.dumps({
+    f"{words[r['label']]} {r['voice']} {r['rate']} {r['pitch']}": hashlib.sha256(r["wave"].tobytes()).hexdigest()
+    for r in rows
+}))
 """
 
 
@@ -141,7 +144,8 @@ def test_speech_utterances_match_their_pinned_hash():
 
 
 def test_speech_split_is_by_voice(monkeypatch):
-    """Train and test share no voice: the test speakers are :data:`speech.TEST_VOICES`, as CommonVoice's unseen speakers."""
+    """Train and test share no voice: the test speakers are :data:`speech.TEST_VOICES`, as CommonVoice's
+    unseen speakers."""
     voices = np.array([v for v in speech.VOICES for _ in range(2)])
     fake = {
         "voice": voices,

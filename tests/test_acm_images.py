@@ -65,7 +65,8 @@ def test_copies_render_each_test_digit_again_differently():
         images.sample(2, seed=0, scene="snow")
 
 
-# sha256 of images("test", size=8, canvas=16, scene="textured", copies=2) and of sample(16, seed=3, ...): the bytes pinned
+# sha256 of images("test", size=8, canvas=16, scene="textured", copies=2) and of sample(16, seed=3, ...):
+# the bytes pinned
 PINNED_TEXTURED = {
     "test": "5314fcf5bc0f6ae9287c92512af1aa04dd4d7ee71c565a2d83289323a15cc0bf",
     "sample": "1861dfd2e22c56ce62bd0669c38e64c7b79c1a01d35434065da572d20d589ac0",

@@ -43,7 +43,9 @@ from ponder.bench import acm
 from ponder.models import acm_triton
 z, _, learners, _ = acm.layer_parts(2)
 generator = torch.Generator().manual_seed(0)
-cases = [acm.random_choices(len(z), f, acm.N, generator, mix) for mix in acm.MIXES for f in (0.25, 0.6)] + [torch.zeros(len(z), dtype=torch.long)]
+cases = [acm.random_choices(len(z), f, acm.N, generator, mix) for mix in acm.MIXES for f in (0.25, 0.6)] + [
+    torch.zeros(len(z), dtype=torch.long)
+]
 with torch.inference_mode():
     print(acm_triton.check(learners, z, cases))
     k = torch.tensor([4, 0, 1, 3] * (len(z) // 4) + [2] * (len(z) % 4))
@@ -68,9 +70,11 @@ def refused(call, message):
         raise AssertionError(f"not refused: {message}")
 with torch.no_grad():
     assert acm_triton.check(learners, z, [k]) < 1e-5
-    acm_triton.fused = lambda learners, z, k, out=None: real(learners, z, (k - 1).clamp(min=0), out)  # one learner short
+    # one learner short
+    acm_triton.fused = lambda learners, z, k, out=None: real(learners, z, (k - 1).clamp(min=0), out)
     refused(lambda: acm_triton.check(learners, z, [k]), "differs from masked")
-    acm_triton.fused = lambda learners, z, k, out=None: (real(learners, z[:-1], k[:-1], out[:-1]), out)[1]  # the last row left
+    # the last row left
+    acm_triton.fused = lambda learners, z, k, out=None: (real(learners, z[:-1], k[:-1], out[:-1]), out)[1]
     refused(lambda: acm_triton.check(learners, z, [k]), "not written")
     acm_triton.fused = real
     acm_triton.UNIT_MULTIPLE["cpu"] = 64  # the guard, on learners of 32 units
@@ -98,7 +102,10 @@ import matplotlib.pyplot as plt
 from ponder.bench import acm
 from ponder.models import acm_triton
 from ponder.plots.acm import draw_latency
-acm.fused_layer = lambda learners, z, cases: (acm_triton.fused, {"fused_max_relative_error": acm_triton.check(learners, z, cases)})
+acm.fused_layer = lambda learners, z, cases: (
+    acm_triton.fused,
+    {"fused_max_relative_error": acm_triton.check(learners, z, cases)},
+)
 result = acm.measure(repeats=2, images=1, fractions=(0.25, 1.0), threads=1)
 assert result["fused_max_relative_error"] < 1e-5
 assert all(len(c["fused_ratios"]) == 2 and c["fused_s"] > 0 for c in result["cases"])
@@ -106,7 +113,9 @@ assert result["replayed_error"].startswith("RuntimeError")  # no CUDA graphs on 
 assert list(acm.ratio_table([result]).columns[-3:]) == list(acm.RATIO_COLUMNS[:3])
 acm.replayed = lambda fn: fn  # the replayed path's bookkeeping, eagerly: each timed against the dense MLP "replayed"
 result = acm.measure(repeats=2, images=1, fractions=(0.25, 1.0), threads=1)
-assert "replayed_error" not in result and all(len(c["replayed_ratios"]) == 2 and c["dense_replayed_s"] > 0 for c in result["cases"])
+assert "replayed_error" not in result and all(
+    len(c["replayed_ratios"]) == 2 and c["dense_replayed_s"] > 0 for c in result["cases"]
+)
 assert all(c["replayed_ratio"] == c["replayed_s"] / c["dense_replayed_s"] for c in result["cases"])
 assert list(acm.ratio_table([result]).columns[-4:]) == list(acm.RATIO_COLUMNS)
 fig, ax = plt.subplots()

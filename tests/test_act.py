@@ -145,7 +145,12 @@ def test_loop_without_host_reads_equals_the_loop_that_stops(level):
     for host_sync in (True, False):
         calls = []
         out = act(
-            lambda s, n, index: calls.append(n) or step(s, n, index), x, 12, unit, level=level, host_sync=host_sync
+            lambda s, n, index, calls=calls: calls.append(n) or step(s, n, index),
+            x,
+            12,
+            unit,
+            level=level,
+            host_sync=host_sync,
         )
         loss = out.state.square().mean() + 0.01 * out.ponder_cost.mean()
         results.append((out, len(calls), torch.autograd.grad(loss, [*step.parameters(), *unit.parameters()])))

@@ -161,7 +161,9 @@ def test_attend_keeps_the_fused_kernel_for_masks_and_long_sequences():
 
 
 def test_hyla_has_no_more_parameters_than_softmax():
-    count = lambda m: sum(p.numel() for p in m.parameters())
+    def count(m):
+        return sum(p.numel() for p in m.parameters())
+
     sizes = {kind: count(MultiHeadAttention(64, 16, kind)) for kind in KINDS}
     assert all(n == sizes["softmax"] for n in sizes.values()), sizes
 

@@ -40,7 +40,10 @@ with torch.inference_mode():  # two of acm-9's cases, each with its dense MLP, i
     calls = {}
     for i, fraction in enumerate((0.25, 1.0)):
         k = acm.random_choices(len(z), fraction, acm.N, generator)
-        calls |= {(i, name): counted(fn) for name, fn in ({"dense": lambda: mlp(z)} | acm.layer_executions(z, gate, learners, k, None)).items()}
+        calls |= {
+            (i, name): counted(fn)
+            for name, fn in ({"dense": lambda: mlp(z)} | acm.layer_executions(z, gate, learners, k, None)).items()
+        }
     ponder.bench.time_rounds(calls, repeats=4, warmup=2)
 print(sum(faults[2 * len(calls):]))  # the timed rounds' page faults
 """

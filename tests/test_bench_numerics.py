@@ -1,4 +1,5 @@
-"""The pinned vs unpinned benchmark (``ponder.bench.numerics``): its worker environments, its statistics, one real worker."""
+"""The pinned vs unpinned benchmark (``ponder.bench.numerics``): its worker environments, its
+statistics, one real worker."""
 
 import math
 

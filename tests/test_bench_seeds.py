@@ -1,4 +1,5 @@
-"""ponder.bench.seeds: the batched (vmap) gradients of 3 seeds are the separate ones, and the benchmark reports a ratio per kind."""
+"""ponder.bench.seeds: the batched (vmap) gradients of 3 seeds are the separate ones, and the
+benchmark reports a ratio per kind."""
 
 import math
 

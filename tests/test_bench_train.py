@@ -42,7 +42,7 @@ def test_bf16_variants_train_a_step_in_bfloat16():
         model = make()
         seen = []
         handles = [
-            m.register_forward_hook(lambda m, i, o: seen.append(o.dtype))
+            m.register_forward_hook(lambda m, i, o, seen=seen: seen.append(o.dtype))
             for m in model.modules()
             if isinstance(m, torch.nn.Linear)
         ]

@@ -1,4 +1,5 @@
-"""The convergence rule (ponder.analysis.convergence) and the rows it makes inconclusive (ponder.analysis.verdicts.unconverged)."""
+"""The convergence rule (ponder.analysis.convergence) and the rows it makes inconclusive
+(ponder.analysis.verdicts.unconverged)."""
 
 import math
 
@@ -36,9 +37,9 @@ def test_an_unconverged_reference_makes_the_row_inconclusive_and_keeps_the_evide
     assert unconverged(held, {}) is held
     row = unconverged(held, {"ViT": "its training loss still fell 12%"})
     assert row.verdict == "inconclusive"
-    assert (
-        row.noise
-        == "reference not converged (ViT: its training loss still fell 12%) (by the noise rule alone: holds; d = +0.1 ± 0.01 (n=3))"
+    assert row.noise == (
+        "reference not converged (ViT: its training loss still fell 12%) "
+        "(by the noise rule alone: holds; d = +0.1 ± 0.01 (n=3))"
     )
 
 

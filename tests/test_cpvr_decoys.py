@@ -24,10 +24,10 @@ def decoy_chain(row: list[int], end: int, hops: int) -> list[int]:
 def test_examples_have_their_hops_and_label_and_a_decoy_that_nothing_points_into():
     x, hops, label, decoy_end, decoy_value = D.sample(500, 12, [1, 2, 3, 4, 5], seed=3)
     assert x.shape == (500, 12) and set(hops.tolist()) == {1, 2, 3, 4, 5}
-    for row, h, l, end, value in zip(
+    for row, h, answer, end, value in zip(
         x.tolist(), hops.tolist(), label.tolist(), decoy_end.tolist(), decoy_value.tolist()
     ):
-        assert count_hops(row) == (h, l)
+        assert count_hops(row) == (h, answer)
         assert row[end] == value <= end  # the decoy ends like the real chain: pointing no further
         decoy, real = decoy_chain(row, end, h), pointer_chain(row)
         assert len(set(decoy) | set(real)) == 2 * h + 1  # disjoint chains

@@ -28,7 +28,8 @@ def test_a_failing_notebook_leaves_the_others_and_the_ledger(tmp_path, monkeypat
     notebook(folder / "a_fails.ipynb", "raise RuntimeError('planted failure')")
     notebook(
         folder / "b_works.ipynb",
-        "from ponder.analysis.verdicts import exact\nfrom ponder.ledger import claim\nclaim('t-1', 'the working notebook ran', 1, exact(True), profile=profile)",
+        "from ponder.analysis.verdicts import exact\nfrom ponder.ledger import claim\n"
+        "claim('t-1', 'the working notebook ran', 1, exact(True), profile=profile)",
     )
     monkeypatch.setattr(notebooks, "NOTEBOOKS", folder)
     monkeypatch.setattr(notebooks, "ROOT", tmp_path)
@@ -53,7 +54,9 @@ def test_the_timing_notebooks_execute_alone_after_the_others(tmp_path, monkeypat
     folder.mkdir()
     for name, other in (("a", "b"), ("b", "a"), ("c_timed", None)):
         wait = (
-            f"deadline = time.time() + 60\nwhile '{other} start' not in open({str(log)!r}).read() and time.time() < deadline:\n    time.sleep(0.05)\n"
+            "deadline = time.time() + 60\n"
+            f"while '{other} start' not in open({str(log)!r}).read() and time.time() < deadline:\n"
+            "    time.sleep(0.05)\n"
             if other
             else ""
         )
@@ -114,9 +117,13 @@ def test_a_subset_of_the_notebooks_leaves_a_readme_whose_rows_it_did_not_make(tm
     folder.mkdir()
     notebook(
         folder / "a.ipynb",
-        "from ponder.analysis.verdicts import exact\nfrom ponder.ledger import claim\nclaim('t-1', 'ran', 1, exact(True), profile=profile)",
+        "from ponder.analysis.verdicts import exact\nfrom ponder.ledger import claim\n"
+        "claim('t-1', 'ran', 1, exact(True), profile=profile)",
     )
-    readme_text = "<!-- generated: ledger t smoke -->\nold t rows\n<!-- end generated -->\n<!-- generated: ledger u smoke -->\nold u rows\n<!-- end generated -->\n"
+    readme_text = (
+        "<!-- generated: ledger t smoke -->\nold t rows\n<!-- end generated -->\n"
+        "<!-- generated: ledger u smoke -->\nold u rows\n<!-- end generated -->\n"
+    )
     (tmp_path / "README.md").write_text(readme_text)
     monkeypatch.setattr(notebooks, "NOTEBOOKS", folder)
     monkeypatch.setattr(notebooks, "ROOT", tmp_path)

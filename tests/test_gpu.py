@@ -1,8 +1,9 @@
 """CUDA tests (``make test-gpu``): every model family's forward and backward on the GPU against the
 CPU, the adaptive loops' compacted execution, the grouped ACM layer, training with the step
 captured as a CUDA graph against eager training (C-PVR's ACT runs too, recaptured when their hold
-ends), C-PVR seeds trained together in one vmap-ed step against each alone, and training runs (eager and captured) that are
-interrupted and resumed on the GPU. Skipped without CUDA; ``make test`` stays on the CPU.
+ends), C-PVR seeds trained together in one vmap-ed step against each alone, and training runs
+(eager and captured) that are interrupted and resumed on the GPU. Skipped without CUDA;
+``make test`` stays on the CPU.
 
 The CPU-vs-GPU comparisons run in float32 with TF32 off, so the two differ only by the order of
 float32 sums: losses agree to 1e-4 and gradients to 1e-3 of their norm.
@@ -256,7 +257,8 @@ def test_the_profile_counts_the_triton_kernels_time_on_cuda():
     product = kernels.profiled(lambda: a @ a)
     assert product["kernels"] and product["device_s"] == pytest.approx(product["attributed_s"], rel=0.05)
 
-    def annotated():  # a range that record_function marks on the device too, as AdamW's step and a compiled graph's call are
+    # a range that record_function marks on the device too, as AdamW's step and a compiled graph's call are
+    def annotated():
         with torch.profiler.record_function("## annotated ##"):
             return a @ a
 

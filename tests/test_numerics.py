@@ -117,7 +117,8 @@ def test_prefetch_workers_and_papermill_kernels_run_pinned(tmp_path, run_one_cel
         assert written.pop("pid") != os.getpid() and written == {"pinned": True, "capability": "AVX2", "threads": 1}
 
     outputs = run_one_cell(
-        "import torch, os\nprint(torch.backends.cpu.get_cpu_capability(), torch.get_num_threads(), os.environ.get('MKL_CBWR'))"
+        "import torch, os\n"
+        "print(torch.backends.cpu.get_cpu_capability(), torch.get_num_threads(), os.environ.get('MKL_CBWR'))"
     )
     printed = outputs[0]["text"].split()
     assert printed == ["AVX2", "1", "COMPATIBLE"]
@@ -130,7 +131,11 @@ def test_importing_torch_first_is_warned_about():
     assert "torch was imported before ponder" in done.stderr and "MKL_CBWR=COMPATIBLE" in done.stderr
 
 
-NUMPY_LEVELS = "import json, ponder, numpy; from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__; print(json.dumps([k for k in __cpu_dispatch__ if __cpu_features__[k]]))"
+NUMPY_LEVELS = (
+    "import json, ponder, numpy; "
+    "from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__; "
+    "print(json.dumps([k for k in __cpu_dispatch__ if __cpu_features__[k]]))"
+)
 
 
 def test_numpys_own_loops_run_at_the_avx2_level():

@@ -79,7 +79,8 @@ def test_sync_file_says_whether_it_changed(figures, tmp_path):
 
 @pytest.mark.parametrize("document", readme.documents(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_the_committed_documents_show_the_committed_figures(document):
-    """Every generated block of the README and docs/ is what `make figures` makes of figures/ (run it on the cached runs to mend)."""
+    """Every generated block of the README and docs/ is what `make figures` makes of figures/ (run it on
+    the cached runs to mend)."""
     text = document.read_text()
     assert readme.sync(text, ROOT / "figures", readme.base_of(document, ROOT / "figures")) == text
 

@@ -111,7 +111,8 @@ def test_the_task_rule_never_chooses_eos():
 
 
 def reference_decode(model: nn.Module, prompt: torch.Tensor, max_new: int, eos: int) -> list[list[int]]:
-    """Greedy decoding one row at a time until ``eos``, padded with ``eos``: what :func:`greedy_decode` did before its rules."""
+    """Greedy decoding one row at a time until ``eos``, padded with ``eos``: what :func:`greedy_decode`
+    did before its rules."""
     rows = []
     for p in prompt:
         s, out = p[None], []

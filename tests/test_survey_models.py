@@ -62,7 +62,9 @@ def test_early_exit_loss_trains_every_layer():
     model = early_exit_model().train()
     x, label = torch.randint(10, (8, 10)), torch.randint(10, (8,))
     logits = model(x, all_layers=True)
-    expected = sum(w * torch.nn.functional.cross_entropy(logits[:, l], label) for l, w in enumerate(layer_weights(4)))
+    expected = sum(
+        w * torch.nn.functional.cross_entropy(logits[:, layer], label) for layer, w in enumerate(layer_weights(4))
+    )
     loss = early_exit_loss(logits, label)
     torch.testing.assert_close(loss, expected)
     loss.backward()

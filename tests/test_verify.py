@@ -4,7 +4,11 @@ import subprocess
 
 from ponder import verify
 
-HEADER = "# Claims ledger (quick profile, seed 0, commit {})\n\n| id | claim | paper | ours | evidence | verdict |\n| --- | --- | --- | --- | --- | --- |\n"
+HEADER = (
+    "# Claims ledger (quick profile, seed 0, commit {})\n\n"
+    "| id | claim | paper | ours | evidence | verdict |\n"
+    "| --- | --- | --- | --- | --- | --- |\n"
+)
 
 
 def ledger(commit: str, rows: list[str]) -> str:

@@ -109,7 +109,8 @@ class CapturedStep:
         shapes = [tuple(t.shape) for t in batch]
         if shapes != [tuple(t.shape) for t in self.static]:
             raise ValueError(
-                f"a captured step needs batches of one shape: captured {[tuple(t.shape) for t in self.static]}, got {shapes}"
+                f"a captured step needs batches of one shape: captured {[tuple(t.shape) for t in self.static]}, "
+                f"got {shapes}"
             )
         for static, t in zip(self.static, batch):
             static.copy_(t, non_blocking=True)

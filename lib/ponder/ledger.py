@@ -47,7 +47,8 @@ def claim(target: str, text: str, ours, verdict: Verdict | None, *, profile: str
     check_profile(profile)
     if verdict is not None and not isinstance(verdict, Verdict):
         raise TypeError(
-            f"verdict must come from ponder.analysis.verdicts (greater, above, below, judge, exact) or be None, got {verdict!r}"
+            "verdict must come from ponder.analysis.verdicts (greater, above, below, judge, exact) or be None, "
+            f"got {verdict!r}"
         )
     judged = asdict(verdict) if verdict else {"verdict": None, "noise": ""}
     row = {
@@ -80,7 +81,8 @@ def rows(profile: str) -> list[dict]:
         for r in json.loads(path.read_text()):
             if "verdict" not in r:
                 raise ValueError(
-                    f"{path} holds a row of an older ledger format ({r.get('claim')!r}): run every notebook (make figures), or delete {folder}"
+                    f"{path} holds a row of an older ledger format ({r.get('claim')!r}): run every notebook "
+                    f"(make figures), or delete {folder}"
                 )
             found.append(r)
     return sorted(found, key=lambda r: target_order(r["id"]))
@@ -151,7 +153,8 @@ def provenance(found: list[dict], code: str) -> list[str]:
     older = sorted({r["id"] for r in found if r.get("code") != code}, key=target_order)
     if older:
         lines.append(
-            f"Rows made by other code than {code} (marked *older*; their notebooks have not run since): {', '.join(older)}."
+            f"Rows made by other code than {code} (marked *older*; their notebooks have not run since): "
+            f"{', '.join(older)}."
         )
     return lines
 

@@ -143,7 +143,8 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
     def executed_one(path: Path, result, error: BaseException | None, seconds: float) -> None:
         name, seconds, problem = result if error is None else (path.name, seconds, f"{type(error).__name__}: {error}")
         print(
-            f"[{profile}] [{next(executed)}/{len(paths)}] {name} {'done' if problem is None else 'FAILED'} in {seconds:.0f} s ({elapsed()})",
+            f"[{profile}] [{next(executed)}/{len(paths)}] {name} {'done' if problem is None else 'FAILED'} "
+            f"in {seconds:.0f} s ({elapsed()})",
             flush=True,
         )
         made.append((path.stem, readme.targets_of_notebooks().get(f"notebooks/{path.name}", []), seconds, problem))
@@ -171,7 +172,8 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
     train_and_execute([], [], timed, [set() for _ in timed], 1)  # alone, after everything else
     ledger = gather(profile)
     print(
-        f"claims ledger: {ledger}: {tally(rows(profile))}; provenance: {provenance.record(ledger.parent, profile, made)}"
+        f"claims ledger: {ledger}: {tally(rows(profile))}; "
+        f"provenance: {provenance.record(ledger.parent, profile, made)}"
     )
     if ledger.parent in {ROOT / "figures" / profile_folder(p) for p in readme.SHOWN}:  # the README shows them
         sync_readme()
@@ -201,7 +203,8 @@ def draw_streams(profile: str, groups: list, width: int) -> None:
     failures = parallel.prefetch(chunks, width, keep_going=True, report=lambda *_: drawn.append(1))
     if drawn:
         print(
-            f"[{profile}] {len(drawn)} chunk(s) of training streams drawn in {time.perf_counter() - begin:.0f} s, {width} at a time",
+            f"[{profile}] {len(drawn)} chunk(s) of training streams drawn in {time.perf_counter() - begin:.0f} s, "
+            f"{width} at a time",
             flush=True,
         )
     for line in failures:
@@ -219,7 +222,8 @@ def sync_readme() -> None:
                 print(f"{name}: its generated blocks rewritten from the figures of {', '.join(readme.SHOWN)}")
         except readme.NotMade as missing:
             print(
-                f"{name} left as it was: {missing} (make figures of every notebook, PROFILE={' and '.join(readme.SHOWN)}, rewrites it)",
+                f"{name} left as it was: {missing} (make figures of every notebook, "
+                f"PROFILE={' and '.join(readme.SHOWN)}, rewrites it)",
                 file=sys.stderr,
             )
 
@@ -323,7 +327,10 @@ def main(argv: list[str] | None = None) -> None:
         "--jobs",
         type=int,
         default=None,
-        help="runs trained and notebooks executed at a time (run; default one per core; the timing notebooks always alone)",
+        help=(
+            "runs trained and notebooks executed at a time (run; default one per core; "
+            "the timing notebooks always alone)"
+        ),
     )
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "nbval", help="folder for prepare")
     parser.add_argument("--ref", default="HEAD", help="the commit verify compares with")

@@ -6,15 +6,16 @@
   The comparisons that need several seeds to be judged mostly get one here (the ledger then says
   inconclusive), and the grids are thinned; ``cpu`` has the rest.
 * ``cpu``   — the same models and steps as ``quick`` (fuzzy logic's steps aside: 16 times
-  more, since the attention kinds' order settles late) on the same laptop, about 95 minutes after ``quick`` on 2 AVX-512 cores (docs/reproducibility.md): every
-  judged comparison on 3 seeds and the full grids (pool sizes, budgets, depths, ablations). Its runs
-  are ``quick``'s plus more, in one cache (:func:`ponder.paths.runs_dir`); its figures and ledger
-  are committed under ``figures/cpu/``.
-* ``gpu``   — one GPU, about 59 minutes of an H200 at the rates ``python -m ponder.bench train`` measured (the aim was 20): the
-  claims that need scale at the papers' model sizes (HYLA sraven at K = 4 and 10.24M instances,
-  Hyper-UT at length 16 with 8 steps on 3 seeds, ACM on a 12-block ViT), the rest at sizes between
-  ``quick`` and ``paper``, in ``quick``'s shape: one seed, thinner grids. Its figures are committed
-  under ``figures/gpu/``.
+  more, since the attention kinds' order settles late) on the same laptop, about 95 minutes after
+  ``quick`` on 2 AVX-512 cores (docs/reproducibility.md): every judged comparison on 3 seeds and
+  the full grids (pool sizes, budgets, depths, ablations). Its runs are ``quick``'s plus more, in
+  one cache (:func:`ponder.paths.runs_dir`); its figures and ledger are committed under
+  ``figures/cpu/``.
+* ``gpu``   — one GPU, about 59 minutes of an H200 at the rates ``python -m ponder.bench train``
+  measured (the aim was 20): the claims that need scale at the papers' model sizes (HYLA sraven at
+  K = 4 and 10.24M instances, Hyper-UT at length 16 with 8 steps on 3 seeds, ACM on a 12-block
+  ViT), the rest at sizes between ``quick`` and ``paper``, in ``quick``'s shape: one seed, thinner
+  grids. Its figures are committed under ``figures/gpu/``.
 * ``paper`` — the papers' sizes where known, else the largest faithful setting (several GPUs).
 
 Sizes are data: each experiment has a table ``{profile: sizes}`` in :mod:`ponder.sizes` and reads its
@@ -53,7 +54,8 @@ def check_device(profile: str) -> str:
 
     if not torch.cuda.is_available():
         raise ValueError(
-            f"profile {profile!r} is sized for GPUs and no CUDA device is visible: on this CPU its runs would take days. "
+            f"profile {profile!r} is sized for GPUs and no CUDA device is visible: "
+            "on this CPU its runs would take days. "
             "The gpu profile's figures, made on an H200, are committed in figures/gpu/. Here, use quick or cpu "
             "(or set PONDER_ALLOW_CPU=1 to train it on the CPU all the same)"
         )

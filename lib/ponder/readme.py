@@ -174,11 +174,14 @@ def notebook_status(figures: Path) -> str:
 def gallery(ledger_text: str, figures: Path, base: str, root: str) -> str:
     """Every target with a figure in ``figures``: a heading, the figure, its ledger rows and its notebook."""
     by_target = ledger(ledger_text)
-    order = lambda path: (
-        list(PAPERS).index(path.stem.split("-")[0]),
-        path.stem.split("-")[1].lstrip("a").zfill(3),
-        path.stem,
-    )  # noqa: E731
+
+    def order(path):
+        return (
+            list(PAPERS).index(path.stem.split("-")[0]),
+            path.stem.split("-")[1].lstrip("a").zfill(3),
+            path.stem,
+        )
+
     parts = []
     for png in sorted(figures.glob("*.png"), key=order):
         target = png.stem

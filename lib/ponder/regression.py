@@ -131,7 +131,9 @@ def skip_unpinned(items: list, reason: str | None) -> int:
         ):
             item.add_marker(
                 pytest.mark.skip(
-                    reason=f"these bits are promised only on x86-64 with AVX2 on the CPU (ponder.numerics); here: {reason}"
+                    reason=(
+                        f"these bits are promised only on x86-64 with AVX2 on the CPU (ponder.numerics); here: {reason}"
+                    )
                 )
             )
             marked += 1

@@ -139,6 +139,7 @@ def verify(root: Path, folder: str, ref: str = "HEAD") -> int:
     differing = [t.name for t in targets if not t.identical and not t.timed]
     timed = [t.name for t in targets if t.timed]
     print(
-        f"{len(targets) - len(differing) - len(timed)} identical, {len(differing)} differ ({', '.join(differing) or 'none'}), {len(timed)} timing"
+        f"{len(targets) - len(differing) - len(timed)} identical, "
+        f"{len(differing)} differ ({', '.join(differing) or 'none'}), {len(timed)} timing"
     )
     return len(differing)

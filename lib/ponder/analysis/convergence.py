@@ -39,7 +39,10 @@ def plateau(history: Sequence[dict], tolerance: float = TOLERANCE, window: float
     if np.isnan(fall):
         return f"too few logged losses ({len(history)}) to see a plateau"
     if fall >= tolerance:
-        return f"its training loss still fell {fall:.0%} over its last {window:.0%} of training (plateau: < {tolerance:.0%})"
+        return (
+            f"its training loss still fell {fall:.0%} over its last {window:.0%} of training "
+            f"(plateau: < {tolerance:.0%})"
+        )
     return None
 
 

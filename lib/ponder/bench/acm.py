@@ -26,9 +26,10 @@ figure), ``mixed`` draws ``k ~ Binomial(N, f)``, spread over ``0..N`` as a train
 All cases are measured in the same run, in rounds that each call every case's executions and its
 dense MLP once (so that a slower minute of a shared machine falls on every case alike, and a case's
 rounds sample the whole measurement rather than a few seconds of it), and reported as ratios to the
-dense MLP of that round (``replayed``: to the replayed dense MLP): of the median times (``naive_ratio``, ``grouped_ratio``, ...) and of each
-round's times (``naive_ratios``, ``grouped_ratios``, ...). On the GPU when
-there is one, else on the CPU, with one thread and with torch's default (see :func:`thread_counts`).
+dense MLP of that round (``replayed``: to the replayed dense MLP): of the median times
+(``naive_ratio``, ``grouped_ratio``, ...) and of each round's times (``naive_ratios``,
+``grouped_ratios``, ...). On the GPU when there is one, else on the CPU, with one thread and with
+torch's default (see :func:`thread_counts`).
 
 The acm-9 claims are judged on processes, not rounds (:func:`measure_processes`): each configuration is
 measured in several fresh processes, one after another, and each process's median ratio is one

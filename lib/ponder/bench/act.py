@@ -12,9 +12,9 @@ different steps, and times in the same run
 The two give the same outputs (checked here and in ``tests/test_act.py``). If a step's cost is
 proportional to the examples it runs on, ``compacted / masked = mean steps / max steps``; the
 goal is ``(compacted / masked) / (mean / max) <= 1.25``. Timed with the default number of CPU
-threads and with one (small batches late in the loop pay for thread synchronisation). The halting unit's weights are drawn at
-random (seeded) so that examples halt at varied steps: the timing depends only on which step
-each example halts at, not on what the model has learned.
+threads and with one (small batches late in the loop pay for thread synchronisation). The halting
+unit's weights are drawn at random (seeded) so that examples halt at varied steps: the timing
+depends only on which step each example halts at, not on what the model has learned.
 
 **Training.** The same comparison for whole training steps (forward, backward, clipping, AdamW;
 ``ponder.training``) of the C-PVR ACT models at the ``quick`` profile's sizes, one thread, with

@@ -51,7 +51,8 @@ def profiled(fn: Callable[[], object], top: int = TOP) -> dict:
     self_us = lambda e: e.self_device_time_total if cuda else e.self_cpu_time_total  # noqa: E731
     per_call = lambda us: us / REPEATS / 1e6  # noqa: E731
     attributed = per_call(sum(self_us(e) for e in operators))
-    # on the device, the ranges of ``record_function`` (AdamW's step, a compiled graph's call) span kernels already counted
+    # on the device, the ranges of ``record_function`` (AdamW's step, a compiled graph's call) span
+    # kernels already counted
     kernels = sorted(
         (
             e

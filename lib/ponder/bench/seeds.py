@@ -21,6 +21,8 @@ eagerly, the host's time per operation may hide what batching saves on the devic
 that capture their step (:mod:`ponder.cuda_graphs`) pay only the device's time.
 """
 
+from functools import partial
+
 import torch
 import torch.nn.functional as F
 
@@ -90,7 +92,7 @@ def measure(profile: str = "quick", repeats: int = 10) -> dict:
         for kind in KINDS:
             models, x, y = setup(kind, profile)
             batched = batched_gradients(models)
-            calls = {"separate": lambda: separate_gradients(models, x, y), "batched": lambda: batched(x, y)}
+            calls = {"separate": partial(separate_gradients, models, x, y), "batched": partial(batched, x, y)}
             if x.is_cuda:
                 calls |= {f"captured_{name}": replayed(call) for name, call in list(calls.items())}
             prefixes = [name.removesuffix("separate") for name in calls if name.endswith("separate")]

@@ -22,8 +22,9 @@ times real training steps (data generation, forward, backward, clipping, AdamW) 
 * the same for the variants of :data:`VARIANTS`, to decide whether the gpu profile's runs should
   train that way: the forward in bfloat16 autocast (rows ``"bf16 ..."``; their limit stays the
   float32/TF32 one), the loss compiled by ``torch.compile`` (rows ``"compiled ..."``,
-  :mod:`ponder.compilation`; what ``compiled=True`` does to a sraven run, and would to ACM's phase III and the language model), and compiled with its
-  small batched products left to cuBLAS (rows ``"compiled-cublas ..."``: what the sums gain);
+  :mod:`ponder.compilation`; what ``compiled=True`` does to a sraven run, and would to ACM's
+  phase III and the language model), and compiled with its small batched products left to cuBLAS
+  (rows ``"compiled-cublas ..."``: what the sums gain);
 * ``limit_steps_per_s``: the step's floating-point operations (forward and backward, counted by
   :class:`torch.utils.flop_counter.FlopCounterMode`) at the rate of a large float32 (TF32 on a
   GPU) matrix product measured in the same run: what no implementation could beat.
@@ -161,7 +162,10 @@ def run_families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]
             digits,
             partial(acm.avit_loss, target_depth=acm.avit_depths(profile)[0]),
         ),
-        f"digits U-ViT hyper_act canvas {vi['canvas']} dim {vi['model']['dim']} T={vi['model']['steps']} batch {vi['batch_size']}": (
+        (
+            f"digits U-ViT hyper_act canvas {vi['canvas']} dim {vi['model']['dim']} "
+            f"T={vi['model']['steps']} batch {vi['batch_size']}"
+        ): (
             lambda: hyper_ut.build(
                 "hyper_act",
                 0,
@@ -220,14 +224,17 @@ def time_steps(
     ``seeds`` trains that many runs together in one step (:mod:`ponder.ensemble`: a step is then
     one step of each)."""
     make, one_batch, loss_fn = families(profile)[name]
-    joined = lambda step: tuple(
-        torch.cat(parts) for parts in zip(*(one_batch(step * batch_scale + j) for j in range(batch_scale)))
-    )  # noqa: E731
+
+    def joined(step):
+        return tuple(
+            torch.cat(parts) for parts in zip(*(one_batch(step * batch_scale + j) for j in range(batch_scale)))
+        )
+
     batches = (
         joined
         if seeds == 1
         else lambda step: tuple(torch.stack(parts) for parts in zip(*(joined(step * seeds + s) for s in range(seeds))))
-    )  # noqa: E731
+    )
     device = default_device()
     update = step_function(make, loss_fn, capture, seeds)
     move = lambda step: tuple(t.to(device, non_blocking=True) for t in batches(step))  # noqa: E731

@@ -183,7 +183,8 @@ def trainable(model: nn.Module, part: str) -> nn.Module:
 def distilled(
     profile: str, seed: int = 0, n: int = 4, steps: int | None = None, task: str = "digits", warm_start: bool = True
 ) -> tuple[nn.Module, dict]:
-    """Phase I: the ACM-ized base model distilled to the replaced modules (lr 1e-3); ``steps=0``: random learners, no phase I.
+    """Phase I: the ACM-ized base model distilled to the replaced modules (lr 1e-3); ``steps=0``:
+    random learners, no phase I.
 
     ``warm_start`` (our addition, default): the learners start from the replaced modules
     (:func:`~ponder.models.acmize.acmize`); ``False``: at random, as the paper (measured effect in docs/acm.md).
@@ -369,8 +370,9 @@ def content_patches(profile: str, grid: int, threshold: float = 0.05) -> torch.T
 def distillation_errors(
     profile: str, seed: int = 0, module: str | None = None, images_: int = 64
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """acm-5: per-token MSE of ``h(z, k)``, ``k = 1..N``, after phase I for one MLP (default: the second-to-last block's),
-    on test images; also the phase-II labels (learners needed, ``2..N``) of those tokens."""
+    """acm-5: per-token MSE of ``h(z, k)``, ``k = 1..N``, after phase I for one MLP (default: the
+    second-to-last block's), on test images; also the phase-II labels (learners needed, ``2..N``)
+    of those tokens."""
     from ..models.acm_phases import capture, distances, gate_labels
 
     base, _ = base_model(profile, seed)

@@ -81,7 +81,8 @@ def sraven_regime(s: Sraven) -> str | None:
     reasons = [f"K={s.k}, not {PAPER_REGIME['k']}"] if s.k != PAPER_REGIME["k"] else []
     if s.instances < PAPER_REGIME["instances"]:
         reasons.append(
-            f"{s.instances:,} training instances, below the {PAPER_REGIME['instances'] / 1e6:g}M of the paper's smallest runs"
+            f"{s.instances:,} training instances, below the {PAPER_REGIME['instances'] / 1e6:g}M "
+            "of the paper's smallest runs"
         )
     return "; ".join(reasons) or None
 
@@ -165,7 +166,10 @@ def train_sraven_once(s: Sraven, profile: str, seed: int = 0):
     train_combos, _ = sraven.split(s.k, s.holdout, seed)
     cfg = train_config(s, seed)
     run = Run(f"hyla/sraven/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=__name__)
-    batches = lambda step: sraven.batch(s.batch_size, train_combos, s.f, seed=seed * 1_000_003 + step)
+
+    def batches(step):
+        return sraven.batch(s.batch_size, train_combos, s.f, seed=seed * 1_000_003 + step)
+
     return parallel.train_one_thread(
         run,
         lambda: sraven_model(s),
@@ -239,7 +243,10 @@ def train_fuzzy_once(s: Fuzzy, profile: str, seed: int = 0):
     combos = fuzzy.split(s.n_vars, s.n_terms, s.frac_test, seed=seed)["train"]
     cfg = train_config(s, seed)
     run = Run(f"hyla/fuzzy/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=__name__)
-    batches = lambda step: fuzzy.batch(s.batch_size, combos, s.n_vars, s.length, seed=seed * 1_000_003 + step)
+
+    def batches(step):
+        return fuzzy.batch(s.batch_size, combos, s.n_vars, s.length, seed=seed * 1_000_003 + step)
+
     return parallel.train_one_thread(
         run,
         lambda: fuzzy_model(s),
@@ -296,8 +303,13 @@ def train_text(s: Text, profile: str, seed: int = 0):
     cfg = train_config(s, seed)
     config = {key: value for key, value in asdict(s).items() if key != "compiled" or value}
     run = Run(f"hyla/text/{s.kind}", {**config, "train": cfg.as_dict()}, profile, code=__name__)
-    make = lambda: CausalLM(text.VOCAB, s.length, dim=s.dim, heads=s.heads, depth=s.depth, kind=s.kind)
-    evaluate = lambda model: {"valid": curve + [{"step": s.steps, "loss": validate(model)}]}
+
+    def make():
+        return CausalLM(text.VOCAB, s.length, dim=s.dim, heads=s.heads, depth=s.depth, kind=s.kind)
+
+    def evaluate(model):
+        return {"valid": curve + [{"step": s.steps, "loss": validate(model)}]}
+
     return parallel.train_one_thread(run, make, loss_fn, batches, cfg, evaluate=evaluate)
 
 
@@ -406,12 +418,13 @@ def fuzzy_grid(profile: str) -> list[Fuzzy]:
 def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     """The runs each HYLA notebook trains, as jobs for :func:`ponder.parallel.prefetch`."""
     sw = sweeps(profile)
-    sr = lambda runs, seed=seed: [
-        partial(train_sraven_once, c, profile, seed) for s in runs for c in candidates(s, profile, "sraven")
-    ]  # noqa: E731
-    fz = lambda runs, seed=seed: [
-        partial(train_fuzzy_once, c, profile, seed) for s in runs for c in candidates(s, profile, "fuzzy")
-    ]  # noqa: E731
+
+    def sr(runs, seed=seed):
+        return [partial(train_sraven_once, c, profile, seed) for s in runs for c in candidates(s, profile, "sraven")]
+
+    def fz(runs, seed=seed):
+        return [partial(train_fuzzy_once, c, profile, seed) for s in runs for c in candidates(s, profile, "fuzzy")]
+
     others = seeds_of(profile, seed)[1:]
     return {
         "hyla_ablations": [

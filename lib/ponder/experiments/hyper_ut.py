@@ -341,7 +341,8 @@ def depth_needed(profile: str, seed: int = 0) -> pd.DataFrame:
 
 def pool_runs(profile: str, seed: int = 0) -> dict[tuple[str, int, int], parallel.Job]:
     """hut-10's runs: ``{(generator, pool size, seed): job}``, Hyper-UT (with ACT): both generators at the
-    default pool size on their seeds (the comparison; :func:`seeds_of`), the default generator at every pool size on one seed."""
+    default pool size on their seeds (the comparison; :func:`seeds_of`), the default generator at
+    every pool size on one seed."""
     sizes = by_profile(SIZES, profile)
     m = sizes["model"]
     grid = {(g, m["pool_size"], seed + s) for g in GENERATORS for s in seeds_of(profile, g)} | {

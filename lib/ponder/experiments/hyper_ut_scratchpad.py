@@ -91,7 +91,8 @@ def encode(x: torch.Tensor, target: str) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def build(sizes: dict) -> CausalLM:
-    """The model of ``sizes``: absolute positions cover the longest sequence ``2L+2``, relative ones the source ``L``."""
+    """The model of ``sizes``: absolute positions cover the longest sequence ``2L+2``, relative ones
+    the source ``L``."""
     length = sizes["length"]
     covered = length if sizes["positions"] == "relative" else 2 * length + 2
     return CausalLM(
@@ -142,7 +143,8 @@ def answers(model: CausalLM, x: torch.Tensor, decoding: str = "eos") -> torch.Te
 
 
 def train_seq2seq(target: str, profile: str, seed: int):
-    """Train (or load) the answer-only or scratch-pad model; ``(model, metrics)`` with accuracy per decoding and test hop count."""
+    """Train (or load) the answer-only or scratch-pad model; ``(model, metrics)`` with accuracy per
+    decoding and test hop count."""
     sizes = by_profile(SIZES, profile)
     cfg = TrainConfig(steps=sizes["steps"], batch_size=sizes["batch_size"], lr=sizes["lr"], seed=seed)
     run = Run(

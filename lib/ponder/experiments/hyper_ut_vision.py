@@ -7,9 +7,10 @@ depth loop, exactly as on C-PVR (``ponder.experiments.hyper_ut``):
 * **U-ViT+ACT**: one shared block with ACT, at most ``T`` steps (kind ``ut_act``);
 * **HyperU-ViT**: Hyper-UT, the block's weights generated per image and step from the routed pool, ACT (``hyper_act``).
 
-Reported per seed: top-1 on the fixed test split (``test_copies`` renderings of each test digit), average layers used ``N``, and the layer savings
-``1 - N / T`` (the abstract claims Hyper-UT matches ViT on ImageNet with >70 % savings); and, per test
-image, the layers it used (:func:`layers_per_image`: does halting adapt to the image?).
+Reported per seed: top-1 on the fixed test split (``test_copies`` renderings of each test digit),
+average layers used ``N``, and the layer savings ``1 - N / T`` (the abstract claims Hyper-UT
+matches ViT on ImageNet with >70 % savings); and, per test image, the layers it used
+(:func:`layers_per_image`: does halting adapt to the image?).
 """
 
 from dataclasses import asdict
@@ -35,7 +36,8 @@ EVAL_BATCH = 1024
 
 
 class PatchEmbedding(nn.Module):
-    """The ViT's patches + class token + positions (``ViT.embed``) without its blocks: ``[B, 1, H, W] -> [B, 1+P, D]``."""
+    """The ViT's patches + class token + positions (``ViT.embed``) without its blocks:
+    ``[B, 1, H, W] -> [B, 1+P, D]``."""
 
     def __init__(self, image: int, patch: int, dim: int):
         super().__init__()
@@ -125,7 +127,8 @@ def layers_per_image(profile: str, seed: int = 0) -> pd.DataFrame:
 
 
 def comparison(profile: str, seed: int = 0) -> pd.DataFrame:
-    """One row per model and seed (``seed`` plus the profile's ``seeds``): top-1, average layers, layer savings vs the maximum, parameters."""
+    """One row per model and seed (``seed`` plus the profile's ``seeds``): top-1, average layers,
+    layer savings vs the maximum, parameters."""
     sizes = by_profile(SIZES, profile)
     depth = sizes["model"]["steps"]
     rows = []

@@ -241,7 +241,7 @@ def paired_seconds(model: torch.nn.Module, twin: torch.nn.Module, x: torch.Tenso
         net.eval()
     for _ in range(rounds):
         for net in (model, twin):
-            times[id(net)].append(time_it(lambda: [net(b) for b in batches], repeats=3, warmup=1))
+            times[id(net)].append(time_it(lambda net=net: [net(b) for b in batches], repeats=3, warmup=1))
     return statistics.median(times[id(model)]), statistics.median(times[id(twin)])
 
 
@@ -339,7 +339,8 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
 
 
 def upstream(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
-    """What the C-PVR runs of each survey notebook read and do not train: the training streams (:func:`ponder.experiments.hyper_ut.stream_chunks`)."""
+    """What the C-PVR runs of each survey notebook read and do not train: the training streams
+    (:func:`ponder.experiments.hyper_ut.stream_chunks`)."""
     return dict.fromkeys(jobs(profile, seed), hyper_ut.stream_chunks(profile, seed))
 
 

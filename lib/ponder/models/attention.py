@@ -158,8 +158,9 @@ class MultiHeadAttention(nn.Module):
     and back (the paper's sraven models use ``heads * head_dim = 64`` at ``dim = 128``).
     ``score_dropout`` drops whole latent codes in training: one mask over ``(q, k)`` shared by the
     batch and the heads (the official code's silent default is 0.1). ``relative_buckets`` adds a
-    :class:`RelativePositionBias` with that many buckets (the sequence length) to the raw scores. Set ``record = True`` to keep the
-    latent codes of the last forward pass in ``self.latent`` (``[B, H, T, T]``).
+    :class:`RelativePositionBias` with that many buckets (the sequence length) to the raw scores. Set
+    ``record = True`` to keep the latent codes of the last forward pass in ``self.latent``
+    (``[B, H, T, T]``).
     """
 
     def __init__(

@@ -37,9 +37,12 @@ def blocks(
     relative_buckets: int | None = None,
 ) -> nn.ModuleList:
     """``depth`` pre-LN blocks with attention of ``kind`` (each its own relative position bias)."""
-    attention = lambda: MultiHeadAttention(
-        dim, heads, kind, head_dim=head_dim, score_dropout=score_dropout, relative_buckets=relative_buckets
-    )  # noqa: E731
+
+    def attention():
+        return MultiHeadAttention(
+            dim, heads, kind, head_dim=head_dim, score_dropout=score_dropout, relative_buckets=relative_buckets
+        )
+
     return nn.ModuleList(Block(dim, heads, mlp_ratio, attention=attention()) for _ in range(depth))
 
 

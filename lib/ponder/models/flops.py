@@ -55,7 +55,8 @@ def block(b: nn.Module, tokens: int, batch: int) -> torch.Tensor:
 
 
 def vit(model: nn.Module, batch: int) -> torch.Tensor:
-    """MACs per sample ``[batch]`` of a :class:`ViT` or ``FrameTransformer`` (dense or with dynamic modules) after a forward.
+    """MACs per sample ``[batch]`` of a :class:`ViT` or ``FrameTransformer`` (dense or with dynamic
+    modules) after a forward.
 
     Patch embedding ``P · C p² · d`` (or ``frames · features · d``) + every block + the head ``d · classes``.
     """

@@ -83,7 +83,8 @@ class LowRankHead(nn.Module):
 
 
 class HyperMLP(nn.Module):
-    """The hypernetwork of an MLP: ``W(z) = W + A(z) B(z)`` on the weights of a ``base`` MLP, ``[B, T, D] -> [B, T, D]``.
+    """The hypernetwork of an MLP: ``W(z) = W + A(z) B(z)`` on the weights of a ``base`` MLP,
+    ``[B, T, D] -> [B, T, D]``.
 
     It holds only the generator heads; the base MLP (``fc1``, ``fc2``) is the shared block's own
     and is passed in, so its weights are stored once.

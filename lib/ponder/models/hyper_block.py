@@ -82,7 +82,8 @@ Weights = dict[str, tuple[torch.Tensor, torch.Tensor]]
 
 
 def batched_linear(u: torch.Tensor, weight_t: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
-    """``u W^T + b`` with a ``W^T`` ``[B, in, out]`` and ``b`` ``[B, out]`` per example: ``[B, T, in] -> [B, T, out]``."""
+    """``u W^T + b`` with a ``W^T`` ``[B, in, out]`` and ``b`` ``[B, out]`` per example:
+    ``[B, T, in] -> [B, T, out]``."""
     return torch.baddbmm(bias[:, None], u, weight_t)
 
 

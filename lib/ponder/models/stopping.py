@@ -22,7 +22,8 @@ StopRule = Callable[[torch.Tensor, int, torch.Tensor], torch.Tensor]
 def run_until_stopped(
     step_fn: StepFn, state: torch.Tensor, max_steps: int, stops: StopRule, compact: bool = True
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(stopped_state, steps)``: each example's state at its stop (shape of ``state``), ``steps`` ``[B]`` long (1-based)."""
+    """``(stopped_state, steps)``: each example's state at its stop (shape of ``state``), ``steps``
+    ``[B]`` long (1-based)."""
     check_int("max_steps", max_steps, minimum=1)
     batch, device = state.shape[0], state.device
     index = torch.arange(batch, device=device)

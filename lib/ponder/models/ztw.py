@@ -33,7 +33,8 @@ class ExitHead(nn.Module):
 
 
 class ZTWViT(nn.Module):
-    """A :class:`ViT` with exits after blocks ``1..depth-1``; ``forward`` returns every exit's logits ``[exits, B, C]``."""
+    """A :class:`ViT` with exits after blocks ``1..depth-1``; ``forward`` returns every exit's logits
+    ``[exits, B, C]``."""
 
     def __init__(self, vit: ViT):
         super().__init__()

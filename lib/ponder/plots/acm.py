@@ -167,7 +167,8 @@ def draw_latency(ax: plt.Axes, result: dict) -> None:
         ylim=(0, 1.1 * max(1.3, highest)),
     )
     ax.set_title(
-        f"one ACM layer, {result['tokens']} tokens × {result['width']}, {result['mix']} k per token\n{result['device']}, {result['dtype']}, {result['threads']} thread(s)",
+        f"one ACM layer, {result['tokens']} tokens × {result['width']}, {result['mix']} k per token\n"
+        f"{result['device']}, {result['dtype']}, {result['threads']} thread(s)",
         fontsize=10,
     )
     ax.legend(fontsize=7, loc="lower right")  # below the linear ideal: no point is there

@@ -22,7 +22,8 @@ def shade_out_of_distribution(ax: plt.Axes, train_max: int, hops_max: int) -> No
 
 def draw_depth_heatmap(ax: plt.Axes, frame: pd.DataFrame, baselines: pd.DataFrame | None = None) -> None:
     """hut-2: accuracy of each depth of Transformer (trained on every hop count) per hop count, mean over seeds;
-    ``baselines`` (``hops`` and one column per baseline, as ``hyper_ut.baselines``) as rows below, set apart by a line."""
+    ``baselines`` (``hops`` and one column per baseline, as ``hyper_ut.baselines``) as rows below, set
+    apart by a line."""
     table = frame.pivot_table(index="depth", columns="hops", values="accuracy").sort_index(ascending=False)
     table.index = [f"depth {d}" for d in table.index]
     if baselines is not None:
@@ -73,7 +74,8 @@ def draw_accuracy_vs_hops(
 def draw_steps_vs_hops(
     ax: plt.Axes, frame: pd.DataFrame, order: list[str], act_order: list[str], fixed_steps: int, train_max: int
 ) -> None:
-    """hut-4: mean ponder steps per test hop count for the ACT models (coloured as in hut-3); the fixed depth as a line."""
+    """hut-4: mean ponder steps per test hop count for the ACT models (coloured as in hut-3); the fixed
+    depth as a line."""
     act = frame[frame["model"].isin(act_order)]
     palette, markers = styles(order)
     sns.lineplot(
@@ -285,7 +287,8 @@ def draw_vision(fig: plt.Figure, runs: pd.DataFrame, depth: int, per_image: pd.D
     ax.axhline(0.7, color="0.3", ls="--", lw=1)
     ax.text(-0.45, 0.71, "paper: > 70 %", ha="left", va="bottom", fontsize=8, color="0.3")
     top.suptitle(
-        f"Digits (stand-in for ImageNet-1k), at most {depth} layers; bars: mean over {runs.seed.nunique()} seed(s) ± s.e."
+        f"Digits (stand-in for ImageNet-1k), at most {depth} layers; "
+        f"bars: mean over {runs.seed.nunique()} seed(s) ± s.e."
     )
     ax = bottom.subplots()
     sns.histplot(

@@ -48,9 +48,10 @@ SIZES = {
         depth_grid=dict(depths=(1, 2), hops=(1, 2), steps=20),
         pool_sizes=(1, 4),
     ),
-    # cpu (and quick, on fewer runs: below): room to ponder (up to 8 steps; a Transformer of depth 8) and hops 1-3 in training, so
-    # that "more hops, more steps" has a gradient to follow; length 12 with chain ends drawn
-    # uniformly, so that no fixed position gives the answer away, and a decoy chain, so that pruning
+    # cpu (and quick, on fewer runs: below): room to ponder (up to 8 steps; a Transformer of depth 8)
+    # and hops 1-3 in training, so that "more hops, more steps" has a gradient to follow; length 12
+    # with chain ends drawn uniformly, so that no fixed position gives the answer away, and a decoy
+    # chain, so that pruning
     # dead ends does not either (ponder.tasks.cpvr_decoys; it fits 5 hops at length 12); tested up to
     # 5 hops; 3 seeds, so that the ledger can judge differences against their noise, except for
     # ``single_seed``: Hyper-UT w/o ACT (a kind, one of hut-3's five comparisons, its row describes)
@@ -94,8 +95,9 @@ SIZES = {
         depth_grid=dict(depths=(1, 2, 4, 8), hops=(1, 2, 3, 4, 5), steps=3000),
         pool_sizes=(1, 4, 16),  # N=64: gpu and paper
     ),
-    # gpu: the paper profile's task and model (length 16, hops 1-4 / 1-7: the most a decoy leaves room for, width 64, 8 steps) for
-    # fewer optimisation steps, so that every Hyper-UT and survey notebook fits one H100's budget.
+    # gpu: the paper profile's task and model (length 16, hops 1-4 / 1-7: the most a decoy leaves room
+    # for, width 64, 8 steps) for fewer optimisation steps, so that every Hyper-UT and survey notebook
+    # fits one H100's budget.
     # warmup 0.2 as at cpu: at length 12, width 32 and this lr (design runs, seed 0), 5 % left
     # Hyper-UT w/o ACT unfit (0.99 / 0.74 / 0.67 at hops 1-3) where 20 % fit it (1.00).
     # Fit-checked on the CPU (design runs of this row, seed 0; accuracy at hops 5 / 6 / 7, ponder steps at

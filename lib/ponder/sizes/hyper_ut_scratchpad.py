@@ -1,4 +1,5 @@
-"""How big the sequence-to-sequence runs of hut-7 are at each profile (:mod:`ponder.experiments.hyper_ut_scratchpad`)."""
+"""How big the sequence-to-sequence runs of hut-7 are at each profile
+(:mod:`ponder.experiments.hyper_ut_scratchpad`)."""
 
 # cpu: the Hyper-UT design (C-PVR of length 12, train on hops 1-3, test on 1-8), 3 seeds (the
 # fewest the ledger judges; quick: one), and the model and step count that let the notebook train its two

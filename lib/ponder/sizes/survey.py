@@ -1,4 +1,5 @@
-"""What the survey's C-PVR notebooks add to :data:`ponder.sizes.hyper_ut.SIZES` at each profile (:mod:`ponder.experiments.survey`)."""
+"""What the survey's C-PVR notebooks add to :data:`ponder.sizes.hyper_ut.SIZES` at each profile
+(:mod:`ponder.experiments.survey`)."""
 
 import math
 

@@ -113,7 +113,8 @@ def _check_may_draw(missing: str) -> None:
 
 @lru_cache(maxsize=8)
 def _chunk(sampler: str, knobs: tuple, seed: int, version: str, chunk: int, index: int) -> tuple[torch.Tensor, ...]:
-    """The batches of steps ``index * chunk ... (index + 1) * chunk - 1``: per tensor of a batch, ``[chunk, *shape]``."""
+    """The batches of steps ``index * chunk ... (index + 1) * chunk - 1``: per tensor of a batch,
+    ``[chunk, *shape]``."""
     columns = _dataset(sampler, knobs, seed, version, chunk, index).with_format("numpy")[:]
     return tuple(
         torch.from_numpy(np.ascontiguousarray(columns[f"t{i}"])).reshape(chunk, *columns[f"shape{i}"][0])

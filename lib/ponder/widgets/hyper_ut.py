@@ -33,7 +33,8 @@ def ponder_explorer(
         draw_chain(top, x[0])
         verdict = "right" if trace["answer"] == int(label) else "wrong"
         fig.suptitle(
-            f"{model_menu.value}: answers {trace['answer']} (p={trace['confidence']:.2f}), label {int(label)}: {verdict}\n"
+            f"{model_menu.value}: answers {trace['answer']} (p={trace['confidence']:.2f}), "
+            f"label {int(label)}: {verdict}\n"
             f"{hop_status(hops_slider.value, train_hops)}"
         )
         draw_ponder_trace(bottom, trace, model.core.max_steps)
