@@ -398,12 +398,25 @@ def losses(history: list[dict]) -> list[float]:
     return [h["loss"] for h in history]
 
 
-@pytest.mark.parametrize("kind", ["ut_act", "hyper_act"])
+HYPER_UT_APART = (
+    "Hyper-UT+ACT's seeds trained together part from each alone on CUDA by up to 9.7e-4 of the loss "
+    "(not explained: docs/gpu.md), so hyper_ut.TOGETHER_KINDS trains its seeds one by one; passing, "
+    "this test fails and says the kind may train together again"
+)
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        *(k for k in hyper_ut.TOGETHER_KINDS if k in hyper_ut.ACT_KINDS or k == "transformer"),
+        pytest.param("hyper_act", marks=pytest.mark.xfail(strict=True, reason=HYPER_UT_APART)),
+    ],
+)
 def test_seeds_trained_together_follow_each_alone_on_cuda(kind):
-    """The gpu profile's C-PVR seeds train in one vmap-ed step (:mod:`ponder.ensemble`): on the GPU
-    each seed's losses are those of its run alone, across the end of the hold. (The models start
-    deep, every example at the last step, so that no example sits on a halting threshold that float32
-    rounding could tip: the CPU test does the same.)"""
+    """The gpu profile's C-PVR seeds of every kind in ``TOGETHER_KINDS`` train in one vmap-ed step
+    (:mod:`ponder.ensemble`): on the GPU each seed's losses are those of its run alone, across the
+    end of the hold. (The models start deep, every example at the last step, so that no example sits
+    on a halting threshold that float32 rounding could tip: the CPU test does the same.)"""
     make, batches, loss = (
         partial(hyper_ut.build, kind, LENGTH, dict(SMOKE, steps=6)),
         cpvr_parts(kind)[1],
@@ -478,7 +491,17 @@ def test_captured_run_with_dropout_checkpoints_on_cuda(tmp_path, monkeypatch):
         assert not torch.equal(value.cpu(), initial[name]), name
 
 
+def sraven_with_dropout():
+    """``(make_model, batches, loss_fn)`` of the smoke sraven HYLA run with the latent-code dropout (0.1) the
+    profiles train with: resuming must restore the CUDA generator to draw the masks the run would have drawn."""
+    s = hyla.sraven_setup("smoke", code_dropout=0.1)
+    combos, _ = sraven.split(s.k, s.holdout)
+    return partial(hyla.sraven_model, s), lambda step: sraven.batch(32, combos, s.f, seed=step), hyla.sraven_loss
+
+
 RESUMED = {
+    "eager (sraven, dropout)": (*sraven_with_dropout(), False),
+    "captured (sraven, dropout)": (*sraven_with_dropout(), True),
     "eager (UT+ACT)": (
         partial(hyper_ut.build, "ut_act", LENGTH, SMOKE),
         lambda step: cpvr.sample(32, LENGTH, [1, 2], seed=step),
@@ -493,7 +516,7 @@ RESUMED = {
 @pytest.mark.parametrize("case", sorted(RESUMED))
 def test_training_resumes_on_cuda(tmp_path, monkeypatch, case):
     """A run stopped by an error after its checkpoint resumes on the GPU and ends where an
-    uninterrupted run ends."""
+    uninterrupted run ends: with dropout, from the CUDA generator's state the checkpoint stored."""
     monkeypatch.setenv("PONDER_RESULTS", str(tmp_path))
     make, batches, loss, capture = RESUMED[case]
     cfg = TrainConfig(steps=40, batch_size=32, lr=3e-3, checkpoint_every=10, seed=0)
@@ -524,3 +547,20 @@ def test_phase_three_trains_alike_every_way_on_cuda(step, monkeypatch):
 def test_a_compiled_language_model_trains_as_the_eager_one_on_cuda(monkeypatch):
     """The way a gpu language model may train (``compiled`` in the Text row, adopted by RUN.md's rule)."""
     compiled_language_model_trains_alike(monkeypatch)
+
+
+def test_a_short_training_on_cuda_follows_the_cpu(monkeypatch):
+    """20 AdamW steps of the smoke sraven HYLA model (no dropout, no halting threshold to tip) from the
+    same weights on the same batches, on the CPU and on the GPU: each step's loss agrees to 1e-3 of
+    its value. Float32 sums in another order differ by ~1e-6 per step (forward and backward agree to
+    1e-4: test_forward_backward_matches_cpu); twenty updates compound that, within the stated bound."""
+    make, batches, loss = sraven_parts()
+    cfg = TrainConfig(steps=20, batch_size=32, lr=3e-3, log_every=1, seed=0)
+    torch.manual_seed(0)
+    start = make()
+    histories = {}
+    for device in ("cpu", "cuda"):
+        keep_tf32_off(monkeypatch.setattr, device)
+        histories[device] = losses(train(copy.deepcopy(start), loss, batches, cfg))
+    assert len(histories["cuda"]) == cfg.steps
+    assert histories["cuda"] == pytest.approx(histories["cpu"], rel=1e-3)

@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 import ponder  # noqa: F401  (before torch: pinned numerics)
 from ponder import parallel
-from ponder.claims import Estimate, greater
+from ponder.analysis.verdicts import Estimate, greater
 from ponder.experiments import hyla
 from ponder.models.attention import KINDS
 from ponder.profiles import PROFILES

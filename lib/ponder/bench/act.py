@@ -28,8 +28,9 @@ import statistics
 import torch
 from torch import nn
 
-from ..experiments.hyper_ut import MODEL, SIZES, build, loss_fn
+from ..experiments.hyper_ut import build, loss_fn
 from ..profiles import by_profile
+from ..sizes.hyper_ut import MODEL, SIZES
 from ..tasks import cpvr
 from ..training import TrainConfig, cores, default_device, make_optimizer, num_threads, optimizer_step
 from . import time_interleaved, time_it, write_result

@@ -54,6 +54,11 @@ LABELS = {
     "hyper_act": "Hyper-UT",
 }
 ACT_KINDS = tuple(k for k in KINDS if k.endswith("_act"))
+# The kinds whose seeds train together where a profile says ``seeds_together`` (ponder.ensemble). Hyper-UT's are
+# left out: on CUDA its seeds trained together part from each seed trained alone by up to 9.7e-4 of the loss,
+# reproducibly, while on the CPU they agree to 1.2e-7 (docs/gpu.md; tests/test_gpu.py keeps the case as a strict
+# xfail), so its runs would depend on which seeds share a group.
+TOGETHER_KINDS = tuple(k for k in KINDS if not k.startswith("hyper"))
 
 GENERATORS = ("block", "delta")
 
@@ -201,7 +206,7 @@ def cpvr_parts(
         else {}
     )
     cfg = train_config(sizes, seed, steps=steps or sizes["steps"], **hold)
-    together = {"seeds_together": True} if sizes.get("seeds_together") else {}
+    together = {"seeds_together": True} if trains_together(profile, kind) else {}
     config = {
         "kind": kind,
         "model": model_cfg,
@@ -241,7 +246,7 @@ def train_cpvr(
     Everything not given comes from ``SIZES[profile]``; ``metrics`` holds the loss history,
     ``accuracy`` and ``steps`` per test hop count, and ``params``. On a GPU the step is captured as
     a CUDA graph (:mod:`ponder.cuda_graphs`; once more when ACT's halting unit stops being held).
-    Where the profile trains seeds together (``seeds_together``: gpu), the run is one of the group
+    Where the profile trains the kind's seeds together (:func:`trains_together`), the run is one of the group
     of seeds ``together`` (default: ``seed`` alone), all trained in one vmap-ed step
     (:mod:`ponder.ensemble`), each its own run; elsewhere ``together`` changes nothing.
     """
@@ -249,7 +254,7 @@ def train_cpvr(
         cpvr_parts, kind, profile, model=model, train_hops=train_hops, test_hops=test_hops, steps=steps, name=name
     )
     member, make_model, loss, evaluate = setup(seed)
-    if not by_profile(SIZES, profile).get("seeds_together"):
+    if not trains_together(profile, kind):
         return train_run(member.run, make_model, loss, member.batches, member.cfg, evaluate, capture=True)
     group = tuple(together) or (seed,)
     if seed not in group:
@@ -258,10 +263,17 @@ def train_cpvr(
     return ensemble.train_runs(members, make_model, loss, evaluate, capture=True)[group.index(seed)]
 
 
-def seed_groups(profile: str, seeds: Sequence[int]) -> dict:
-    """``train_cpvr``'s ``together`` for a run of one of ``seeds``: the group where the profile trains
-    seeds together, else nothing."""
-    return {"together": tuple(seeds)} if by_profile(SIZES, profile).get("seeds_together") else {}
+def trains_together(profile: str, kind: str) -> bool:
+    """Whether ``profile`` trains the seeds of ``kind`` together (``seeds_together``, :data:`TOGETHER_KINDS`)."""
+    return (
+        bool(by_profile(SIZES, profile).get("seeds_together")) and check_choice("kind", kind, KINDS) in TOGETHER_KINDS
+    )
+
+
+def seed_groups(profile: str, kind: str, seeds: Sequence[int]) -> dict:
+    """``train_cpvr``'s ``together`` for a run of ``kind`` and one of ``seeds``: the group where the
+    profile trains that kind's seeds together, else nothing."""
+    return {"together": tuple(seeds)} if trains_together(profile, kind) else {}
 
 
 def leading(runs: dict[tuple, parallel.Job]) -> list[parallel.Job]:
@@ -292,7 +304,11 @@ def generalization_runs(
     """hut-3/4/5's runs: ``{(kind, seed): job}`` for every kind and its seeds (:func:`seeds_of`)."""
     return {
         (kind, seed + s): partial(
-            train_cpvr, kind, profile, seed + s, **seed_groups(profile, [seed + o for o in seeds_of(profile, kind)])
+            train_cpvr,
+            kind,
+            profile,
+            seed + s,
+            **seed_groups(profile, kind, [seed + o for o in seeds_of(profile, kind)]),
         )
         for kind in kinds
         for s in seeds_of(profile, kind)
@@ -312,7 +328,7 @@ def depth_runs(profile: str, seed: int = 0) -> dict[tuple[int, int], parallel.Jo
     """hut-2's runs: ``{(depth, seed): job}``, a Transformer of each depth trained on every hop count of the grid."""
     sizes = by_profile(SIZES, profile)
     grid, hops = sizes["depth_grid"], sizes["depth_grid"]["hops"]
-    group = seed_groups(profile, [seed + s for s in sizes["seeds"]])
+    group = seed_groups(profile, "transformer", [seed + s for s in sizes["seeds"]])
     return {
         (depth, seed + s): partial(
             train_cpvr,
@@ -355,7 +371,7 @@ def pool_runs(profile: str, seed: int = 0) -> dict[tuple[str, int, int], paralle
             profile,
             s,
             model={"generator": g, "pool_size": n},
-            **seed_groups(profile, sorted(t for h, m, t in grid if (h, m) == (g, n))),
+            **seed_groups(profile, "hyper_act", sorted(t for h, m, t in grid if (h, m) == (g, n))),
         )
         for g, n, s in sorted(grid)
     }

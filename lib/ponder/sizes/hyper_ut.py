@@ -109,7 +109,8 @@ SIZES = {
     # 1.00 / 0.98 / 0.94 / 0.88 / 0.82 / 0.82, both still learning; at 6,000 depth 4 is at 1.00 on every hop count,
     # so the grid puts depth 3 where cpu's row left depth 6 to gpu: between depth 2 (at cpu it drops at 2-3
     # hops) and 4 is where the depth a hop count needs can show
-    # ``seeds_together``: a kind's 3 seeds train in one vmap-ed step, its kernels shared (ponder.ensemble;
+    # ``seeds_together``: a kind's 3 seeds train in one vmap-ed step, its kernels shared (ponder.ensemble; not
+    # Hyper-UT's: experiments.hyper_ut.TOGETHER_KINDS;
     # on a GPU these steps are bound by kernel launches, not arithmetic: python -m ponder.bench train)
     "gpu": dict(
         length=16,
