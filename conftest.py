@@ -3,6 +3,7 @@ numerics first, start nbval's kernels over Unix sockets, and skip the notebooks'
 cells where they are not promised."""
 
 import nbval.kernel
+
 import ponder  # noqa: F401  (first: pins the numerics before anything imports torch)
 from ponder.kernels import SocketKernelManager
 

@@ -1,8 +1,11 @@
 """Every test works in temporary folders: nothing is written into results/, figures/ or .cache/."""
 
+import ponder  # noqa: F401  (first: pins the numerics before any test module imports torch)
+
+# isort: split
+
 import os
 
-import ponder  # noqa: F401  (first: pins the numerics before any test module imports torch)
 import pytest
 
 os.environ.setdefault("TQDM_DISABLE", "1")
@@ -22,6 +25,7 @@ def run_one_cell(tmp_path):
     """``run_one_cell(code)``: a notebook of that one cell, executed by papermill as the project runs
     its notebooks (:func:`ponder.notebooks.papermill_execute`); the cell's outputs."""
     import nbformat
+
     from ponder import notebooks
 
     def run(code: str) -> list:

@@ -15,15 +15,19 @@ Prints one JSON object of SHA-256 prefixes in three groups, each named by its pr
 ``python tests/numerics_probe.py [STEPS]``: STEPS training steps per family (default 30).
 """
 
+import ponder  # noqa: F401  (pins the numerics before torch is imported)
+
+# isort: split
+
 import hashlib
 import json
 import sys
 from functools import partial
 
 import numpy as np
-import ponder  # noqa: F401  (pins the numerics before torch is imported)
 import torch
 import torch.nn.functional as F
+
 from ponder.experiments import hyla, hyla_latent, hyper_ut
 from ponder.experiments.survey_parity import parity_loss
 from ponder.models.acmize import acmize

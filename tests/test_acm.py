@@ -2,6 +2,8 @@
 
 import pytest
 import torch
+from torch.utils.flop_counter import FlopCounterMode
+
 from ponder.analysis.acm import learners_needed
 from ponder.models import acmize as A
 from ponder.models import flops
@@ -16,7 +18,6 @@ from ponder.models.acm_phases import (
 )
 from ponder.models.transformer import MLP
 from ponder.models.vit import ViT
-from torch.utils.flop_counter import FlopCounterMode
 
 
 def test_prefix_is_the_sum_of_the_first_k_learners():

@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import ponder
 import pytest
 import torch
+
+import ponder
 from ponder.models import flops
 from ponder.models.audio import FrameTransformer
 from ponder.models.avit import AViT

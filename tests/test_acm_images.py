@@ -4,6 +4,7 @@ import hashlib
 
 import pytest
 import torch
+
 from ponder.models.vit import ViT
 from ponder.tasks import images
 

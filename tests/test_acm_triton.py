@@ -12,6 +12,7 @@ import sys
 
 import pytest
 import torch
+
 from ponder.bench import acm as bench
 from ponder.paths import ROOT
 
@@ -134,9 +135,10 @@ def test_the_kernels_compile_for_an_h100_on_tensor_cores_and_pipelined(config):
     # no GPU needed: Triton compiles for a named target (sm_90) as the JIT would at the first call,
     # which specialises the pointers and the sizes that are multiples of 16 (all but the token count here)
     import triton
-    from ponder.models import acm_triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
+
+    from ponder.models import acm_triton
 
     chosen = acm_triton.CUDA_CONFIGS[config]
     for kernel in (acm_triton.hidden_kernel, acm_triton.output_kernel):

@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+
 from ponder.models.attention import (
     KINDS,
     MultiHeadAttention,

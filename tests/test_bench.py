@@ -3,8 +3,9 @@
 import subprocess
 import sys
 
-import ponder.bench
 import pytest
+
+import ponder.bench
 
 
 def test_several_benchmarks_run_each_in_a_process_of_its_own(monkeypatch):

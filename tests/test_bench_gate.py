@@ -1,6 +1,7 @@
 """The gate benchmark times two ways of computing the same thing."""
 
 import torch
+
 from ponder.bench import gate
 from ponder.models import acm
 from ponder.models.acmize import acmize

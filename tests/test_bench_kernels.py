@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+
 from ponder.bench import kernels
 
 

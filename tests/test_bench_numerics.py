@@ -4,6 +4,7 @@ statistics, one real worker."""
 import math
 
 import pytest
+
 from ponder.bench import REGISTRY
 from ponder.bench import numerics as bench
 from ponder.bench.train import families

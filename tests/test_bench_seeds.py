@@ -5,6 +5,7 @@ import math
 
 import pytest
 import torch
+
 from ponder.bench import seeds
 
 

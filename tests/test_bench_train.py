@@ -7,6 +7,7 @@ import os
 
 import pytest
 import torch
+
 from ponder.bench import train as bench
 
 

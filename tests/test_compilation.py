@@ -7,8 +7,9 @@ enough to see the option reach it.
 
 import pytest
 import torch
-from ponder.compilation import compiled
 from torch._dynamo.utils import counters
+
+from ponder.compilation import compiled
 
 
 @pytest.mark.parametrize("sums", [True, False])

@@ -4,6 +4,7 @@
 import math
 
 import pytest
+
 from ponder.analysis import convergence
 from ponder.analysis.verdicts import Verdict, unconverged
 
@@ -45,6 +46,7 @@ def test_an_unconverged_reference_makes_the_row_inconclusive_and_keeps_the_evide
 
 def test_steps_on_training_hops_and_unmatched_runs():
     import pandas as pd
+
     from ponder.analysis import hyper_ut
 
     frame = pd.DataFrame(

@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+
 from ponder.tasks import cpvr_decoys as D
 from ponder.tasks.cpvr import count_hops, pointer_chain
 from ponder.tasks.cpvr_pruning import pruned_ends

@@ -3,6 +3,7 @@
 import pandas as pd
 import pytest
 import torch
+
 from ponder.tasks import cpvr
 from ponder.tasks.cpvr_pruning import pruned_ends, pruning_baselines, pruning_rule_accuracy, with_pruning_baselines
 

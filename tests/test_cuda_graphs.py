@@ -4,9 +4,10 @@ is tested on CUDA (tests/test_gpu.py)."""
 
 import pytest
 import torch
+from test_runs import CONFIG, batches, loss_fn, make_model
+
 from ponder.cuda_graphs import lr_on_device, set_lr
 from ponder.training import TrainConfig, make_optimizer, train
-from test_runs import CONFIG, batches, loss_fn, make_model
 
 
 def trained(capture: bool, cfg: TrainConfig = CONFIG):

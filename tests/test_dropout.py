@@ -6,6 +6,7 @@ import pathlib
 import pytest
 import torch
 import torch.nn.functional as F
+
 from ponder.models.dropout import Dropout, dropout
 from ponder.models.transformer import attend
 

@@ -7,6 +7,7 @@ from functools import partial
 
 import pytest
 import torch
+
 from ponder import ensemble
 from ponder.experiments import hyper_ut
 from ponder.runs import Run

@@ -5,6 +5,7 @@ from functools import partial
 
 import nbformat
 import pytest
+
 from ponder import notebooks
 
 

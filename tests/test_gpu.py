@@ -18,6 +18,11 @@ from functools import partial
 import pytest
 import torch
 import torch.nn.functional as F
+from test_acm import phase3_trains_alike_every_way
+from test_act import assert_trained_alike
+from test_bench_train import compiled_against_eager
+from test_hyla import compiled_language_model_trains_alike
+
 from ponder import ensemble, training
 from ponder.bench import acm as acm_bench
 from ponder.bench import seeds
@@ -39,10 +44,6 @@ from ponder.models.ztw import ZTWViT, exit_loss
 from ponder.runs import Run
 from ponder.tasks import cpvr, images, parity, sraven
 from ponder.training import TrainConfig, make_optimizer, train, train_run, update_function
-from test_acm import phase3_trains_alike_every_way
-from test_act import assert_trained_alike
-from test_bench_train import compiled_against_eager
-from test_hyla import compiled_language_model_trains_alike
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
 

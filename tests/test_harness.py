@@ -10,6 +10,7 @@ import nbformat
 import papermill
 import pytest
 import torch
+
 from ponder import experiments, ledger, notebooks
 from ponder.analysis import verdicts
 from ponder.checks import check_choice
@@ -47,6 +48,7 @@ def test_setup_rejects_a_bad_seed(seed, error, message):
 
 def test_setup_takes_a_non_negative_int_seed():
     import numpy as np
+
     from ponder.session import setup
 
     setup("smoke", np.int64(7))

@@ -5,6 +5,7 @@ import re
 import subprocess
 
 import pytest
+
 from ponder.paths import ROOT
 
 LOG_WORDS = ("session", "lease")  # a numbered one of these is a work log's, not the product's

@@ -6,6 +6,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
+
 from ponder.experiments import hyla as H
 from ponder.experiments import hyla_latent as L
 from ponder.models.attention import PAPER_NAMES
@@ -156,6 +157,7 @@ def test_rule_similarity_is_cosine():
 
 def test_markdown_table():
     import pandas as pd
+
     from ponder.plots import markdown_table
 
     frame = pd.DataFrame({"model": ["HYLA", "linear"], "acc": ["8.0", "8.8"]})

@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+
 from ponder.models.classifier import ACTDepth, FixedDepth
 from ponder.models.hyper_block import ATTENTION, HyperBlockCore
 from ponder.models.transformer import Block

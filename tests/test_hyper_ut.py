@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+
 from ponder.experiments import hyper_ut as H
 from ponder.models.classifier import ACTDepth, FixedDepth, LayerStack
 from ponder.models.film import FiLMCore
@@ -303,6 +304,7 @@ def test_image_runs_draw_their_profiles_scene_and_are_keyed_by_it(monkeypatch):
 # -- the explorer ---------------------------------------------------------------------------
 def test_ponder_trace_and_explorer_controls():
     import matplotlib.pyplot as plt
+
     from ponder.widgets.hyper_ut import ponder_explorer
 
     torch.manual_seed(0)
@@ -330,6 +332,7 @@ def test_ponder_trace_and_explorer_controls():
 
 def test_results_table_is_mean_and_standard_error_over_seeds():
     import pandas as pd
+
     from ponder.plots.hyper_ut import results_table
 
     seeds = pd.DataFrame(
@@ -391,6 +394,7 @@ def test_results_table_is_mean_and_standard_error_over_seeds():
 
 def test_a_run_fits_its_training_hops_only_if_every_one_reaches_the_level():
     import pandas as pd
+
     from ponder.plots.hyper_ut import fit_counts, with_fit
 
     accuracy = {

@@ -10,6 +10,7 @@ import tempfile
 import nbval.kernel
 import pytest
 from jupyter_client import KernelManager
+
 from ponder import kernels
 
 pytestmark = pytest.mark.skipif(not kernels.LOCAL_SOCKETS, reason="Unix sockets: POSIX only")

@@ -10,6 +10,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+
 from ponder import numerics, parallel
 
 HERE = Path(__file__).resolve().parent
@@ -94,6 +95,7 @@ def report(path: str) -> None:
     from types import SimpleNamespace
 
     import torch
+
     from ponder.runs import check_may_train
 
     check_may_train(SimpleNamespace(name=path, key="-"))  # NotCached while prefetch asks whether it is cached

@@ -11,6 +11,7 @@ from multiprocessing import get_context
 
 import pytest
 import torch
+
 from ponder import parallel
 from ponder.experiments import hyla as H
 from ponder.runs import NotCached, only_cached

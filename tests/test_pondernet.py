@@ -5,6 +5,8 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from torch import nn
+
 from ponder.models.act import HaltingUnit
 from ponder.models.pondernet import (
     expected_steps,
@@ -16,7 +18,6 @@ from ponder.models.pondernet import (
     unroll,
 )
 from ponder.models.recurrent import RecurrentPonderer
-from torch import nn
 
 
 def test_halting_distribution_matches_the_product_formula():

@@ -1,7 +1,8 @@
 """The README's generated blocks (ponder.readme): rewritten from the figures, and in step with them."""
 
-import ponder  # noqa: F401  (pins numerics before anything imports torch)
 import pytest
+
+import ponder  # noqa: F401  (pins numerics before anything imports torch)
 from ponder import readme
 from ponder.paths import ROOT
 

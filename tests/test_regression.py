@@ -11,6 +11,7 @@ import nbformat
 import numpy as np
 import pandas as pd
 import pytest
+
 from ponder import ledger, notebooks, numerics, regression
 from ponder.analysis import verdicts
 from ponder.bench.acm import RATIO_COLUMNS, ratio_table

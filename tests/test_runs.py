@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from torch import nn
+
 from ponder.runs import PACKAGE, CorruptRun, Run, atomic_write, code_version, import_closure, module_file
 from ponder.training import TrainConfig, lr_at, make_optimizer, optimizer_step, train_run
-from torch import nn
 
 CONFIG = TrainConfig(steps=40, batch_size=16, lr=3e-3, seed=3, checkpoint_every=5, log_every=5)
 

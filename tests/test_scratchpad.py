@@ -2,11 +2,12 @@
 
 import pytest
 import torch
+from torch import nn
+
 from ponder.experiments import hyper_ut_scratchpad as S
 from ponder.models.seq2seq import CausalLM, RelativeBias, greedy_decode
 from ponder.profiles import PROFILES, by_profile
 from ponder.tasks import cpvr
-from torch import nn
 
 LENGTH = 10  # the worked example's: x = [3, 9, 4, 6, 0, 2, 8, 1, 5, 7], 0 -> 3 -> 6 -> 8, label 5
 SEP, EOS = LENGTH, LENGTH + 1

@@ -5,6 +5,7 @@ import itertools
 import numpy as np
 import pytest
 import torch
+
 from ponder.tasks import sraven
 
 

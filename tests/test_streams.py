@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+
 from ponder.experiments import hyper_ut
 from ponder.tasks import cpvr_decoys, parity, streams
 

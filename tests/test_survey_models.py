@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+
 from ponder.models.calm import CALMClassifier, confidence, early_exit_loss, layer_weights
 from ponder.models.classifier import Classifier, FixedDepth, LayerStack, SequenceEmbedding
 from ponder.models.mod import MoDBlock, MoDStack, block_macs, capacity_tokens, mod_macs

@@ -8,6 +8,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
+
 from ponder.experiments import survey
 from ponder.experiments import survey_parity as sp
 from ponder.plots.survey import draw_parity

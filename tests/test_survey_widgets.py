@@ -8,6 +8,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
+
 from ponder.experiments import survey
 from ponder.widgets import survey as survey_widgets
 

@@ -5,6 +5,7 @@ import importlib.util
 import json
 
 import pytest
+
 from ponder.paths import ROOT
 
 

@@ -22,13 +22,16 @@ With several held-out fractions, each is reported so, and per length each kind's
 lowest fraction to the highest, the first kind judged to drop less than each other (paired).
 """
 
+import ponder  # noqa: F401  (before torch: pinned numerics)
+
+# isort: split
+
 import argparse
 import json
 from collections.abc import Callable
 from functools import partial
 from typing import NamedTuple
 
-import ponder  # noqa: F401  (before torch: pinned numerics)
 from ponder import parallel
 from ponder.analysis.verdicts import Estimate, greater
 from ponder.experiments import hyla
