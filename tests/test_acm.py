@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from ponder.analysis.acm import learners_needed
+from ponder.analysis.acm import learners_needed, mean_points
 from ponder.models import acmize as A
 from ponder.models import flops
 from ponder.models.acm import ACM, Learners, _gumbel_noise, hard_gumbel, softmax_choices
@@ -439,7 +439,7 @@ def test_warm_start_reproduces_the_modules_with_all_learners():
 def test_latency_bench_keeps_the_ratio_of_every_round():
     """acm-9 is judged on per-round ratios: time_rounds interleaves the calls and keeps each round."""
     from ponder.bench import acm as bench
-    from ponder.bench import time_rounds
+    from ponder.timing import time_rounds
 
     calls = []
     rounds = time_rounds({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, repeats=3, warmup=1)
@@ -551,12 +551,11 @@ def test_quick_thins_cpus_grids_and_keeps_what_its_figures_draw():
 
 
 def test_mean_points_average_each_setting_over_seeds():
-    from ponder.experiments import acm
 
-    points = acm.mean_points([[(1.0, 0.5), (2.0, 0.9)], [(3.0, 0.7), (2.0, 0.7)]])
+    points = mean_points([[(1.0, 0.5), (2.0, 0.9)], [(3.0, 0.7), (2.0, 0.7)]])
     assert [p[:2] for p in points] == [(2.0, 0.6), (2.0, 0.8)]
     assert points[0][2] == pytest.approx(1.0) and points[0][3] == pytest.approx(0.1) and points[1][2] == 0.0
-    assert acm.mean_points([[(1.0, 0.5)]]) == [(1.0, 0.5, 0.0, 0.0)]  # one seed: no error bar
+    assert mean_points([[(1.0, 0.5)]]) == [(1.0, 0.5, 0.0, 0.0)]  # one seed: no error bar
 
 
 def test_realised_betas_reads_every_seed_and_budget_of_the_task(monkeypatch):

@@ -1,10 +1,11 @@
-"""Training streams (ponder.tasks.streams): read back, a stream is what drawing it step by step gives, bit for bit."""
+"""Training streams (ponder.streams): read back, a stream is what drawing it step by step gives, bit for bit."""
 
 import pytest
 import torch
 
+from ponder import streams
 from ponder.experiments import hyper_ut
-from ponder.tasks import cpvr_decoys, parity, streams
+from ponder.tasks import cpvr_decoys, parity
 
 DECOYS = "ponder.tasks.cpvr_decoys:sample"
 KNOBS = dict(n=4, length=8, hops=[1, 2, 3])

@@ -22,7 +22,7 @@ import time
 from functools import partial
 from pathlib import Path
 
-from . import parallel, provenance, readme
+from . import parallel, provenance, readme, streams
 from .checks import check_int
 from .experiments import training
 from .ledger import clear, gather, rows, tally
@@ -30,7 +30,6 @@ from .parallel import worker_count
 from .paths import ROOT, figures_dir, profile_folder
 from .profiles import PROFILES, check_device, check_profile
 from .regression import sanitize, unpinned_reason
-from .tasks import streams
 from .training import cores
 from .verify import verify
 
@@ -188,7 +187,7 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
 
 
 def draw_streams(profile: str, groups: list, width: int) -> None:
-    """Draw the training streams that the groups' runs read (:mod:`ponder.tasks.streams`) before any
+    """Draw the training streams that the groups' runs read (:mod:`ponder.streams`) before any
     run starts, ``width`` at a time: every core, which on a GPU machine is more than the processes
     sharing the GPU; those of groups whose runs are all cached are left alone. A chunk that fails
     here is drawn by the first run that reads it."""

@@ -1,8 +1,9 @@
-"""ACM analysis: how many learners a token needs after phase I (acm-5)."""
+"""ACM analysis: how many learners a token needs after phase I (acm-5), and acm-3/acm-4's points over seeds."""
 
 import torch
 
 from ..models.acm_phases import GATING_ERROR_FACTOR, gate_labels
+from .verdicts import Estimate
 
 
 def learners_needed(d: torch.Tensor, factor: float = GATING_ERROR_FACTOR) -> torch.Tensor:
@@ -13,3 +14,13 @@ def learners_needed(d: torch.Tensor, factor: float = GATING_ERROR_FACTOR) -> tor
     learner instead, one more than the token needs, which is not what the paper reads off its figure."""
     never_helps = torch.cat([d, d[..., -1:]], -1)  # a learner N + 1 that never helps: the label is then at most N + 1
     return gate_labels(never_helps, factor) - 1
+
+
+def mean_points(per_seed: list[list[tuple[float, float]]]) -> list[tuple[float, float, float, float]]:
+    """Point by point over seeds (the same setting at each index): ``(cost, quality, cost s.e., quality s.e.)``
+    (s.e. 0 for one seed)."""
+    out = []
+    for same in zip(*per_seed):
+        cost, quality = (Estimate.of(values) for values in zip(*same))
+        out.append((cost.mean, quality.mean, 0.0 if cost.n < 2 else cost.se, 0.0 if quality.n < 2 else quality.se))
+    return out

@@ -50,8 +50,9 @@ import torch
 from ..cuda_graphs import WARMUP, CapturedStep
 from ..models.acm import Gate, Learners
 from ..models.transformer import MLP
+from ..timing import median, steady_heap, time_rounds
 from ..training import cores, default_device, num_threads
-from . import median, steady_heap, time_rounds, write_result
+from . import write_result
 
 N, GATE_HIDDEN = 4, 16
 LAYERS = {  # width, hidden, images, tokens per image, dtype

@@ -32,8 +32,9 @@ from ..experiments.hyper_ut import build, loss_fn
 from ..profiles import by_profile
 from ..sizes.hyper_ut import MODEL, SIZES
 from ..tasks import cpvr
+from ..timing import time_interleaved, time_it
 from ..training import TrainConfig, cores, default_device, make_optimizer, num_threads, optimizer_step
-from . import time_interleaved, time_it, write_result
+from . import write_result
 
 BATCH, LENGTH, ROUNDS = 256, 12, 3
 BENCH_MODEL = dict(MODEL, dim=128, heads=4, steps=12)

@@ -18,8 +18,9 @@ from ..models import acm
 from ..models.acm_phases import finetune_loss
 from ..models.acmize import acmize
 from ..models.vit import ViT
+from ..timing import median, time_rounds
 from ..training import num_threads
-from . import median, time_rounds, write_result
+from . import write_result
 
 BATCH, TOKENS = 32, 65
 

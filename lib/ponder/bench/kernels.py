@@ -19,8 +19,9 @@ from collections.abc import Callable
 import torch
 from torch.profiler import ProfilerActivity, profile
 
+from ..timing import synchronize
 from ..training import default_device, num_threads
-from . import acm, synchronize, train, write_result
+from . import acm, train, write_result
 
 WARMUP, REPEATS, TOP = 3, 5, 12
 

@@ -32,8 +32,9 @@ from ..ensemble import Stacked
 from ..experiments import hyper_ut
 from ..profiles import by_profile
 from ..tasks import cpvr
+from ..timing import median, time_rounds
 from ..training import TrainConfig, default_device, num_threads
-from . import median, time_rounds, write_result
+from . import write_result
 
 KINDS = ("transformer", "ut", "hyper")  # fixed depth: no data-dependent halting
 SEEDS = 3

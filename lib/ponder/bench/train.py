@@ -17,7 +17,7 @@ times real training steps (data generation, forward, backward, clipping, AdamW) 
   :data:`SEEDS` runs trained together in one step (:mod:`ponder.ensemble`), for the families whose
   seeds a profile trains that way (:data:`TOGETHER`);
 * ``data_s``: seconds per step spent on the batch on the CPU: generating it, or for the C-PVR
-  families reading it from the runs' training stream (:mod:`ponder.tasks.streams`, drawn once in the
+  families reading it from the runs' training stream (:mod:`ponder.streams`, drawn once in the
   warm-up);
 * the same for the variants of :data:`VARIANTS`, to decide whether the gpu profile's runs should
   train that way: the forward in bfloat16 autocast (rows ``"bf16 ..."``; their limit stays the
@@ -55,8 +55,9 @@ from ..models.vit import ViT
 from ..profiles import by_profile
 from ..runs import write_json
 from ..tasks import fuzzy, images, parity, sraven, text
+from ..timing import synchronize
 from ..training import TrainConfig, default_device, make_optimizer, num_threads, update_function
-from . import RESULTS, synchronize, write_result
+from . import RESULTS, write_result
 
 STEPS, WARMUP = 60, 10
 RESULT = RESULTS / "train.json"

@@ -14,7 +14,6 @@ import torch.nn.functional as F
 from torch import nn
 
 from .. import parallel
-from ..analysis.verdicts import Estimate
 from ..checks import check_choice, check_fraction
 from ..compilation import compiled
 from ..models import acmize as acmize_lib
@@ -678,16 +677,6 @@ def realised_betas(profile: str, seed: int = 0, task: str = "digits"):
             for b in budgets(profile, task)
         ]
     )
-
-
-def mean_points(per_seed: list[list[tuple[float, float]]]) -> list[tuple[float, float, float, float]]:
-    """Point by point over seeds (the same setting at each index): ``(cost, quality, cost s.e., quality s.e.)``
-    (s.e. 0 for one seed)."""
-    out = []
-    for same in zip(*per_seed):
-        cost, quality = (Estimate.of(values) for values in zip(*same))
-        out.append((cost.mean, quality.mean, 0.0 if cost.n < 2 else cost.se, 0.0 if quality.n < 2 else quality.se))
-    return out
 
 
 # -- checks of the claims ------------------------------------------------------------------------

@@ -29,7 +29,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from .. import ensemble, parallel
+from .. import ensemble, parallel, streams
 from ..checks import check_choice
 from ..models.classifier import ACTDepth, Classifier, FixedDepth, LayerStack, SequenceEmbedding
 from ..models.film import FiLMCore
@@ -39,7 +39,7 @@ from ..models.universal import UniversalCore
 from ..profiles import by_profile
 from ..runs import Run
 from ..sizes.hyper_ut import SIZES
-from ..tasks import cpvr, cpvr_decoys, streams
+from ..tasks import cpvr, cpvr_decoys
 from ..training import TrainConfig, default_device, train_run
 
 # No fixed-depth UT+FiLM: it answers none of the questions (FiLM is ours, not a baseline of the paper;
@@ -111,13 +111,13 @@ def sample(
     return cpvr_decoys.sample(n, length, hops, seed)[:3]
 
 
-STREAM = "ponder.tasks.cpvr_decoys:sample"  # what a C-PVR run's training stream draws (ponder.tasks.streams)
+STREAM = "ponder.tasks.cpvr_decoys:sample"  # what a C-PVR run's training stream draws (ponder.streams)
 
 
 def training_batches(cfg: TrainConfig, length: int, hops: Sequence[int]):
     """``batches(step)``: the ``x, hops, label`` of :func:`sample` at each step of a run trained with
-    ``cfg`` (its seed for ``step``: :func:`ponder.tasks.streams.seed_of`), read from the training
-    stream that every C-PVR run of that seed, task and length draws (:mod:`ponder.tasks.streams`)."""
+    ``cfg`` (its seed for ``step``: :func:`ponder.streams.seed_of`), read from the training
+    stream that every C-PVR run of that seed, task and length draws (:mod:`ponder.streams`)."""
     stream = streams.batches(
         STREAM, dict(n=cfg.batch_size, length=length, hops=tuple(hops)), cfg.seed, cfg.steps, cpvr_decoys.VERSION
     )
@@ -127,7 +127,7 @@ def training_batches(cfg: TrainConfig, length: int, hops: Sequence[int]):
 def stream_chunks(profile: str, seed: int = 0, depth_grid: bool = False) -> list[parallel.Job]:
     """Jobs that draw the training streams of the profile's C-PVR runs on its seeds: of the main
     task (hut-3 ... hut-10 and the survey), or of hut-2's depth grid; drawn before the runs, on
-    every core (:func:`ponder.tasks.streams.chunk_jobs`)."""
+    every core (:func:`ponder.streams.chunk_jobs`)."""
     sizes = by_profile(SIZES, profile)
     hops, steps = (
         (sizes["depth_grid"]["hops"], sizes["depth_grid"]["steps"])

@@ -25,7 +25,6 @@ import torch
 import torch.nn.functional as F
 
 from .. import parallel
-from ..bench import time_it
 from ..models.calm import CALMClassifier, early_exit_loss
 from ..models.classifier import Classifier, FixedDepth, SequenceEmbedding
 from ..models.mod import MoDStack, block_macs, mod_macs
@@ -33,6 +32,7 @@ from ..models.pondernet import PonderClassifier, kl_to_prior, reconstruction_los
 from ..profiles import by_profile
 from ..runs import Run
 from ..sizes.survey import SURVEY
+from ..timing import time_it
 from ..training import default_device, num_threads, train_run
 from . import hyper_ut, survey_parity
 from .hyper_ut import build, parameter_count, per_hop, test_set

@@ -26,8 +26,8 @@ from functools import lru_cache, partial
 import numpy as np
 import torch
 
-from .. import runs
-from ..checks import check_int
+from . import runs
+from .checks import check_int
 
 CHUNK = 500  # steps per data set (fewer for streams of fewer steps): a run reads the chunks it needs
 
@@ -95,7 +95,7 @@ def _dataset(sampler: str, knobs: tuple, seed: int, version: str, chunk: int, in
     """The chunk as a ``datasets.Dataset``, drawn first if the data cache lacks it."""
     from datasets.io.generator import GeneratorDatasetInputStream
 
-    from ..paths import data_cache_dir
+    from .paths import data_cache_dir
 
     gen_kwargs = {"sampler": sampler, "knobs": knobs, "seed": seed, "version": version, "chunk": chunk, "index": index}
     reader = GeneratorDatasetInputStream(generator=_rows, gen_kwargs=gen_kwargs, cache_dir=str(data_cache_dir()))
