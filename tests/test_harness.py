@@ -384,7 +384,7 @@ def first_runs(profile: str, monkeypatch) -> set[tuple[str, str]]:
     seen = set()
     original = runs.Run.__init__
 
-    def record(self, name, config, profile, code=None):
+    def record(self, name, config, profile, code=()):
         original(self, name, config, profile, code=code)
         seen.add((name, self.key))
         raise _Keyed

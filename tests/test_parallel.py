@@ -12,7 +12,7 @@ from multiprocessing import get_context
 import pytest
 import torch
 
-from ponder import parallel
+from ponder import experiments, parallel
 from ponder.experiments import hyla as H
 from ponder.runs import NotCached, only_cached
 from ponder.training import num_threads
@@ -98,10 +98,9 @@ def test_notebook_job_lists_name_known_notebooks():
 
     assert set(H.jobs("smoke")) == {"hyla_ablations", "hyla_fuzzy", "hyla_latent", "hyla_lm", "hyla_sraven"}
     assert set(acm.jobs("smoke")) == {"acm_vit", "acm_ablations", "acm_speech"}
-    with pytest.raises(ValueError, match="notebook"):
-        H.prefetch("smoke", "hyla_nope")
-    with pytest.raises(ValueError, match="notebook"):
-        acm.prefetch("smoke", "acm_nope")
+    for notebook in ("hyla_nope", "acm_nope"):
+        with pytest.raises(ValueError, match="notebook"):
+            experiments.prefetch("smoke", notebook)
 
 
 def test_acm_runs_downstream_of_the_base_are_the_same_from_a_worker_and_in_process(tmp_path, monkeypatch):

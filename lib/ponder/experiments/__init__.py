@@ -1,61 +1,72 @@
-"""Train every cached run without plotting: ``python -m ponder.experiments --profile paper``.
+"""What each notebook trains, one module per experiment; ``python -m ponder.experiments --profile paper``
+trains every run without plotting.
 
-Each experiment module registers a ``train_all(profile, seed)`` in :data:`REGISTRY`; the
-notebooks call the same functions, so they find the runs in the cache. Under ``torchrun``
-every registered run trains with DistributedDataParallel::
+Every module of :data:`MODULES` has the same protocol:
+
+* ``jobs(profile, seed)``: ``{notebook: [jobs]}``, the runs each of its notebooks trains ahead
+  (:mod:`ponder.parallel`; a notebook's other runs train in its own cells);
+* ``upstream(profile, seed)``, where its runs read shared work: ``{notebook: [jobs]}``, the runs
+  (ACM's base models and phases I-II) or training streams (C-PVR) those jobs read, made first;
+* ``train_all(profile, seed)``: every run its notebooks need (``make results``).
+
+The notebooks call :func:`prefetch` and then the same functions, so they find the runs in the
+cache. Under ``torchrun`` every run trains with DistributedDataParallel::
 
     torchrun --nproc_per_node=8 -m ponder.experiments --profile paper
 """
 
 import argparse
 import importlib
+from types import ModuleType
 
 import torch.distributed as dist
 
+from .. import parallel
+from ..checks import check_choice
 from ..profiles import PROFILES, check_device
 
-# name -> "module:function", imported only when run
-REGISTRY: dict[str, str] = {
-    "acm": "ponder.experiments.acm:train_all",
-    "survey": "ponder.experiments.survey:train_all",
-    "hyla": "ponder.experiments.hyla:train_all",
-    "hyper_ut": "ponder.experiments.hyper_ut:train_all",
-    "hyper_ut_scratchpad": "ponder.experiments.hyper_ut_scratchpad:train_all",
-    "hyper_ut_vision": "ponder.experiments.hyper_ut_vision:train_all",
-}
+MODULES = ("hyper_ut", "hyper_ut_scratchpad", "hyper_ut_vision", "survey", "survey_parity", "hyla", "acm")
+
+
+def experiment(name: str) -> ModuleType:
+    """The experiment module ``name`` of :data:`MODULES`, imported when first asked for."""
+    return importlib.import_module(f"{__name__}.{check_choice('experiment', name, MODULES)}")
+
+
+def _by_notebook(part: str, profile: str, seed: int) -> dict[str, list]:
+    found = {}
+    for name in MODULES:
+        by_notebook = getattr(experiment(name), part, None)
+        found |= by_notebook(profile, seed) if by_notebook else {}
+    return found
 
 
 def notebook_jobs(profile: str, seed: int = 0) -> dict[str, list]:
-    """``{notebook: the jobs that train its runs}`` for every notebook whose runs can be trained
-    ahead (:mod:`ponder.parallel`); the others train in their own cells."""
-    from . import acm, hyla, hyper_ut, hyper_ut_scratchpad, hyper_ut_vision, survey, survey_parity
+    """``{notebook: the jobs that train its runs}`` for every notebook whose runs can be trained ahead."""
+    return _by_notebook("jobs", profile, seed)
 
-    return {
-        **hyper_ut.jobs(profile, seed),
-        **hyper_ut_scratchpad.jobs(profile, seed),
-        **hyper_ut_vision.jobs(profile, seed),
-        **survey.jobs(profile, seed),
-        "survey_parity": survey_parity.jobs(profile, seed),
-        **hyla.jobs(profile, seed),
-        **acm.jobs(profile, seed),
-    }
+
+def upstream_jobs(profile: str, seed: int = 0) -> dict[str, list]:
+    """``{notebook: the shared runs or streams its jobs read}`` for the notebooks that have them."""
+    return _by_notebook("upstream", profile, seed)
+
+
+def prefetch(profile: str, notebook: str, seed: int = 0) -> int:
+    """Train a notebook's runs ahead, side by side, one per core (:func:`ponder.parallel.prefetch`):
+    what they read first, then each job as soon as that is there. Returns how many were trained."""
+    jobs = notebook_jobs(profile, seed)
+    todo = jobs[check_choice("notebook", notebook, tuple(jobs))]
+    shared = upstream_jobs(profile, seed).get(notebook)
+    return parallel.prefetch([], after=[(shared, todo)]) if shared else parallel.prefetch(todo)
 
 
 def training(profile: str, seed: int = 0, notebooks: list[str] | None = None) -> tuple[list, list, dict[str, list]]:
     """The runs of the named notebooks (default: all that train ahead), for :func:`ponder.parallel.plan`:
-    the independent jobs; the groups ``(shared upstream, jobs built on it)``, one per ACM notebook
-    (its base models and phases I-II, then its runs) and per C-PVR notebook (the training streams
-    its runs read, then its runs); and ``{notebook: every job it needs}``. ``make figures`` trains
-    them in one pool over all the notebooks, which executes each notebook as soon as its runs are
-    there (:func:`ponder.notebooks.run`)."""
-    from . import acm, hyper_ut, survey
-
-    todo = notebook_jobs(profile, seed)
-    upstream = {
-        **{n: acm.upstream(profile, n, seed) for n in acm.jobs(profile, seed)},
-        **hyper_ut.upstream(profile, seed),
-        **survey.upstream(profile, seed),
-    }
+    the independent jobs; the groups ``(shared upstream, jobs built on it)``, one per notebook with an
+    ``upstream``; and ``{notebook: every job it needs}``. ``make figures`` trains them in one pool over
+    all the notebooks, which executes each notebook as soon as its runs are there
+    (:func:`ponder.notebooks.run`)."""
+    todo, upstream = notebook_jobs(profile, seed), upstream_jobs(profile, seed)
     names = [n for n in (notebooks or todo) if n in todo]
     groups = [(upstream[n], todo[n]) for n in names if n in upstream]
     independent = [job for n in names if n not in upstream for job in todo[n]]
@@ -64,17 +75,13 @@ def training(profile: str, seed: int = 0, notebooks: list[str] | None = None) ->
 
 
 def train_all(profile: str, seed: int = 0, names: list[str] | None = None) -> None:
-    """Train the runs of the named experiments (default: all registered)."""
-    names = names or list(REGISTRY)
-    unknown = [n for n in names if n not in REGISTRY]
-    if unknown:
-        raise ValueError(f"unknown experiment(s) {unknown}; choose from {sorted(REGISTRY)}")
+    """Train the runs of the named experiments (default: every module of :data:`MODULES`)."""
+    names = names or list(MODULES)
     for name in names:
-        module, function = REGISTRY[name].split(":")
+        check_choice("experiment", name, MODULES)
+    for name in names:
         print(f"[{profile}] training {name}", flush=True)
-        getattr(importlib.import_module(module), function)(profile, seed)
-    if not names:
-        print("no experiment trains a model yet")
+        experiment(name).train_all(profile, seed)
 
 
 def main(argv: list[str] | None = None) -> None:

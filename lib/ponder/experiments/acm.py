@@ -29,6 +29,7 @@ from ..runs import Run
 from ..sizes.acm import SIZES, SPEECH_SIZES
 from ..tasks import images, speech
 from ..training import TrainConfig, default_device, train_run
+from . import prefetch
 
 TASKS = ("digits", "speech")
 TEST_COPIES = (
@@ -625,26 +626,20 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     }
 
 
-def upstream(profile: str, notebook: str, seed: int = 0) -> list[parallel.Job]:
-    """The runs the jobs of an ACM notebook share: its task's base model and phases I-II, per seed."""
-    check_choice("notebook", notebook, tuple(jobs(profile, seed)))
-    task = "speech" if notebook == "acm_speech" else "digits"
-    return [partial(gates_pretrained, profile, s, task=task) for s in seeds(profile, seed)]
-
-
-def prefetch(profile: str, notebook: str, seed: int = 0) -> None:
-    """Train the runs of an ACM notebook: its :func:`upstream` (side by side), then the notebook's
-    jobs side by side, one per core (:mod:`ponder.parallel`)."""
-    shared = upstream(profile, notebook, seed)
-    parallel.prefetch(shared)
-    for job in shared:
-        job()
-    parallel.prefetch_notebook(jobs(profile, seed), notebook)
+def upstream(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
+    """The runs the jobs of each ACM notebook share: its task's base model and phases I-II, per seed."""
+    return {
+        notebook: [
+            partial(gates_pretrained, profile, s, task="speech" if notebook == "acm_speech" else "digits")
+            for s in seeds(profile, seed)
+        ]
+        for notebook in jobs(profile, seed)
+    }
 
 
 def train_all(profile: str, seed: int = 0) -> None:
     """Every run the ACM notebooks need."""
-    parallel.train_notebooks(jobs(profile, seed), lambda notebook: prefetch(profile, notebook, seed))
+    parallel.train_notebooks(jobs(profile, seed), partial(prefetch, profile, seed=seed))
 
 
 # -- acm-3: accuracy vs MACs over seeds ---------------------------------------------------------

@@ -32,6 +32,7 @@ from ..runs import Run
 from ..sizes.hyla import FUZZY, MAIN_KINDS, SRAVEN, SWEEPS, TEXT, TUNING, Fuzzy, Sraven, Text
 from ..tasks import fuzzy, sraven, text
 from ..training import TrainConfig
+from . import prefetch
 
 
 def train_config(s, seed: int) -> TrainConfig:
@@ -446,11 +447,6 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     }
 
 
-def prefetch(profile: str, notebook: str, seed: int = 0) -> None:
-    """Train a notebook's runs side by side, one per core (:mod:`ponder.parallel`)."""
-    parallel.prefetch_notebook(jobs(profile, seed), notebook)
-
-
 def train_all(profile: str, seed: int = 0) -> None:
     """Every run of the HYLA notebooks."""
-    parallel.train_notebooks(jobs(profile, seed), lambda notebook: prefetch(profile, notebook, seed))
+    parallel.train_notebooks(jobs(profile, seed), partial(prefetch, profile, seed=seed))

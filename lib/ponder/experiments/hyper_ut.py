@@ -401,13 +401,6 @@ def upstream(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     return {"hyper_ut": main, "hyper_ut_depth": stream_chunks(profile, seed, depth_grid=True), "hyper_ut_modules": main}
 
 
-def prefetch(profile: str, notebook: str, seed: int = 0) -> None:
-    """Draw a notebook's training streams, then train its runs side by side, one per core (or sharing
-    the GPU): :mod:`ponder.parallel`."""
-    parallel.prefetch_notebook(upstream(profile, seed), notebook)
-    parallel.prefetch_notebook(jobs(profile, seed), notebook)
-
-
 @torch.no_grad()
 def routing(profile: str, seed: int = 0) -> pd.DataFrame:
     """hut-6: Hyper-UT's routing weights over the pool, per step and test hop count.

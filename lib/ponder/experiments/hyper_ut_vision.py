@@ -159,10 +159,5 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     }
 
 
-def prefetch(profile: str, notebook: str = "hyper_ut_vision", seed: int = 0) -> None:
-    """Train the notebook's runs side by side, one per core: :mod:`ponder.parallel`."""
-    parallel.prefetch_notebook(jobs(profile, seed), notebook)
-
-
 def train_all(profile: str, seed: int = 0) -> None:
     comparison(profile, seed)

@@ -344,16 +344,8 @@ def upstream(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     return dict.fromkeys(jobs(profile, seed), hyper_ut.stream_chunks(profile, seed))
 
 
-def prefetch(profile: str, notebook: str, seed: int = 0) -> None:
-    """Draw a survey notebook's training streams, then train its C-PVR runs side by side, one per
-    core: :mod:`ponder.parallel`."""
-    parallel.prefetch_notebook(upstream(profile, seed), notebook)
-    parallel.prefetch_notebook(jobs(profile, seed), notebook)
-
-
 def train_all(profile: str, seed: int = 0) -> None:
     """Every run the survey notebooks need (the Hyper-UT models come from ``hyper_ut``'s cache)."""
-    survey_parity.train_all(profile, seed)
     exit_sweep(profile, seed)
     mod_frame(profile, seed)
     train_pondernet(profile, seed)

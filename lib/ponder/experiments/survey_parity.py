@@ -37,6 +37,7 @@ from ..runs import Run
 from ..sizes.survey_parity import PARITY
 from ..tasks import parity
 from ..training import TrainConfig, default_device
+from . import prefetch
 
 KNOBS = {"act": "tau", "pondernet": "lambda_p"}  # the hyper-parameter each method's grid varies
 LABELS = {"act": "ACT", "pondernet": "PonderNet"}
@@ -142,21 +143,14 @@ def control_runs(profile: str, seed: int = 0) -> dict[int, parallel.Job]:
     }
 
 
-def jobs(profile: str, seed: int = 0) -> list[parallel.Job]:
-    """Every survey-1 run, as jobs for :func:`ponder.parallel.prefetch`."""
-    return [*grid_runs(profile, seed).values(), *control_runs(profile, seed).values()]
-
-
-def prefetch(profile: str, seed: int = 0) -> None:
-    """Train survey-1's runs side by side, one per core (or sharing the GPU): :mod:`ponder.parallel`."""
-    parallel.prefetch(jobs(profile, seed))
+def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
+    """Every survey-1 run, as the survey_parity notebook's jobs for :func:`ponder.parallel.prefetch`."""
+    return {"survey_parity": [*grid_runs(profile, seed).values(), *control_runs(profile, seed).values()]}
 
 
 def train_all(profile: str, seed: int = 0) -> None:
     """Every survey-1 run: side by side, then each loaded (or trained, if a worker left it)."""
-    prefetch(profile, seed)
-    for job in jobs(profile, seed):
-        job()
+    parallel.train_notebooks(jobs(profile, seed), partial(prefetch, profile, seed=seed))
 
 
 # -- what the notebook reads --------------------------------------------------------------------
