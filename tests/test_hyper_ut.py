@@ -10,10 +10,11 @@ from ponder.models.hyper import HyperCore, Router
 from ponder.models.transformer import Block
 from ponder.models.universal import UniversalCore
 from ponder.profiles import PROFILES, by_profile
+from ponder.sizes.hyper_ut import MODEL
 from ponder.tasks import cpvr, cpvr_decoys
 
 DIM, HEADS, STEPS, LENGTH = 16, 2, 4, 8
-SMALL = dict(H.MODEL, dim=DIM, heads=HEADS, steps=STEPS, pool_size=4, code_dim=8, rank=2)
+SMALL = dict(MODEL, dim=DIM, heads=HEADS, steps=STEPS, pool_size=4, code_dim=8, rank=2)
 
 
 def states(batch=5, tokens=LENGTH + 1, seed=0):
@@ -52,7 +53,7 @@ def test_act_kinds_hold_the_halting_unit_for_part_of_training_and_every_kind_cap
     H.train_cpvr("ut_act", "smoke", 0)
     H.train_cpvr("ut", "smoke", 0)
     (act_cfg, act_capture), (ut_cfg, ut_capture) = seen["hut/cpvr/ut_act"], seen["hut/cpvr/ut"]
-    assert (act_cfg.hold, act_cfg.hold_for) == ("depth.halting", H.MODEL["act_hold"]) and ut_cfg.hold == ""
+    assert (act_cfg.hold, act_cfg.hold_for) == ("depth.halting", MODEL["act_hold"]) and ut_cfg.hold == ""
     assert act_capture and ut_capture
     assert any(name.startswith("depth.halting") for name, _ in H.build("ut_act", LENGTH, SMALL).named_parameters())
 
@@ -277,7 +278,7 @@ def test_image_act_kinds_hold_the_halting_unit_as_on_cpvr(monkeypatch):
     for kind in ("ut_act", "hyper_act"):
         assert (seen[f"hut/vision/{kind}"].hold, seen[f"hut/vision/{kind}"].hold_for) == (
             "depth.halting",
-            H.MODEL["act_hold"],
+            MODEL["act_hold"],
         )
     assert seen["hut/vision/transformer"].hold == ""
 
