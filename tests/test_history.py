@@ -8,8 +8,8 @@ import pytest
 
 from ponder.paths import ROOT
 
-LOG_WORDS = ("session", "lease")  # a numbered one of these is a work log's, not the product's
-DIARY = re.compile(rf"\b(?:{'|'.join(LOG_WORDS)})s? \d+|\bfound (?:here|earlier)\b", re.IGNORECASE)
+PERIOD_WORDS = ("session", "lease")  # "<word> <number>" dates a sentence; the project states what is, not when
+DIARY = re.compile(rf"\b(?:{'|'.join(PERIOD_WORDS)})s? \d+|\bfound (?:here|earlier)\b", re.IGNORECASE)
 SUFFIXES = (".md", ".py", ".ipynb", ".sh", ".cfg", ".toml", ".yml", ".cff")
 
 
@@ -25,12 +25,12 @@ def diary_lines(text: str) -> list[str]:
 
 
 def test_the_pattern_finds_a_diary_and_spares_plain_words():
-    numbered = [f"measured in {word} {n}" for n, word in enumerate(LOG_WORDS, 3)] + [
-        f"{LOG_WORDS[0].upper()}S {5}-{9}",
+    numbered = [f"measured in {word} {n}" for n, word in enumerate(PERIOD_WORDS, 3)] + [
+        f"{PERIOD_WORDS[0].upper()}S {5}-{9}",
         "as found earlier",
     ]
     assert diary_lines("\n".join(numbered)) == numbered
-    plain = [f"a papermill {LOG_WORDS[0]}", f"the {LOG_WORDS[1]} tooling", f"{4} {LOG_WORDS[0]}s of work"]
+    plain = [f"a papermill {PERIOD_WORDS[0]}", f"the {PERIOD_WORDS[1]} tooling", f"{4} {PERIOD_WORDS[0]}s of work"]
     assert diary_lines("\n".join(plain)) == []
 
 
