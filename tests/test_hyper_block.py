@@ -22,7 +22,7 @@ def block_of_entry(core: HyperBlockCore, entry: int) -> Block:
     plain.norm2.load_state_dict(core.norm2.state_dict())
     linears = {name: getattr(plain.attn, name) for name in ATTENTION} | {"fc1": plain.mlp.fc1, "fc2": plain.mlp.fc2}
     with torch.no_grad():
-        for name, (weight, bias) in core.weights(core.router.pool).items():
+        for name, (weight, bias) in core.weights(core.router.pool / core.router.code_norm).items():
             linears[name].weight.copy_(weight[entry].T)  # the core keeps W^T
             linears[name].bias.copy_(bias[entry])
     return plain
@@ -43,7 +43,9 @@ def test_one_hot_routing_runs_the_block_of_that_entry(entry, monkeypatch):
     torch.manual_seed(0)
     core = HyperBlockCore(DIM, HEADS, STEPS, pool_size=POOL, code_dim=CODE)
     one_hot = torch.eye(POOL)[entry].expand(5, -1)
-    monkeypatch.setattr(core.router, "forward", lambda summary, step_vector: (one_hot, one_hot @ core.router.pool))
+    monkeypatch.setattr(
+        core.router, "forward", lambda h, step_vector: (one_hot, one_hot @ core.router.pool / core.router.code_norm)
+    )
     h = states()
     torch.testing.assert_close(
         core.step(h, 1), block_of_entry(core, entry)(h + core.step_embedding.weight[1]), **TOLERANCE
@@ -87,15 +89,15 @@ def test_gradients_reach_every_pool_entry_generator_and_the_router():
 
 def test_act_runs_it_compacted_on_subsets_as_it_does_masked():
     torch.manual_seed(0)
-    core = HyperBlockCore(DIM, HEADS, STEPS, pool_size=POOL, code_dim=CODE)
+    core = HyperBlockCore(DIM, HEADS, STEPS, pool_size=POOL, code_dim=CODE, spread=1.0)  # entries far apart
     h = states(batch=16)
     subset = torch.tensor([11, 0, 3])  # what compaction runs a step on
     torch.testing.assert_close(core.step(h[subset], 2), core.step(h, 2)[subset], **TOLERANCE)
     runs = {}
     for compact in (False, True):
         torch.manual_seed(1)  # the same halting unit for both
-        depth = ACTDepth(DIM, bias=-1.0, compact=compact)
-        torch.nn.init.normal_(depth.halting.linear.weight, std=1.0)
+        depth = ACTDepth(DIM, bias=1.0, compact=compact)
+        torch.nn.init.normal_(depth.halting.linear.weight, std=0.5)
         runs[compact] = depth(core, h)
     assert runs[True].steps.unique().numel() > 1  # the examples really halt at different steps
     for field in ("state", "steps", "ponder", "halting"):
@@ -116,6 +118,48 @@ def test_bad_parameters_raise_naming_them():
         HyperBlockCore(DIM, HEADS, STEPS, pool_size=0)
     with pytest.raises(ValueError, match="heads"):
         HyperBlockCore(DIM, 3, STEPS)
+    with pytest.raises(ValueError, match="spread"):
+        HyperBlockCore(DIM, HEADS, STEPS, spread=-0.1)
+
+
+def shared_block(core: HyperBlockCore) -> Block:
+    """A plain ``Block`` with the core's norms and its shared base weights ``W^0, b^0``."""
+    plain = Block(DIM, HEADS)
+    plain.norm1.load_state_dict(core.norm1.state_dict())
+    plain.norm2.load_state_dict(core.norm2.state_dict())
+    linears = {name: getattr(plain.attn, name) for name in ATTENTION} | {"fc1": plain.mlp.fc1, "fc2": plain.mlp.fc2}
+    for name, generator in core.generators.items():
+        linears[name].load_state_dict(generator.base.state_dict())
+    return plain
+
+
+def test_at_spread_zero_it_starts_as_the_ut_whatever_the_routing():
+    torch.manual_seed(0)
+    core = HyperBlockCore(DIM, HEADS, STEPS, pool_size=POOL, code_dim=CODE, spread=0.0)
+    plain, h = shared_block(core), states()
+    for t in range(STEPS):
+        torch.testing.assert_close(core.step(h, t), plain(h + core.step_embedding.weight[t]), **TOLERANCE)
+    assert not torch.allclose(core.last_routing[0], core.last_routing[1])  # the routing differs, the block does not
+
+
+def test_the_default_spread_keeps_every_entry_near_the_shared_block():
+    torch.manual_seed(0)
+    core = HyperBlockCore(32, 4, STEPS, pool_size=16, code_dim=16)
+    entries = core.weights(core.router.pool / core.router.code_norm)
+    for name, generator in core.generators.items():
+        delta = entries[name][0] - generator.base.weight.T  # [N, in, out]
+        ratio = (delta.std() / generator.base.weight.std()).item()
+        assert 0.07 < ratio < 0.13, (name, ratio)  # spread 0.1 of the nn.Linear init's scale
+
+
+def test_without_the_step_the_router_routes_a_state_alike_at_every_step():
+    torch.manual_seed(0)
+    core = HyperBlockCore(DIM, HEADS, STEPS, pool_size=POOL, code_dim=CODE, router_step=False)
+    h = states()
+    core.step(h, 0)
+    first = core.last_routing
+    core.step(h, 3)
+    torch.testing.assert_close(core.last_routing, first)
 
 
 def test_state_saves_and_loads():

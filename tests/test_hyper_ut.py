@@ -1,5 +1,7 @@
 """Hyper-UT's models: shapes, equivalences and ACT invariants (hut-2 … hut-10)."""
 
+import math
+
 import pytest
 import torch
 
@@ -12,6 +14,7 @@ from ponder.models.universal import UniversalCore
 from ponder.profiles import PROFILES, by_profile
 from ponder.sizes.hyper_ut import MODEL
 from ponder.tasks import cpvr, cpvr_decoys
+from ponder.training import TrainConfig, make_optimizer, optimizer_step, train
 
 DIM, HEADS, STEPS, LENGTH = 16, 2, 4, 8
 SMALL = dict(MODEL, dim=DIM, heads=HEADS, steps=STEPS, pool_size=4, code_dim=8, rank=2)
@@ -147,7 +150,7 @@ def test_pool_of_one_equals_a_shared_block_with_the_generated_weights():
     torch.manual_seed(0)
     core = HyperCore(DIM, HEADS, STEPS, pool_size=1, code_dim=8, rank=2)
     randomize_hypernetwork(core)
-    w1, w2 = core.hyper.weights(core.block.mlp, core.router.pool)  # the only code there is
+    w1, w2 = core.hyper.weights(core.block.mlp, core.router.pool / core.router.code_norm)  # the only code there is
     plain = Block(DIM, HEADS)
     plain.load_state_dict(core.block.state_dict())
     with torch.no_grad():
@@ -180,12 +183,31 @@ def test_hyper_weights_are_per_example_and_routing_is_a_distribution():
 def test_router_is_single_head_attention_over_the_pool():
     torch.manual_seed(0)
     router = Router(DIM, pool_size=3, code_dim=4)
-    summary, step = torch.randn(2, DIM), torch.randn(DIM)
-    alpha, z = router(summary, step)
+    h, step = torch.randn(2, 5, DIM), torch.randn(DIM)
+    alpha, z = router(h, step)
+    summary = (h + step).mean(1)
     q = router.query(torch.cat([summary, step.expand(2, -1)], -1))
     k = router.key(router.pool)
     torch.testing.assert_close(alpha, torch.softmax(q @ k.T / 2.0, -1))
-    torch.testing.assert_close(z, alpha @ router.pool)
+    torch.testing.assert_close(z, alpha @ router.pool / (math.sqrt(2 / math.pi) * 4))
+
+
+def test_router_without_the_step_reads_only_the_state():
+    torch.manual_seed(0)
+    router = Router(DIM, pool_size=3, code_dim=4, reads_step=False)
+    h = torch.randn(2, 5, DIM)
+    a, _ = router(h, torch.randn(DIM))
+    b, _ = router(h, torch.randn(DIM))
+    torch.testing.assert_close(a, b)  # the step changes nothing
+    q = router.query(h.mean(1))
+    torch.testing.assert_close(a, torch.softmax(q @ router.key(router.pool).T / 2.0, -1))
+
+
+def test_the_code_norm_is_the_mean_l1_norm_of_a_pool_entry_at_init():
+    torch.manual_seed(0)
+    router = Router(DIM, pool_size=4096, code_dim=16)
+    mean_l1 = router.pool.detach().abs().sum(-1).mean().item()
+    assert abs(mean_l1 / router.code_norm - 1) < 0.01
 
 
 def test_bad_parameters_raise_naming_them():
@@ -458,3 +480,51 @@ def test_module_apply_reaches_every_submodule_of_a_hyper_ut_model(generator):
     seen = []
     assert model.apply(seen.append) is model
     assert any(type(m).__name__ == "LowRankHead" for m in seen) == (generator == "delta")
+
+
+# -- Hyper-UT trains at the learning rate of the other kinds (the normalised code) -------------
+def generated_fc1(model, x: torch.Tensor) -> torch.Tensor:
+    """The fc1 weights ``[B, in, out]`` (``W^T``) the first step applies to ``x``; the UT's shared ``[1, in, out]``."""
+    core = model.core
+    if not hasattr(core, "generators"):
+        return core.block.mlp.fc1.weight.T[None]
+    _, z = core.router(model.embedding(x), core.step_embedding.weight[0])
+    return core.generators["fc1"](z)[0]
+
+
+def fc1_movement(kind: str, model: dict, steps: int = 5) -> float:
+    """Relative change of the applied fc1 after ``steps`` AdamW updates at lr 6e-3 on one batch."""
+    torch.manual_seed(0)
+    net = H.build(kind, 12, model)
+    optimizer = make_optimizer(net, TrainConfig(steps=100, batch_size=64, lr=6e-3))
+    x, _, y = H.sample(64, 12, (1, 2, 3), seed=1)
+    before = generated_fc1(net, x).detach().clone()
+    for _ in range(steps):
+        optimizer_step(H.loss_fn(0.05)(net, (x, None, y)), net, optimizer, 1.0)
+    return ((generated_fc1(net, x).detach() - before).norm() / before.norm()).item()
+
+
+@pytest.mark.parametrize("pool_size", [1, 16])
+def test_generated_weights_move_about_as_fast_as_a_shared_weight(pool_size):
+    # With the raw code (c = 1) the generated fc1 moved 8.7x (pool of one) and 3.1x (pool of 16)
+    # as far as UT+ACT's shared fc1; with the normalised code 1.8x and 1.1x (the pool of one has
+    # two parameters behind each weight, W^0 and G E_0).
+    model = dict(H.SIZES["cpu"]["model"], pool_size=pool_size)
+    ratio = fc1_movement("hyper_act", model) / fc1_movement("ut_act", model)
+    assert 0.5 < ratio < 2.0, ratio
+
+
+def test_the_pool_of_one_trains_like_ut_act():
+    # Hyper-UT with one pool entry is UT+ACT with its block reparametrised (W^0 + G E_0): its loss
+    # should follow UT+ACT's. Over steps 150-300 (cpu's model, hops 1-3, seed 0) the means are 2.02
+    # (UT+ACT) and 2.03 (pool of one); with the raw code 2.39.
+    def late_loss(kind):
+        torch.manual_seed(0)
+        net = H.build(kind, 12, dict(H.SIZES["cpu"]["model"], pool_size=1))
+        cfg = TrainConfig(
+            steps=300, batch_size=64, lr=6e-3, warmup=0.2, log_every=25, hold="depth.halting", hold_for=0.4
+        )
+        history = train(net, H.loss_fn(0.05), lambda s: H.sample(64, 12, (1, 2, 3), seed=s), cfg)
+        return sum(h["loss"] for h in history if h["step"] >= 150) / sum(h["step"] >= 150 for h in history)
+
+    assert abs(late_loss("hyper_act") - late_loss("ut_act")) < 0.1

@@ -79,9 +79,13 @@ def build(
     elif base == "film":
         core = FiLMCore(dim, heads, steps, ratio)
     elif check_choice("generator", m["generator"], GENERATORS) == "block":
-        core = HyperBlockCore(dim, heads, steps, m["pool_size"], m["code_dim"], ratio, m["summary"])
+        core = HyperBlockCore(
+            dim, heads, steps, m["pool_size"], m["code_dim"], ratio, m["summary"], m["spread"], m["router_step"]
+        )
     else:
-        core = HyperCore(dim, heads, steps, m["pool_size"], m["code_dim"], m["rank"], ratio, m["summary"])
+        core = HyperCore(
+            dim, heads, steps, m["pool_size"], m["code_dim"], m["rank"], ratio, m["summary"], m["router_step"]
+        )
     depth = (
         ACTDepth(dim, m["act_bias"], m["act_eps"], m["act_level"], compact=True) if kind in ACT_KINDS else FixedDepth()
     )

@@ -5,10 +5,11 @@ code generates **every weight and bias of the block's attention (q, k, v, o) and
 fc2)**, per example and step; the two LayerNorms, the step embedding and the router stay shared.
 
 **Routing** is the :class:`~ponder.models.hyper.Router` of ``hyper``: a pool of ``N`` learned
-weight embeddings ``E in R^{N x d_e}`` and single-head attention from ``[summary(h_t); e_t]``::
+weight embeddings ``E in R^{N x d_e}`` and single-head attention from ``[summary(h_{t-1} + e_t); e_t]``
+(or, with ``router_step=False``, from ``summary(h_{t-1})`` alone)::
 
     alpha_t = softmax(q_t (W_k E)^T / sqrt(d_k))      [B, N]      (routing weights)
-    z_t     = alpha_t E                              [B, d_e]    (mixed code)
+    z_t     = alpha_t E / c                          [B, d_e]    (mixed code, normalised by c)
 
 **Generation.** Every linear map ``f`` of the block (``W_f`` is ``[out, in]``, ``b_f`` is
 ``[out]``, as in ``nn.Linear``) has an affine generator, a shared base plus a linear map ``G_f``::
@@ -55,13 +56,14 @@ and backward take 0.8x the time of generating ``[B, out, in]`` and multiplying b
 step 1.2x as much (a permuting copy and one more pass over the weights).
 
 **Initialisation.** ``W^0, b^0`` are initialised as ``nn.Linear`` is, ``U(-1/sqrt(in),
-1/sqrt(in))``, and ``G`` is normal with the std that makes each entry's delta ``G E_i`` (with
-``E ~ N(0, 1)``) ``spread`` times the std of that base init. With the default ``spread = 1``
-the ``N`` entries differ from one another as much as independent ``nn.Linear`` inits do, so
-the router sees ``N`` different blocks from the first step, while their common part ``W^0``
-keeps the mixed weights at 1 to ``sqrt(2)`` times the ``nn.Linear`` scale whatever ``alpha``
-is (a uniform ``alpha`` shrinks the delta by ``1/sqrt(N)``, a one-hot one not at all): the
-block starts as a standard-initialised block.
+1/sqrt(in))``, and ``G`` is normal with the std that makes each entry's delta ``G E_i / c`` (with
+``E ~ N(0, 1)`` and the router's ``c``) ``spread`` times the std of that base init. With
+``spread = 1`` the ``N`` entries would differ from one another as much as independent
+``nn.Linear`` inits do. The default, ``spread = 0.1``, starts every entry within a tenth of that
+scale of the shared ``W^0``: Hyper-UT starts as the UT with its block ``W^0`` (exactly at
+``spread = 0``, tested), and the entries part as training finds a use for them. The code's
+normalisation by ``c`` (see :mod:`ponder.models.hyper`) makes a step on ``G`` move the generated
+weights about as far as a step on ``W^0`` moves them.
 """
 
 import math
@@ -70,8 +72,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..checks import check_choice
-from .hyper import SUMMARIES, Router
+from .hyper import Router
 from .transformer import attend
 
 # The attention's generated linear maps, named as in ``ponder.models.transformer.SelfAttention``
@@ -91,13 +92,15 @@ class GeneratedLinear(nn.Module):
     """The weights of an ``nn.Linear(fan_in, fan_out)`` as an affine map of a code ``z`` ``[B, d_e]``.
 
     ``W(z) = W^0 + G z`` and ``b(z) = b^0 + g z`` ``[B, fan_out]``; the base ``W^0, b^0`` is the
-    ``nn.Linear`` ``base``; ``G`` is kept transposed, ``[d_e, fan_in, fan_out]`` (see "Compute").
+    ``nn.Linear`` ``base``; ``G`` is kept transposed, ``[d_e, fan_in, fan_out]`` (see "Compute");
+    ``code_norm`` is the router's ``c`` (see "Initialisation").
     """
 
-    def __init__(self, code_dim: int, fan_in: int, fan_out: int, spread: float):
+    def __init__(self, code_dim: int, fan_in: int, fan_out: int, spread: float, code_norm: float = 1.0):
         super().__init__()
         self.base = nn.Linear(fan_in, fan_out)
-        std = spread / math.sqrt(3 * fan_in * code_dim)  # std(G E_i) = spread * std(U(-1/sqrt(in), 1/sqrt(in)))
+        # std(G E_i / c) = spread * std(U(-1/sqrt(in), 1/sqrt(in))) for E_i ~ N(0, I)
+        std = spread * code_norm / math.sqrt(3 * fan_in * code_dim)
         self.weight_generator = nn.Parameter((torch.randn(code_dim, fan_out, fan_in) * std).mT.contiguous())
         self.bias_generator = nn.Parameter(torch.randn(code_dim, fan_out) * std)
 
@@ -124,21 +127,23 @@ class HyperBlockCore(nn.Module):
         code_dim: int = 32,
         mlp_ratio: float = 4.0,
         summary: str = "mean",
-        spread: float = 1.0,
+        spread: float = 0.1,
+        router_step: bool = True,
     ):
         super().__init__()
         if dim % heads:
             raise ValueError(f"dim={dim} must be divisible by heads={heads}")
-        self.summary = check_choice("summary", summary, SUMMARIES)
+        if spread < 0:
+            raise ValueError(f"spread={spread} must be >= 0")
+        self.router = Router(dim, pool_size, code_dim, summary=summary, reads_step=router_step)
         hidden = int(dim * mlp_ratio)
         shapes = {**dict.fromkeys(ATTENTION, (dim, dim)), "fc1": (dim, hidden), "fc2": (hidden, dim)}
         self.generators = nn.ModuleDict(
-            {name: GeneratedLinear(code_dim, *shape, spread) for name, shape in shapes.items()}
+            {name: GeneratedLinear(code_dim, *shape, spread, self.router.code_norm) for name, shape in shapes.items()}
         )
         self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
         self.step_embedding = nn.Embedding(max_steps, dim)
         nn.init.normal_(self.step_embedding.weight, std=0.02)
-        self.router = Router(dim, pool_size, code_dim)
         self.heads, self.max_steps = heads, max_steps
         self.last_routing: torch.Tensor | None = None
 
@@ -168,8 +173,6 @@ class HyperBlockCore(nn.Module):
 
     def step(self, h: torch.Tensor, t: int) -> torch.Tensor:
         step_vector = self.step_embedding.weight[t]
-        h = h + step_vector
-        summary = h.mean(dim=1) if self.summary == "mean" else h[:, 0]
-        alpha, z = self.router(summary, step_vector)
+        alpha, z = self.router(h, step_vector)
         self.last_routing = alpha.detach()
-        return self.block(h, self.weights(z))
+        return self.block(h + step_vector, self.weights(z))

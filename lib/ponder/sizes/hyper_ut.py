@@ -13,7 +13,10 @@
 # (see quick's sizes below).
 # ``generator``: what the hyper-module generates from the routed pool code: "block", every weight
 # of the block (``ponder.models.hyper_block``, the paper's description), or "delta", a rank-``rank``
-# delta on the shared block's MLP (``ponder.models.hyper``); hut-10 compares the two.
+# delta on the shared block's MLP (``ponder.models.hyper``); hut-10 compares the two. ``spread``: how far
+# the block generator's pool entries start from the shared block (a tenth of an ``nn.Linear`` init's
+# scale: Hyper-UT starts as the UT); ``router_step``: whether the router reads the step (hut-10's
+# ablation turns it off).
 MODEL = dict(
     dim=32,
     heads=4,
@@ -23,6 +26,8 @@ MODEL = dict(
     code_dim=16,
     rank=4,
     generator="block",
+    spread=0.1,
+    router_step=True,
     summary="mean",
     act_bias=-2.0,
     act_hold=0.4,
