@@ -377,9 +377,9 @@ class _Keyed(Exception):
 def first_runs(profile: str, monkeypatch) -> set[tuple[str, str]]:
     """``{(run name, cache key)}`` of the first run each of ``profile``'s notebook jobs asks for (the
     job stops there: nothing trains; ACM jobs all start at shared upstream runs, so they are left to
-    test_acm's own check)."""
+    test_acm's own check), and of the C-PVR learning-rate grids' runs upstream of them."""
     from ponder import runs
-    from ponder.experiments import notebook_jobs
+    from ponder.experiments import hyper_ut, notebook_jobs, upstream_jobs
 
     seen = set()
     original = runs.Run.__init__
@@ -392,7 +392,8 @@ def first_runs(profile: str, monkeypatch) -> set[tuple[str, str]]:
     with monkeypatch.context() as patch:
         patch.setattr(runs.Run, "__init__", record)
         for notebook, jobs in notebook_jobs(profile).items():
-            for job in jobs if not notebook.startswith("acm") else []:
+            grids = [job for job in upstream_jobs(profile).get(notebook, []) if job.func is hyper_ut.train_cpvr]
+            for job in [*jobs, *grids] if not notebook.startswith("acm") else []:
                 with pytest.raises(_Keyed):
                     job()
     return seen

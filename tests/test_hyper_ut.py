@@ -53,8 +53,8 @@ def test_act_kinds_hold_the_halting_unit_for_part_of_training_and_every_kind_cap
         "train_run",
         lambda run, make, loss, batches, cfg, evaluate, capture: seen.setdefault(run.name, (cfg, capture)),
     )
-    H.train_cpvr("ut_act", "smoke", 0)
-    H.train_cpvr("ut", "smoke", 0)
+    H.train_cpvr("ut_act", "smoke", 0, lr=3e-3)  # a rate given: no grid to train
+    H.train_cpvr("ut", "smoke", 0, lr=3e-3)
     (act_cfg, act_capture), (ut_cfg, ut_capture) = seen["hut/cpvr/ut_act"], seen["hut/cpvr/ut"]
     assert (act_cfg.hold, act_cfg.hold_for) == ("depth.halting", MODEL["act_hold"]) and ut_cfg.hold == ""
     assert act_capture and ut_capture
@@ -528,3 +528,58 @@ def test_the_pool_of_one_trains_like_ut_act():
         return sum(h["loss"] for h in history if h["step"] >= 150) / sum(h["step"] >= 150 for h in history)
 
     assert abs(late_loss("hyper_act") - late_loss("ut_act")) < 0.1
+
+
+# -- the learning rate of every kind, chosen on in-distribution validation ----------------------
+def test_validation_set_is_the_training_hops_drawn_apart_from_the_test_set():
+    x, hops, _ = H.validation_set(LENGTH, (1, 2), 30)
+    test_x, _, _ = H.test_set(LENGTH, (1, 2), 30)
+    assert sorted(hops.unique().tolist()) == [1, 2] and len(x) == 60
+    assert not torch.equal(x, test_x)
+    torch.testing.assert_close(H.validation_set(LENGTH, (1, 2), 30)[0], x)  # fixed
+
+
+def fake_grid(monkeypatch, scores: dict[float, float]) -> list:
+    """``train_cpvr`` returning ``scores[lr]`` as the validation accuracy; the calls it saw."""
+    calls = []
+
+    def train(kind, profile, seed, model=None, lr=None, **_):
+        calls.append((kind, seed, lr))
+        return None, {"validation": scores[lr]}
+
+    monkeypatch.setattr(H, "train_cpvr", train)
+    monkeypatch.setitem(H.SIZES, "smoke", dict(H.SIZES["smoke"], lr_grid=tuple(scores)))
+    return calls
+
+
+def test_the_chosen_rate_is_the_best_on_validation_on_the_tuning_seed(monkeypatch):
+    calls = fake_grid(monkeypatch, {1e-3: 0.7, 3e-3: 0.9, 1e-2: 0.8})
+    assert H.chosen_lr("ut", "smoke", 4) == 3e-3
+    assert {(kind, seed) for kind, seed, _ in calls} == {("ut", 4)}
+
+
+def test_a_tie_goes_to_the_first_rate_of_the_grid(monkeypatch):
+    fake_grid(monkeypatch, {6e-3: 0.95, 3e-3: 0.95})
+    assert H.chosen_lr("ut", "smoke", 0) == 6e-3
+
+
+def test_a_one_rate_grid_trains_nothing_to_choose(monkeypatch):
+    calls = fake_grid(monkeypatch, {6e-3: 0.5})
+    assert H.chosen_lr("ut", "smoke", 0) == 6e-3 and calls == []
+    assert H.tuning_jobs("smoke", 0, [("ut", None)]) == []
+
+
+def test_every_seed_trains_at_the_rate_chosen_on_the_notebooks_seed(monkeypatch):
+    runs = H.generalization_runs("cpu", seed=10)
+    assert {job.keywords["tune_seed"] for job in runs.values()} == {10}
+    assert {job.keywords["lr"] for job in H.depth_runs("cpu").values()} == {H.SIZES["cpu"]["lr"]}  # depths: one rate
+
+
+def test_hut10_variants_are_the_default_model_but_one_setting(monkeypatch):
+    configs = H.pool_configs("cpu")
+    assert configs[("block", 16, True)] is None  # hut-3's Hyper-UT runs
+    assert configs[("block", 16, False)] == {"router_step": False}
+    assert configs[("delta", 16, True)] == {"generator": "delta"}
+    assert {model["pool_size"] for key, model in configs.items() if model and "pool_size" in model} == {1, 4}
+    names = H.tuned_configs("cpu")
+    assert len(names) == len(H.KINDS) + len(configs) - 1

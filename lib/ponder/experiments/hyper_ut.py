@@ -155,12 +155,21 @@ def test_set(length: int, hops: Sequence[int], n: int) -> tuple[torch.Tensor, to
     return test_examples(length, hops, n)[:3]
 
 
+def validation_set(length: int, hops: Sequence[int], n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``x, hops, label``: ``n`` examples per training hop count, fixed, drawn apart from the test set
+    (:data:`ponder.tasks.cpvr.VALIDATION_SEED`): what a learning rate is chosen on."""
+    return cpvr.fixed_test_set(cpvr_decoys.sample, length, hops, n, first_seed=cpvr.VALIDATION_SEED)[:3]
+
+
 @torch.no_grad()
-def per_hop(model: Classifier, length: int, hops: Sequence[int], n: int, batch: int = 1000) -> dict:
-    """``{"accuracy": {hops: acc}, "steps": {hops: mean steps}}`` on the fixed test set."""
+def per_hop(
+    model: Classifier, length: int, hops: Sequence[int], n: int, batch: int = 1000, examples: tuple | None = None
+) -> dict:
+    """``{"accuracy": {hops: acc}, "steps": {hops: mean steps}}`` on the fixed test set (or on
+    ``examples``, ``x, hops, label``)."""
     model.eval()
     device = default_device()
-    x, m, label = test_set(length, hops, n)
+    x, m, label = examples if examples is not None else test_set(length, hops, n)
     correct, steps = [], []
     for i in range(0, len(x), batch):
         out = model(x[i : i + batch].to(device))
@@ -196,6 +205,7 @@ def cpvr_parts(
     test_hops: Sequence[int] | None = None,
     steps: int | None = None,
     name: str = "hut/cpvr",
+    lr: float | None = None,
 ):
     """``(member, make_model, loss_fn, evaluate)`` of one C-PVR run (see :func:`train_cpvr`): its
     :class:`~ponder.ensemble.Member` (run, optimisation, data) and what a group of its seeds shares."""
@@ -209,7 +219,7 @@ def cpvr_parts(
         if kind in ACT_KINDS and model_cfg["act_hold"]
         else {}
     )
-    cfg = train_config(sizes, seed, steps=steps or sizes["steps"], **hold)
+    cfg = train_config(sizes, seed, steps=steps or sizes["steps"], **hold, **({"lr": lr} if lr else {}))
     together = {"seeds_together": True} if trains_together(profile, kind) else {}
     config = {
         "kind": kind,
@@ -224,7 +234,14 @@ def cpvr_parts(
     run = Run(f"{name}/{kind}", config, profile, code=__name__)
 
     def evaluate(net):
-        return {**per_hop(net, length, test_hops, sizes["n_test"]), "params": parameter_count(net)}
+        validation = per_hop(
+            net, length, train_hops, sizes["n_test"], examples=validation_set(length, train_hops, sizes["n_test"])
+        )
+        return {
+            **per_hop(net, length, test_hops, sizes["n_test"]),
+            "validation": float(np.mean(list(validation["accuracy"].values()))),
+            "params": parameter_count(net),
+        }
 
     return (
         ensemble.Member(run, cfg, training_batches(cfg, length, train_hops)),
@@ -244,18 +261,33 @@ def train_cpvr(
     steps: int | None = None,
     name: str = "hut/cpvr",
     together: Sequence[int] = (),
+    lr: float | None = None,
+    tune_seed: int | None = None,
 ):
     """Train (or load from the cache) one C-PVR model; ``(model, metrics)``.
 
     Everything not given comes from ``SIZES[profile]``; ``metrics`` holds the loss history,
-    ``accuracy`` and ``steps`` per test hop count, and ``params``. On a GPU the step is captured as
-    a CUDA graph (:mod:`ponder.cuda_graphs`; once more when ACT's halting unit stops being held).
+    ``accuracy`` and ``steps`` per test hop count, ``validation`` (mean accuracy on the
+    training hops' validation set) and ``params``. ``lr``: the learning rate; by default the one
+    :func:`chosen_lr` picks for the kind and ``model`` from the profile's ``lr_grid`` on seed
+    ``tune_seed`` (default: ``seed``). On a GPU the step is captured as a CUDA graph
+    (:mod:`ponder.cuda_graphs`; once more when ACT's halting unit stops being held).
     Where the profile trains the kind's seeds together (:func:`trains_together`), the run is one of the group
     of seeds ``together`` (default: ``seed`` alone), all trained in one vmap-ed step
     (:mod:`ponder.ensemble`), each its own run; elsewhere ``together`` changes nothing.
     """
+    if lr is None:
+        lr = chosen_lr(kind, profile, seed if tune_seed is None else tune_seed, model)
     setup = partial(
-        cpvr_parts, kind, profile, model=model, train_hops=train_hops, test_hops=test_hops, steps=steps, name=name
+        cpvr_parts,
+        kind,
+        profile,
+        model=model,
+        train_hops=train_hops,
+        test_hops=test_hops,
+        steps=steps,
+        name=name,
+        lr=lr,
     )
     member, make_model, loss, evaluate = setup(seed)
     if not trains_together(profile, kind):
@@ -265,6 +297,28 @@ def train_cpvr(
         raise ValueError(f"seed {seed} is not one of the seeds it trains together with: {group}")
     members = [member if s == seed else setup(s)[0] for s in group]
     return ensemble.train_runs(members, make_model, loss, evaluate, capture=True)[group.index(seed)]
+
+
+# -- every kind tuned alike: a learning rate chosen per kind on in-distribution validation -----
+def lr_grid_runs(kind: str, profile: str, seed: int, model: dict | None = None) -> dict[float, parallel.Job]:
+    """``{lr: job}``: the run of ``kind`` (with ``model``'s overrides) at each learning rate of the
+    profile's ``lr_grid``, on seed ``seed``."""
+    return {
+        lr: partial(train_cpvr, kind, profile, seed, model=model, lr=lr) for lr in by_profile(SIZES, profile)["lr_grid"]
+    }
+
+
+def lr_grid(kind: str, profile: str, seed: int, model: dict | None = None) -> dict[float, float]:
+    """``{lr: validation accuracy}`` of :func:`lr_grid_runs` (a one-value grid is not trained here)."""
+    runs = lr_grid_runs(kind, profile, seed, model)
+    return {lr: job()[1]["validation"] for lr, job in runs.items()} if len(runs) > 1 else dict.fromkeys(runs, np.nan)
+
+
+def chosen_lr(kind: str, profile: str, seed: int, model: dict | None = None) -> float:
+    """The learning rate of the grid with the best in-distribution validation accuracy on seed ``seed``
+    (ties: the first in the grid); never chosen on the test hops beyond training."""
+    scores = lr_grid(kind, profile, seed, model)
+    return max(scores, key=lambda lr: (np.nan_to_num(scores[lr], nan=-1.0), -list(scores).index(lr)))
 
 
 def trains_together(profile: str, kind: str) -> bool:
@@ -294,6 +348,42 @@ def frame(metrics: dict, **columns) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def tuning_jobs(profile: str, seed: int, configs: Sequence[tuple[str, dict | None]]) -> list[parallel.Job]:
+    """The lr-grid runs that choosing a learning rate for each ``(kind, model overrides)`` of ``configs``
+    on seed ``seed`` needs (none for a one-value grid): upstream of the runs at the chosen rate."""
+    grid = by_profile(SIZES, profile)["lr_grid"]
+    if len(grid) < 2:
+        return []
+    return [job for kind, model in configs for job in lr_grid_runs(kind, profile, seed, model).values()]
+
+
+def lr_choices(profile: str, seed: int, configs: dict[str, tuple[str, dict | None]]) -> pd.DataFrame:
+    """Per named ``(kind, model overrides)``: the validation accuracy at each learning rate of the
+    grid (columns) and the rate chosen (``chosen``), on seed ``seed``: the tuning's evidence."""
+    rows = []
+    for name, (kind, model) in configs.items():
+        scores = lr_grid(kind, profile, seed, model)
+        rows.append(
+            {
+                "model": name,
+                **{f"{lr:g}": v for lr, v in scores.items()},
+                "chosen": chosen_lr(kind, profile, seed, model),
+            }
+        )
+    return pd.DataFrame(rows).set_index("model")
+
+
+def describe_choices(choices: pd.DataFrame) -> str:
+    """:func:`lr_choices` in one line: ``"grid 0.003 / 0.006; UT 0.006 (0.99 / 1.00), ..."`` (the
+    validation accuracy at each rate of the grid, in its order)."""
+    rates = [c for c in choices.columns if c != "chosen"]
+    parts = [
+        f"{name} {row['chosen']:g} (" + " / ".join(f"{row[r]:.2f}" for r in rates) + ")"
+        for name, row in choices.iterrows()
+    ]
+    return f"grid {' / '.join(rates)}; " + ", ".join(parts)
+
+
 # -- one function per target ---------------------------------------------------------------
 def seeds_of(profile: str, name: str) -> tuple[int, ...]:
     """The seeds (offsets from the notebook's ``seed``) a kind or generator ``name`` trains on: the
@@ -305,13 +395,15 @@ def seeds_of(profile: str, name: str) -> tuple[int, ...]:
 def generalization_runs(
     profile: str, seed: int = 0, kinds: Sequence[str] = KINDS
 ) -> dict[tuple[str, int], parallel.Job]:
-    """hut-3/4/5's runs: ``{(kind, seed): job}`` for every kind and its seeds (:func:`seeds_of`)."""
+    """hut-3/4/5's runs: ``{(kind, seed): job}`` for every kind and its seeds (:func:`seeds_of`), each at
+    the learning rate chosen for its kind on seed ``seed`` (:func:`chosen_lr`)."""
     return {
         (kind, seed + s): partial(
             train_cpvr,
             kind,
             profile,
             seed + s,
+            tune_seed=seed,
             **seed_groups(profile, kind, [seed + o for o in seeds_of(profile, kind)]),
         )
         for kind in kinds
@@ -344,6 +436,7 @@ def depth_runs(profile: str, seed: int = 0) -> dict[tuple[int, int], parallel.Jo
             test_hops=hops,
             steps=grid["steps"],
             name="hut/depth",
+            lr=sizes["lr"],  # depths, not kinds, are compared: one rate for all
             **group,
         )
         for depth in grid["depths"]
@@ -359,35 +452,68 @@ def depth_needed(profile: str, seed: int = 0) -> pd.DataFrame:
     )
 
 
-def pool_runs(profile: str, seed: int = 0) -> dict[tuple[str, int, int], parallel.Job]:
-    """hut-10's runs: ``{(generator, pool size, seed): job}``, Hyper-UT (with ACT): both generators at the
-    default pool size on their seeds (the comparison; :func:`seeds_of`), the default generator at
-    every pool size on one seed."""
+def pool_configs(profile: str) -> dict[tuple[str, int, bool], dict | None]:
+    """hut-10's Hyper-UT (with ACT) variants: ``{(generator, pool size, router reads the step): model
+    overrides}``: both generators at the default pool size, the default generator at every pool
+    size of the profile, and the router without the step (the ablation). The default model's
+    overrides are ``None``: its runs are hut-3's."""
     sizes = by_profile(SIZES, profile)
     m = sizes["model"]
-    grid = {(g, m["pool_size"], seed + s) for g in GENERATORS for s in seeds_of(profile, g)} | {
-        (m["generator"], n, seed) for n in sizes["pool_sizes"]
+    keys = {(g, m["pool_size"], True) for g in GENERATORS} | {(m["generator"], n, True) for n in sizes["pool_sizes"]}
+    keys |= {(m["generator"], m["pool_size"], False)}
+    overrides = {
+        key: {k: v for k, v in zip(("generator", "pool_size", "router_step"), key, strict=True) if m[k] != v}
+        for key in sorted(keys)
     }
-    return {
-        (g, n, s): partial(
-            train_cpvr,
-            "hyper_act",
-            profile,
-            s,
-            model={"generator": g, "pool_size": n},
-            **seed_groups(profile, "hyper_act", sorted(t for h, m, t in grid if (h, m) == (g, n))),
-        )
-        for g, n, s in sorted(grid)
-    }
+    return {key: model or None for key, model in overrides.items()}
+
+
+def pool_seeds(profile: str, key: tuple[str, int, bool]) -> tuple[int, ...]:
+    """The seed offsets of a variant of :func:`pool_configs`: every seed of a generator at the
+    default pool size (the comparisons, :func:`seeds_of`), the first of every other pool size."""
+    m = by_profile(SIZES, profile)["model"]
+    generator, n, _ = key
+    return seeds_of(profile, generator) if n == m["pool_size"] else (0,)
+
+
+def pool_runs(profile: str, seed: int = 0) -> dict[tuple[str, int, bool, int], parallel.Job]:
+    """hut-10's runs: ``{(generator, pool size, router reads the step, seed): job}`` of every variant of
+    :func:`pool_configs` on its seeds (:func:`pool_seeds`), each at the rate chosen for it on ``seed``."""
+    runs = {}
+    for key, model in pool_configs(profile).items():
+        seeds = [seed + o for o in pool_seeds(profile, key)]
+        for s in seeds:
+            runs[(*key, s)] = partial(
+                train_cpvr,
+                "hyper_act",
+                profile,
+                s,
+                model=model,
+                tune_seed=seed,
+                **seed_groups(profile, "hyper_act", seeds),
+            )
+    return runs
 
 
 def pool_sizes(profile: str, seed: int = 0) -> pd.DataFrame:
-    """hut-10: Hyper-UT (with ACT) per generator, pool size and seed: accuracy and steps per test hop count."""
+    """hut-10: Hyper-UT (with ACT) per generator, pool size, router and seed: accuracy and steps per
+    test hop count (``router_step``: whether the router reads the step)."""
     parts = []
-    for (g, n, s), job in pool_runs(profile, seed).items():
+    for (g, n, step, s), job in pool_runs(profile, seed).items():
         metrics = job()[1]
-        parts.append(frame(metrics, generator=g, pool_size=n, seed=s, params=metrics["params"]))
+        parts.append(frame(metrics, generator=g, pool_size=n, router_step=step, seed=s, params=metrics["params"]))
     return pd.concat(parts, ignore_index=True)
+
+
+def tuned_configs(profile: str) -> dict[str, tuple[str, dict | None]]:
+    """Every C-PVR model whose learning rate is chosen on validation, by name: the six kinds (hut-3)
+    and hut-10's variants."""
+    variants = {
+        f"Hyper-UT {g}, N={n}" + ("" if step else ", router without the step"): ("hyper_act", model)
+        for (g, n, step), model in pool_configs(profile).items()
+        if model is not None
+    }
+    return {LABELS[k]: (k, None) for k in KINDS} | variants
 
 
 def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
@@ -400,9 +526,16 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
 
 
 def upstream(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
-    """What the runs of each Hyper-UT notebook read and do not train: its training streams (:func:`stream_chunks`)."""
+    """What the runs of each Hyper-UT notebook read and do not train: its training streams
+    (:func:`stream_chunks`) and the lr-grid runs its learning rates are chosen on (:func:`tuning_jobs`)."""
     main = stream_chunks(profile, seed)
-    return {"hyper_ut": main, "hyper_ut_depth": stream_chunks(profile, seed, depth_grid=True), "hyper_ut_modules": main}
+    kinds = [(k, None) for k in KINDS]
+    return {
+        "hyper_ut": main + tuning_jobs(profile, seed, kinds),
+        "hyper_ut_depth": stream_chunks(profile, seed, depth_grid=True),
+        "hyper_ut_modules": main
+        + tuning_jobs(profile, seed, [("hyper_act", m) for m in pool_configs(profile).values()]),
+    }
 
 
 @torch.no_grad()

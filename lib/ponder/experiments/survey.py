@@ -340,8 +340,10 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
 
 def upstream(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     """What the C-PVR runs of each survey notebook read and do not train: the training streams
-    (:func:`ponder.experiments.hyper_ut.stream_chunks`)."""
-    return dict.fromkeys(jobs(profile, seed), hyper_ut.stream_chunks(profile, seed))
+    (:func:`ponder.experiments.hyper_ut.stream_chunks`) and the lr-grid runs the Hyper-UT notebooks'
+    models are tuned on (:func:`ponder.experiments.hyper_ut.tuning_jobs`)."""
+    tuning = hyper_ut.tuning_jobs(profile, seed, [(kind, None) for kind in hyper_ut.KINDS])
+    return dict.fromkeys(jobs(profile, seed), hyper_ut.stream_chunks(profile, seed) + tuning)
 
 
 def train_all(profile: str, seed: int = 0) -> None:

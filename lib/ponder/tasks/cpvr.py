@@ -97,13 +97,17 @@ def sample(
 
 
 TEST_SEED = 900_000_000  # the seeds of fixed test sets: far from every training step's
+VALIDATION_SEED = 950_000_000  # the seeds of fixed validation sets: far from the test sets' and the steps'
 
 
-def fixed_test_set(sample_fn, length: int, hops: Sequence[int], n: int) -> tuple[torch.Tensor, ...]:
+def fixed_test_set(
+    sample_fn, length: int, hops: Sequence[int], n: int, first_seed: int = TEST_SEED
+) -> tuple[torch.Tensor, ...]:
     """``n`` examples per hop count in ``hops``, the same on every call: ``sample_fn(n, length, h,
-    seed=TEST_SEED + 1000 * h)`` for each ``h`` (:func:`sample`, or a variant with its signature),
-    its outputs concatenated in the order of ``hops``."""
-    parts = [sample_fn(n, length, h, seed=TEST_SEED + 1000 * h) for h in hops]
+    seed=first_seed + 1000 * h)`` for each ``h`` (:func:`sample`, or a variant with its signature),
+    its outputs concatenated in the order of ``hops``; ``first_seed=VALIDATION_SEED`` for a
+    validation set."""
+    parts = [sample_fn(n, length, h, seed=first_seed + 1000 * h) for h in hops]
     return tuple(torch.cat(p) for p in zip(*parts))
 
 
