@@ -52,9 +52,9 @@ def setup(bias=0.0, dim=8, weight_scale=3.0, seed=0):
 def test_weights_sum_to_one_and_remainder_positive(level, compact):
     step, unit = setup()
     out = act(step, torch.randn(32, 5, 8), 6, unit, eps=0.01, level=level, compact=compact)
-    torch.testing.assert_close(out.weights.sum(-1), torch.ones(out.weights.shape[:-1]))
-    assert (out.weights >= 0).all()
-    remainder = out.ponder_cost - out.steps.float() if level == "example" else None
+    torch.testing.assert_close(out.halting.sum(-1), torch.ones(out.halting.shape[:-1]))
+    assert (out.halting >= 0).all()
+    remainder = out.ponder - out.steps.float() if level == "example" else None
     if remainder is not None:
         assert (remainder > 0).all() and (remainder <= 1).all()
     assert out.steps.min() >= 1 and out.steps.max() <= 6
@@ -65,7 +65,7 @@ def test_weights_are_zero_after_the_halting_step():
     step, unit = setup()
     out = act(step, torch.randn(64, 4, 8), 8, unit)
     after = torch.arange(8)[None, :] >= out.steps[:, None]
-    assert (out.weights[after] == 0).all() and (out.weights[~after] > 0).all()
+    assert (out.halting[after] == 0).all() and (out.halting[~after] > 0).all()
 
 
 def test_saturated_halting_uses_exactly_one_step():
@@ -74,15 +74,15 @@ def test_saturated_halting_uses_exactly_one_step():
     out = act(step, x, 10, unit)
     assert (out.steps == 1).all()
     torch.testing.assert_close(out.state, step(x, 0, None))  # y = s^1 with weight 1
-    assert torch.allclose(out.ponder_cost, torch.full((16,), 2.0), atol=1e-6)  # N + R = 1 + (1 - 0)
+    assert torch.allclose(out.ponder, torch.full((16,), 2.0), atol=1e-6)  # N + R = 1 + (1 - 0)
 
 
 def test_last_step_is_forced():
     step, unit = setup(bias=-30.0, weight_scale=0.0)  # p ~ 0: would never halt on its own
     out = act(step, torch.randn(8, 3, 8), 5, unit)
     assert (out.steps == 5).all()
-    torch.testing.assert_close(out.weights[:, -1], torch.ones(8), atol=1e-6, rtol=0)
-    torch.testing.assert_close(out.ponder_cost, torch.full((8,), 6.0), atol=1e-6, rtol=0)
+    torch.testing.assert_close(out.halting[:, -1], torch.ones(8), atol=1e-6, rtol=0)
+    torch.testing.assert_close(out.ponder, torch.full((8,), 6.0), atol=1e-6, rtol=0)
 
 
 def test_output_is_the_halting_weighted_mix_of_states():
@@ -93,7 +93,7 @@ def test_output_is_the_halting_weighted_mix_of_states():
     for n in range(5):
         s = step(s, n, None)
         states.append(s)
-    mix = torch.einsum("bn,nbtd->btd", out.weights, torch.stack(states))
+    mix = torch.einsum("bn,nbtd->btd", out.halting, torch.stack(states))
     torch.testing.assert_close(out.state, mix)
 
 
@@ -105,9 +105,9 @@ def test_compact_equals_masked(level):
     compact = act(step, x, 8, unit, level=level, compact=True)
     assert masked.example_steps.unique().numel() > 2  # examples really halt at different steps
     torch.testing.assert_close(compact.state, masked.state, atol=1e-5, rtol=1e-5)
-    torch.testing.assert_close(compact.ponder_cost, masked.ponder_cost, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(compact.ponder, masked.ponder, atol=1e-5, rtol=1e-5)
     assert torch.equal(compact.steps, masked.steps)
-    torch.testing.assert_close(compact.weights, masked.weights, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(compact.halting, masked.halting, atol=1e-5, rtol=1e-5)
 
 
 def test_compact_step_sees_only_active_examples_with_their_indices():
@@ -130,7 +130,7 @@ def test_compact_gradients_equal_masked():
     grads = []
     for compact in (False, True):
         out = act(step, x, 6, unit, compact=compact)
-        loss = out.state.square().mean() + 0.01 * out.ponder_cost.mean()
+        loss = out.state.square().mean() + 0.01 * out.ponder.mean()
         grads.append(torch.autograd.grad(loss, [*step.parameters(), *unit.parameters()]))
     for a, b in zip(*grads):
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
@@ -153,13 +153,13 @@ def test_loop_without_host_reads_equals_the_loop_that_stops(level):
             level=level,
             host_sync=host_sync,
         )
-        loss = out.state.square().mean() + 0.01 * out.ponder_cost.mean()
+        loss = out.state.square().mean() + 0.01 * out.ponder.mean()
         results.append((out, len(calls), torch.autograd.grad(loss, [*step.parameters(), *unit.parameters()])))
     (stopping, stopped_after, stopping_grads), (every, ran, every_grads) = results
     assert (
         stopped_after == int(stopping.example_steps.max()) < 12 and ran == 12
     )  # the one loop stopped early, the other ran on
-    for name in ("state", "ponder_cost", "steps", "weights"):
+    for name in ("state", "ponder", "steps", "halting"):
         assert torch.equal(getattr(every, name), getattr(stopping, name)), name
     for a, b in zip(every_grads, stopping_grads):
         assert torch.equal(a, b)
@@ -192,7 +192,7 @@ def test_compacted_training_step_equals_masked(kind):
 def test_ponder_cost_gradient_pushes_towards_halting():
     step, unit = setup(bias=-2.0, weight_scale=0.0)
     out = act(step, torch.randn(8, 3, 8), 6, unit)
-    (grad,) = torch.autograd.grad(out.ponder_cost.mean(), unit.linear.bias)
+    (grad,) = torch.autograd.grad(out.ponder.mean(), unit.linear.bias)
     assert grad.item() < 0  # raising the bias (halting sooner) lowers N + R
 
 

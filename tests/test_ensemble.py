@@ -174,7 +174,8 @@ def test_cpvr_seeds_trained_together_are_each_their_own_run(tmp_path, monkeypatc
     cached (and marked so in its config), and only the group's first job is prefetched."""
     monkeypatch.setenv("PONDER_RESULTS", str(tmp_path))
     smoke = hyper_ut.SIZES["smoke"]
-    monkeypatch.setitem(hyper_ut.SIZES, "smoke", dict(smoke, seeds=SEEDS, steps=12, seeds_together=True))
+    one_rate = dict(seeds_together=True, lr_grid=(smoke["lr"],))  # the rate cpvr_parts defaults to
+    monkeypatch.setitem(hyper_ut.SIZES, "smoke", dict(smoke, seeds=SEEDS, steps=12, **one_rate))
     runs = hyper_ut.generalization_runs("smoke", kinds=("ut_act",))
     assert hyper_ut.leading(runs) == [runs["ut_act", 0]]
     model, metrics = runs["ut_act", 1]()

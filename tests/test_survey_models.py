@@ -24,7 +24,7 @@ def test_infinite_threshold_is_the_dense_classifier():
     model = early_exit_model()
     x = torch.randint(10, (8, 10))
     out = model.exit(x, threshold=math.inf)
-    assert (out.layers == 4).all()
+    assert (out.steps == 4).all()
     dense = Classifier(model.embedding, model.core, FixedDepth(), 16, 10)
     dense.norm, dense.head = model.norm, model.head
     torch.testing.assert_close(out.logits, dense(x).logits)
@@ -45,8 +45,8 @@ def test_exit_layer_is_the_first_confident_layer():
     confident = conf >= threshold
     confident[:, -1] = True
     first = confident.float().argmax(dim=1) + 1
-    assert torch.equal(out.layers, first)
-    assert 1 < out.layers.unique().numel()  # a real mix of exits
+    assert torch.equal(out.steps, first)
+    assert 1 < out.steps.unique().numel()  # a real mix of exits
     torch.testing.assert_close(out.logits, every[torch.arange(64), first - 1], atol=1e-5, rtol=1e-5)
 
 
@@ -55,7 +55,7 @@ def test_exit_compact_equals_masked():
     x = torch.randint(10, (64, 10))
     threshold = confidence(model.all_layers(x)).median().item()
     a, b = model.exit(x, threshold, compact=True), model.exit(x, threshold, compact=False)
-    assert torch.equal(a.layers, b.layers)
+    assert torch.equal(a.steps, b.steps)
     torch.testing.assert_close(a.logits, b.logits, atol=1e-5, rtol=1e-5)
 
 

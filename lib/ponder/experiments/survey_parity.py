@@ -65,7 +65,7 @@ def parity_loss(halting: str, tau: float, lambda_p: float, beta: float):
     def act_loss(model, batch):
         x, _, label = batch
         logits, out = model.act(x)
-        return F.binary_cross_entropy_with_logits(logits, label.float()) + tau * out.ponder_cost.mean()
+        return F.binary_cross_entropy_with_logits(logits, label.float()) + tau * out.ponder.mean()
 
     def pondernet_loss(model, batch):
         x, _, label = batch

@@ -83,19 +83,25 @@ class HaltingUnit(nn.Module):
 
 
 @dataclass
-class ACTOutput:
-    """What :func:`act` returns (``B`` examples, ``T`` tokens for ``level="token"``).
+class Pondered:
+    """What a depth loop returns (ACT here, a fixed depth, PonderNet's sampled halting, an early
+    exit), and a classifier built on one (with its ``logits``); ``B`` examples, ``T`` tokens:
 
-    * ``state``       — the output ``y = sum_n w^n s^n``, same shape as the input state;
-    * ``ponder_cost`` — ``[B]`` ``N + R`` (mean over tokens for ``level="token"``), with gradient;
-    * ``steps``       — ``[B]`` (or ``[B, T]``) long, the number of steps ``N`` used;
-    * ``weights``     — ``[B, max_steps]`` (or ``[B, T, max_steps]``) halting weights ``w^n``.
+    * ``state``   — the output state, same shape as the input state (ACT: ``y = sum_n w^n s^n``);
+    * ``steps``   — ``[B]`` the number of steps ``N`` each example used (ACT at ``level="token"``:
+      ``[B, T]``); long from a depth loop, float in a classifier's output;
+    * ``ponder``  — ``[B]`` the ponder cost ``N + R`` with gradient (mean over tokens for
+      ``level="token"``); zero where nothing is pondered;
+    * ``halting`` — ``[B, max_steps]`` halting weights ``w^n`` (or ``[B, T, max_steps]``); None
+      without ACT;
+    * ``logits``  — ``[B, C]`` a classifier's answer read off the state; None for a depth loop.
     """
 
     state: torch.Tensor
-    ponder_cost: torch.Tensor
     steps: torch.Tensor
-    weights: torch.Tensor
+    ponder: torch.Tensor
+    halting: torch.Tensor | None = None
+    logits: torch.Tensor | None = None
 
     @property
     def example_steps(self) -> torch.Tensor:
@@ -128,7 +134,7 @@ def act(
     level: str = "example",
     compact: bool = False,
     host_sync: bool = True,
-) -> ACTOutput:
+) -> Pondered:
     """Run ``step_fn`` on ``state`` (``[B, ..., D]``) for up to ``max_steps`` steps with ACT halting.
 
     See the module docstring for the equations, the levels and what ``compact`` does; the loop
@@ -180,4 +186,4 @@ def act(
     weights = torch.stack(weights, dim=-1)
     remainder = weights.gather(-1, (steps - 1).unsqueeze(-1)).squeeze(-1)  # R = w^N
     cost = steps + remainder
-    return ACTOutput(output, cost if level == "example" else cost.mean(dim=1), steps, weights)
+    return Pondered(output, steps, cost if level == "example" else cost.mean(dim=1), weights)

@@ -20,13 +20,13 @@ Transformer is the Transformer with a training loss over every layer.
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import replace
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .classifier import Prediction
+from .act import Pondered
 from .stopping import run_until_stopped
 
 
@@ -50,14 +50,6 @@ def confidence(logits: torch.Tensor) -> torch.Tensor:
     return top[..., 0] - top[..., 1]
 
 
-@dataclass
-class Exits:
-    """``logits`` ``[B, C]`` at each example's exit layer, ``layers`` ``[B]`` long (1-based)."""
-
-    logits: torch.Tensor
-    layers: torch.Tensor
-
-
 class CALMClassifier(nn.Module):
     """Early exit over the layers of ``classifier`` (a ``Classifier``; its depth loop is unused)."""
 
@@ -78,8 +70,10 @@ class CALMClassifier(nn.Module):
             logits.append(self.readout(h))
         return torch.stack(logits, dim=1)
 
-    def exit(self, x: torch.Tensor, threshold: float | None = None, compact: bool | None = None) -> Exits:
-        """Run layer by layer; an example leaves at its first layer with confidence ``>= threshold``."""
+    def exit(self, x: torch.Tensor, threshold: float | None = None, compact: bool | None = None) -> Pondered:
+        """Run layer by layer; an example leaves at its first layer with confidence ``>= threshold``:
+        the state it left with, ``steps`` ``[B]`` long its exit layer (1-based) and ``logits`` ``[B, C]``
+        read off that state (``ponder`` zero)."""
         threshold = self.threshold if threshold is None else threshold
         compact = self.compact if compact is None else compact
 
@@ -89,13 +83,12 @@ class CALMClassifier(nn.Module):
         state, used = run_until_stopped(
             lambda h, t, index: self.core.step(h, t), self.embedding(x), self.core.max_steps, stops, compact
         )
-        return Exits(self.readout(state), used)
+        return Pondered(state, used, torch.zeros(len(used), device=used.device), logits=self.readout(state))
 
-    def forward(self, x: torch.Tensor, all_layers: bool = False) -> Prediction | torch.Tensor:
-        """Inference at ``self.threshold``: a ``Prediction`` whose ``steps`` are the layers used.
+    def forward(self, x: torch.Tensor, all_layers: bool = False) -> Pondered | torch.Tensor:
+        """Inference at ``self.threshold``: :meth:`exit` with ``steps`` as floats, as a classifier's.
         With ``all_layers`` (training): every layer's logits ``[B, L, C]``."""
         if all_layers:
             return self.all_layers(x)
         out = self.exit(x)
-        layers = out.layers.float()
-        return Prediction(out.logits, layers, torch.zeros_like(layers))
+        return replace(out, steps=out.steps.float())

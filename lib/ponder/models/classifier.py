@@ -14,41 +14,16 @@ blocks (the Transformer, :class:`LayerStack`), one shared block (Universal Trans
 training loss becomes ``CE + tau * mean(N + R)``.
 """
 
-from dataclasses import dataclass
+from dataclasses import replace
 
 import torch
 from torch import nn
 
 from ..checks import check_choice
-from .act import LEVELS, HaltingUnit, act
+from .act import LEVELS, HaltingUnit, Pondered, act
 from .transformer import Block
 
 VALUE_EMBEDDINGS = ("table", "positions")
-
-
-@dataclass
-class Pondered:
-    """What a depth loop returns: the final state and its compute.
-
-    ``state`` ``[B, L+1, D]``; ``steps`` ``[B]`` float, steps each example used (ACT: ``N``,
-    per-token mode: the mean over tokens); ``ponder`` ``[B]`` the ponder cost ``N + R``
-    (zero without ACT); ``halting`` ``[B, T]`` the halting weight of each step (None without ACT).
-    """
-
-    state: torch.Tensor
-    steps: torch.Tensor
-    ponder: torch.Tensor
-    halting: torch.Tensor | None = None
-
-
-@dataclass
-class Prediction:
-    """A classifier's output: ``logits`` ``[B, C]`` and the :class:`Pondered` bookkeeping."""
-
-    logits: torch.Tensor
-    steps: torch.Tensor
-    ponder: torch.Tensor
-    halting: torch.Tensor | None = None
 
 
 class SequenceEmbedding(nn.Module):
@@ -112,8 +87,8 @@ class ACTDepth(nn.Module):
         out = act(
             lambda s, t, index: core.step(s, t), h, core.max_steps, self.halting, self.eps, self.level, self.compact
         )
-        halting = out.weights if out.weights.dim() == 2 else out.weights.mean(dim=1)
-        return Pondered(out.state, out.example_steps.float(), out.ponder_cost, halting)
+        halting = out.halting if out.halting.dim() == 2 else out.halting.mean(dim=1)
+        return Pondered(out.state, out.example_steps.float(), out.ponder, halting)
 
 
 class Classifier(nn.Module):
@@ -124,7 +99,8 @@ class Classifier(nn.Module):
         self.embedding, self.core, self.depth = embedding, core, depth
         self.norm, self.head = nn.LayerNorm(dim), nn.Linear(dim, classes)
 
-    def forward(self, x: torch.Tensor) -> Prediction:
+    def forward(self, x: torch.Tensor) -> Pondered:
+        """The depth loop's :class:`~ponder.models.act.Pondered` (``steps`` ``[B]`` float, ``halting``
+        ``[B, T]``) with the ``logits`` ``[B, C]`` read off the CLS state."""
         out = self.depth(self.core, self.embedding(x))
-        logits = self.head(self.norm(out.state[:, 0]))
-        return Prediction(logits, out.steps, out.ponder, out.halting)
+        return replace(out, logits=self.head(self.norm(out.state[:, 0])))

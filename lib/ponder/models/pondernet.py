@@ -36,8 +36,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..checks import check_int
-from .act import HaltingUnit, StepFn, pooled
-from .classifier import Prediction
+from .act import HaltingUnit, Pondered, StepFn, pooled
 from .stopping import run_until_stopped
 
 
@@ -129,9 +128,9 @@ class PonderClassifier(nn.Module):
 
     Every step answers through the classifier's readout of the CLS state; ``forward(x,
     all_steps=True)`` gives ``(logits [B, N, C], log_p [B, N])`` for training, ``forward(x)`` samples
-    the halting step (halted examples leave the batch) and returns a ``Prediction`` whose
-    ``steps`` are the sampled steps. Draws come from a generator seeded with ``seed`` at every
-    call, so evaluation is deterministic.
+    the halting step (halted examples leave the batch) and returns a :class:`~ponder.models.act.Pondered`
+    whose ``steps`` are the sampled steps. Draws come from a generator seeded with ``seed`` at every call,
+    so evaluation is deterministic.
     """
 
     def __init__(self, classifier: nn.Module, dim: int, halting_bias: float = -1.0, seed: int = 0):
@@ -152,4 +151,4 @@ class PonderClassifier(nn.Module):
         generator = torch.Generator().manual_seed(self.seed)
         state, steps = sample_halting(self.step_fn, h, self.core.max_steps, self.halting_unit, generator, self.compact)
         steps = steps.float()
-        return Prediction(self.head(self.norm(state[:, 0])), steps, torch.zeros_like(steps))
+        return Pondered(state, steps, torch.zeros_like(steps), logits=self.head(self.norm(state[:, 0])))

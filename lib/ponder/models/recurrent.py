@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from ..checks import check_choice, check_int
-from .act import ACTOutput, HaltingUnit, act
+from .act import HaltingUnit, Pondered, act
 from .pondernet import Unrolled, sample_halting, unroll
 
 HALTING = ("act", "pondernet")
@@ -39,8 +39,8 @@ class RecurrentPonderer(nn.Module):
     def start(self, x: torch.Tensor) -> torch.Tensor:
         return x.new_zeros(x.shape[0], self.hidden)
 
-    def act(self, x: torch.Tensor, compact: bool = False) -> tuple[torch.Tensor, ACTOutput]:
-        """ACT pass: ``(logits [B], ACTOutput)``."""
+    def act(self, x: torch.Tensor, compact: bool = False) -> tuple[torch.Tensor, Pondered]:
+        """ACT pass: ``(logits [B], Pondered)``."""
         out = act(self.step_fn(x), self.start(x), self.max_steps, self.halting_unit, eps=self.eps, compact=compact)
         return self.readout(out.state).squeeze(-1), out
 
