@@ -408,3 +408,15 @@ def test_every_run_quick_trains_but_fuzzy_logics_is_one_cpu_trains_under_the_sam
     assert (
         quick - fuzzy(quick) < cpu
     )  # one cache serves the rest: after make figures, PROFILE=cpu trains only what it adds
+
+
+def test_train_all_trains_every_run_the_notebook_reads(tmp_path, monkeypatch):
+    """``make results`` trains each notebook's jobs; the notebook's functions then train nothing."""
+    from ponder.experiments import survey_parity
+    from ponder.runs import only_cached
+
+    monkeypatch.setenv("PONDER_RESULTS", str(tmp_path))
+    monkeypatch.setenv("PONDER_WORKERS", "1")
+    experiments.train_all("smoke", names=["survey_parity"])
+    with only_cached():  # raises NotCached at the first run that is not there
+        assert len(survey_parity.parity_frame("smoke")) and len(survey_parity.control_frame("smoke"))

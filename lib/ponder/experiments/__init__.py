@@ -7,9 +7,8 @@ Every module of :data:`MODULES` has the same protocol:
   (:mod:`ponder.parallel`; a notebook's other runs train in its own cells);
 * ``upstream(profile, seed)``, where its runs read shared work: ``{notebook: [jobs]}``, the runs
   (ACM's base models and phases I-II) or training streams (C-PVR) those jobs read, made first;
-* ``train_all(profile, seed)``: every run its notebooks need (``make results``).
-
-The notebooks call :func:`prefetch` and then the same functions, so they find the runs in the
+The jobs cover every run a notebook needs: :func:`train_all` trains them (``make results``), and
+the notebooks call :func:`prefetch` and then the same functions, so they find the runs in the
 cache. Under ``torchrun`` every run trains with DistributedDataParallel::
 
     torchrun --nproc_per_node=8 -m ponder.experiments --profile paper
@@ -17,6 +16,7 @@ cache. Under ``torchrun`` every run trains with DistributedDataParallel::
 
 import argparse
 import importlib
+from functools import partial
 from types import ModuleType
 
 import torch.distributed as dist
@@ -75,13 +75,14 @@ def training(profile: str, seed: int = 0, notebooks: list[str] | None = None) ->
 
 
 def train_all(profile: str, seed: int = 0, names: list[str] | None = None) -> None:
-    """Train the runs of the named experiments (default: every module of :data:`MODULES`)."""
+    """Train the runs of the named experiments (default: every module of :data:`MODULES`): each
+    notebook's jobs side by side (:func:`prefetch`), then each loaded, or trained if a worker left it."""
     names = names or list(MODULES)
     for name in names:
         check_choice("experiment", name, MODULES)
     for name in names:
         print(f"[{profile}] training {name}", flush=True)
-        experiment(name).train_all(profile, seed)
+        parallel.train_notebooks(experiment(name).jobs(profile, seed), partial(prefetch, profile, seed=seed))
 
 
 def main(argv: list[str] | None = None) -> None:

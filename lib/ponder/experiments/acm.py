@@ -1,7 +1,7 @@
 """ACM experiments on the digits stand-in: the base ViT, the three phases, the baselines, evaluation.
 
 Every function returns a trained model (from the run cache when it is there) and its metrics;
-the notebooks call these, :func:`train_all` trains them all without plotting.
+the notebooks call these, and :func:`ponder.experiments.train_all` trains :func:`jobs` without plotting.
 """
 
 import copy
@@ -29,7 +29,6 @@ from ..runs import Run
 from ..sizes.acm import SIZES, SPEECH_SIZES
 from ..tasks import images, speech
 from ..training import TrainConfig, default_device, train_run
-from . import prefetch
 
 TASKS = ("digits", "speech")
 TEST_COPIES = (
@@ -635,11 +634,6 @@ def upstream(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
         ]
         for notebook in jobs(profile, seed)
     }
-
-
-def train_all(profile: str, seed: int = 0) -> None:
-    """Every run the ACM notebooks need."""
-    parallel.train_notebooks(jobs(profile, seed), partial(prefetch, profile, seed=seed))
 
 
 # -- acm-3: accuracy vs MACs over seeds ---------------------------------------------------------

@@ -32,7 +32,6 @@ from ..runs import Run
 from ..sizes.hyla import FUZZY, MAIN_KINDS, SRAVEN, SWEEPS, TEXT, TUNING, Fuzzy, Sraven, Text
 from ..tasks import fuzzy, sraven, text
 from ..training import TrainConfig
-from . import prefetch
 
 
 def train_config(s, seed: int) -> TrainConfig:
@@ -445,8 +444,3 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
         "hyla_sraven": sr([row["setup"] for row in scaling_setups(profile)])
         + sr([sraven_setup(profile, kind=kind, holdout=h) for kind in MAIN_KINDS for h in sw["holdouts"]]),
     }
-
-
-def train_all(profile: str, seed: int = 0) -> None:
-    """Every run of the HYLA notebooks."""
-    parallel.train_notebooks(jobs(profile, seed), partial(prefetch, profile, seed=seed))

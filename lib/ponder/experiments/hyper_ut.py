@@ -596,13 +596,6 @@ def configurations(profile: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def train_all(profile: str, seed: int = 0) -> None:
-    """Every C-PVR run the Hyper-UT notebooks need."""
-    generalization(profile, seed)
-    depth_needed(profile, seed)
-    pool_sizes(profile, seed)
-
-
 # -- the numbers the claims are checked on -------------------------------------------------
 def per_seed(frame: pd.DataFrame, train_max: int) -> pd.DataFrame:
     """Per model and seed: mean accuracy in / out of distribution (hop counts weighted equally),

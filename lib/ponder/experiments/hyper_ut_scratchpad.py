@@ -217,7 +217,3 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
             partial(train_seq2seq, t, profile, seed + s) for s in by_profile(SIZES, profile)["seeds"] for t in TARGETS
         ]
     }
-
-
-def train_all(profile: str, seed: int = 0) -> None:
-    scratchpad(profile, seed)

@@ -157,7 +157,3 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
             for kind in KINDS
         ]
     }
-
-
-def train_all(profile: str, seed: int = 0) -> None:
-    comparison(profile, seed)

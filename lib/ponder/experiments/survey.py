@@ -346,13 +346,6 @@ def upstream(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     return dict.fromkeys(jobs(profile, seed), hyper_ut.stream_chunks(profile, seed) + tuning)
 
 
-def train_all(profile: str, seed: int = 0) -> None:
-    """Every run the survey notebooks need (the Hyper-UT models come from ``hyper_ut``'s cache)."""
-    exit_sweep(profile, seed)
-    mod_frame(profile, seed)
-    train_pondernet(profile, seed)
-
-
 # -- the knobs users ask about, on the trained models (widget notebook) ---------------------
 @contextmanager
 def shifted_halting_bias(unit: torch.nn.Module, offset: float):

@@ -37,7 +37,6 @@ from ..runs import Run
 from ..sizes.survey_parity import PARITY
 from ..tasks import parity
 from ..training import TrainConfig, default_device
-from . import prefetch
 
 KNOBS = {"act": "tau", "pondernet": "lambda_p"}  # the hyper-parameter each method's grid varies
 LABELS = {"act": "ACT", "pondernet": "PonderNet"}
@@ -146,11 +145,6 @@ def control_runs(profile: str, seed: int = 0) -> dict[int, parallel.Job]:
 def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     """Every survey-1 run, as the survey_parity notebook's jobs for :func:`ponder.parallel.prefetch`."""
     return {"survey_parity": [*grid_runs(profile, seed).values(), *control_runs(profile, seed).values()]}
-
-
-def train_all(profile: str, seed: int = 0) -> None:
-    """Every survey-1 run: side by side, then each loaded (or trained, if a worker left it)."""
-    parallel.train_notebooks(jobs(profile, seed), partial(prefetch, profile, seed=seed))
 
 
 # -- what the notebook reads --------------------------------------------------------------------
