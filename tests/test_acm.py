@@ -328,10 +328,11 @@ def test_acm_budget_check_covers_every_entry(monkeypatch):
             call()
 
 
-def test_acm_run_keys_hold_the_evaluation_size_and_the_base_weights(monkeypatch):
+def test_acm_run_keys_hold_the_evaluation_size_and_the_base_run(monkeypatch):
     """The run keys hash what a profile's row puts into the configs, not the size tables
     (:mod:`ponder.sizes`): every evaluated run names ``eval_images``, and the runs built on a base
-    model name its weights (two bases of equal accuracy are different starts)."""
+    model name its run's key (which fixes its weights: two bases of equal accuracy are different
+    starts), the runs built on phase I and II theirs."""
     from ponder.experiments import acm
 
     configs = {}
@@ -346,12 +347,15 @@ def test_acm_run_keys_hold_the_evaluation_size_and_the_base_weights(monkeypatch)
     monkeypatch.setattr(acm, "train_run", record)
     monkeypatch.setattr(acm.parallel, "train_one_thread", record)
     monkeypatch.setitem(acm.SIZES, "smoke", dict(acm.SIZES["smoke"], eval_images=48))
-    base, _ = acm.base_model("smoke")
+    acm.base_model("smoke")
     acm.acm_model("smoke", 0.5), acm.moefied("smoke"), acm.halting("smoke", 1.0), acm.early_exits("smoke")
     evaluated = ("acm/base", "acm/phase3-n4", "acm/moe-router", "acm/avit", "acm/ztw")
     assert {name: configs[name]["eval_images"] for name in evaluated} == dict.fromkeys(evaluated, 48)
     built_on_base = ("acm/phase1-n4", "acm/moe-relu", "acm/avit", "acm/ztw")
-    assert {name: configs[name]["base"] for name in built_on_base} == dict.fromkeys(built_on_base, acm._state_key(base))
+    base_key = acm.base_spec("smoke")[0].key
+    assert {name: configs[name]["base"] for name in built_on_base} == dict.fromkeys(built_on_base, base_key)
+    assert configs["acm/phase2-n4"]["phase1"] == acm.phase1_key("smoke") != acm.phase1_key("smoke", steps=0)
+    assert configs["acm/phase3-n4"]["start"] == acm.gates_run("smoke").key
 
 
 @pytest.mark.parametrize("step", ["eager", "captured", "compiled", "compiled and captured"])

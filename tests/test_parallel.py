@@ -14,7 +14,7 @@ import torch
 
 from ponder import experiments, parallel
 from ponder.experiments import hyla as H
-from ponder.runs import NotCached, only_cached
+from ponder.runs import _LOADED, NotCached, Run, only_cached
 from ponder.training import num_threads
 
 
@@ -22,17 +22,35 @@ def sraven_job(kind: str):
     return partial(H.train_sraven, H.sraven_setup("smoke", kind=kind), "smoke", 0)
 
 
-def test_only_cached_refuses_to_train_then_loads_a_finished_run():
+def test_only_cached_refuses_to_train_then_looks_up_a_finished_run_without_loading_it(monkeypatch):
     job = sraven_job("linear")
     with pytest.raises(NotCached, match="hyla/sraven/linear"):
         with only_cached():
             job()
     assert not parallel.is_cached(job)
-    _, trained = job()
+    model, trained = job()
+    monkeypatch.setattr(Run, "load_model", lambda *_: pytest.fail("a lookup loaded weights"))
     assert parallel.is_cached(job)
     with only_cached():
-        _, loaded = job()
-    assert loaded == trained
+        looked, loaded = job()
+    assert looked is None and loaded == trained
+
+
+def test_a_run_is_read_once_per_process_and_loads_into_each_model(monkeypatch):
+    job = sraven_job("linear")
+    first, _ = job()
+    reads = []
+    read = Run.load_tensors
+    monkeypatch.setattr(Run, "load_tensors", lambda self, stem: reads.append(stem) or read(self, stem))
+    _LOADED.clear()
+    a, _ = job()
+    b, _ = job()
+    assert reads == ["model"] and a is not b
+    for p, q, r in zip(first.parameters(), a.parameters(), b.parameters(), strict=True):
+        assert torch.equal(p, q) and torch.equal(p, r)
+    with torch.no_grad():
+        next(a.parameters()).add_(1.0)  # a model's weights are its own, not the cache's
+    assert torch.equal(next(job()[0].parameters()), next(first.parameters()))
 
 
 def test_prefetch_trains_each_uncached_job_once_in_workers_and_matches_in_process_training(tmp_path, monkeypatch):

@@ -37,7 +37,7 @@ from torch.func import functional_call, grad, stack_module_state, vmap
 from tqdm.auto import tqdm
 
 from .cuda_graphs import CapturedStep, lr_on_device, set_lr
-from .runs import Run, check_may_train
+from .runs import Run, check_may_train, looked_up, looking_up
 from .training import (
     TrainConfig,
     _checkpoint,
@@ -285,6 +285,8 @@ def train_runs(
     check_group(members)
     if world()[1] > 1:
         raise ValueError("runs trained together take one process; under torchrun train them one by one")
+    if looking_up():  # ponder.parallel asks what is finished: nothing is built, loaded or trained
+        return [looked_up(m.run) for m in members]
     models = []
     for m in members:
         seed_everything(m.cfg.seed)

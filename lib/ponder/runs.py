@@ -220,15 +220,23 @@ class Run:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
     def load_model(self, model: torch.nn.Module) -> torch.nn.Module:
-        """Load the final weights of a finished run into ``model``."""
-        loaded = self.load_tensors("model")
-        if loaded is None:
-            raise FileNotFoundError(f"run {self.name} ({self.key}) has no final weights; train it first")
+        """Load the final weights of a finished run into ``model`` (copied from a per-process cache:
+        each run's file is read once per process, however many runs build on it)."""
+        path = self.dir / "model.safetensors"
+        stamp = path.stat().st_mtime_ns if path.exists() else None
+        if _LOADED.get(path, (None,))[0] != stamp or stamp is None:
+            loaded = self.load_tensors("model")
+            if loaded is None:
+                raise FileNotFoundError(f"run {self.name} ({self.key}) has no final weights; train it first")
+            _LOADED[path] = (stamp, loaded[0])
         try:
-            model.load_state_dict(loaded[0])
+            model.load_state_dict(_LOADED[path][1])
         except RuntimeError as error:  # missing, unexpected or misshapen tensors
             raise self._corrupt(self.dir / "model.safetensors", f"its weights do not fit the model: {error}") from error
         return model
+
+
+_LOADED: dict[Path, tuple[int, dict]] = {}  # a run's final weights by file: (its mtime, the tensors)
 
 
 class NotCached(LookupError):
@@ -240,8 +248,10 @@ _ONLY_CACHED = ContextVar("only_cached", default=False)
 
 @contextmanager
 def only_cached():
-    """Within the block, :func:`check_may_train` raises :class:`NotCached`: calling an experiment
-    function there tells, cheaply, whether every run it needs is finished (``ponder.parallel``)."""
+    """Within the block, :func:`check_may_train` raises :class:`NotCached`, and a finished run is
+    looked up, not loaded (``ponder.training.train_run`` returns ``(None, metrics)``): calling an
+    experiment function there tells, cheaply, whether every run it needs is finished
+    (``ponder.parallel``), without building a model or reading a weight."""
     token = _ONLY_CACHED.set(True)
     try:
         yield
@@ -249,10 +259,22 @@ def only_cached():
         _ONLY_CACHED.reset(token)
 
 
+def looking_up() -> bool:
+    """Whether the caller is inside :func:`only_cached` (runs are looked up, not trained or loaded)."""
+    return _ONLY_CACHED.get()
+
+
 def check_may_train(run: Run) -> None:
     """Called before training ``run``: raises :class:`NotCached` inside :func:`only_cached`."""
     if _ONLY_CACHED.get():
         raise NotCached(f"{run.name} ({run.key}) is not finished")
+
+
+def looked_up(run: Run) -> tuple[None, dict]:
+    """Inside :func:`only_cached`: ``(None, metrics)`` of a finished ``run``; :class:`NotCached` otherwise."""
+    if not run.done:
+        check_may_train(run)
+    return None, run.metrics()
 
 
 def _plain_state_dict(model: torch.nn.Module) -> dict:

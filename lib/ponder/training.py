@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 
 from .checks import check_int, check_positive
 from .cuda_graphs import CapturedStep, lr_on_device, set_lr
-from .runs import Run, check_may_train
+from .runs import Run, check_may_train, looked_up, looking_up
 
 Batch = tuple[torch.Tensor, ...]
 
@@ -242,6 +242,8 @@ def train_run(
     ``metrics`` holds the loss ``history`` and whatever ``evaluate(model)`` returns. ``capture``:
     see :func:`train` (the run's code should then name ``ponder.cuda_graphs``).
     """
+    if looking_up():  # ponder.parallel asks what is finished: nothing is built, loaded or trained
+        return looked_up(run)
     seed_everything(cfg.seed)
     model = make_model()
     cached = lambda: (run.load_model(model).to(default_device()).eval(), run.metrics())  # noqa: E731

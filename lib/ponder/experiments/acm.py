@@ -25,7 +25,7 @@ from ..models.avit import AViT, halting_loss
 from ..models.vit import ViT
 from ..models.ztw import ZTWViT, exit_at, exit_loss
 from ..profiles import by_profile
-from ..runs import Run
+from ..runs import Run, config_key
 from ..sizes.acm import SIZES, SPEECH_SIZES
 from ..tasks import images, speech
 from ..training import TrainConfig, default_device, train_run
@@ -134,14 +134,8 @@ def evaluate(
     return {"accuracy": correct / len(x), "macs": cost / len(x)}
 
 
-def base_model(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Module, dict]:
-    """The "pre-trained" model trained here: a small ViT on the digits (stand-in for ViT-B on ImageNet)
-    or a frame transformer on the eSpeak words (stand-in for XLS-R on CommonVoice).
-
-    Every run downstream of a base model trains with one thread (``parallel.train_one_thread``),
-    in a worker of :func:`prefetch` or here: the thread count changes the last bits of a sum, and
-    the ACM's hard gates amplify that into a different run (``import ponder`` pins one thread everywhere;
-    unpinned, the base models train with every thread)."""
+def base_spec(profile: str, seed: int = 0, task: str = "digits") -> tuple[Run, Callable[[], nn.Module], TrainConfig]:
+    """The base model's run, its constructor and its optimisation (see :func:`base_model`)."""
     s = sizes(profile, task)
     if task == "digits":
         arch = dict(image=32, patch=4, dim=s["dim"], depth=s["depth"], heads=s["heads"])
@@ -160,7 +154,19 @@ def base_model(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Mo
     config = {"arch": arch, "train": cfg.as_dict(), "eval_images": s["eval_images"]} | (
         {"scene": asdict(scene(profile))} if task == "digits" else {}
     )
-    run = Run(f"{PREFIX[task]}/base", config, profile, code=__name__)
+    return Run(f"{PREFIX[task]}/base", config, profile, code=__name__), make, cfg
+
+
+def base_model(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Module, dict]:
+    """The "pre-trained" model trained here: a small ViT on the digits (stand-in for ViT-B on ImageNet)
+    or a frame transformer on the eSpeak words (stand-in for XLS-R on CommonVoice).
+
+    Every run downstream of a base model trains with one thread (``parallel.train_one_thread``),
+    in a worker of :func:`prefetch` or here: the thread count changes the last bits of a sum, and
+    the ACM's hard gates amplify that into a different run (``import ponder`` pins one thread everywhere;
+    unpinned, the base models train with every thread). A downstream run's config names the base
+    model by its run's key (:func:`base_spec`), which fixes its weights."""
+    run, make, cfg = base_spec(profile, seed, task)
     x, y = test_set(profile, task)
     return train_run(
         run,
@@ -179,6 +185,32 @@ def trainable(model: nn.Module, part: str) -> nn.Module:
     return model
 
 
+def random_learners(base: nn.Module | None, n: int, seed: int) -> tuple[nn.Module | None, dict]:
+    """The ACM-ized ``base`` with random learners (no phase I), only the learners trainable; ``None``
+    where ``base`` was looked up, not loaded (:func:`ponder.runs.only_cached`)."""
+    if base is None:
+        return None, {}
+    torch.manual_seed(seed)
+    return trainable(acmize_lib.acmize(base, n, GATE_HIDDEN), "learners").to(default_device()), {}
+
+
+def phase1_key(
+    profile: str, seed: int = 0, n: int = 4, steps: int | None = None, task: str = "digits", warm_start: bool = True
+) -> str:
+    """What fixes phase I's model: its run's key, or for ``steps=0`` (random learners) the base model's
+    key with ``n`` and the seed that draws them."""
+    s = sizes(profile, task)
+    steps = s["distill_steps"] if steps is None else steps
+    base = base_spec(profile, seed, task)[0].key
+    if steps == 0:
+        return config_key({"random learners": base, "n": n, "gate_hidden": GATE_HIDDEN, "seed": seed})
+    cfg = TrainConfig(steps=steps, batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
+    config = {"base": base, "n": n, "gate_hidden": GATE_HIDDEN, "train": cfg.as_dict()} | (
+        {} if warm_start else {"warm_start": False}
+    )
+    return Run(f"{PREFIX[task]}/phase1-n{n}", config, profile, code=__name__).key
+
+
 def distilled(
     profile: str, seed: int = 0, n: int = 4, steps: int | None = None, task: str = "digits", warm_start: bool = True
 ) -> tuple[nn.Module, dict]:
@@ -192,17 +224,30 @@ def distilled(
     base, _ = base_model(profile, seed, task)
     steps = s["distill_steps"] if steps is None else steps
     if steps == 0:  # "without phase I": random learners
-        torch.manual_seed(seed)
-        return trainable(acmize_lib.acmize(base, n, GATE_HIDDEN), "learners").to(default_device()), {}
+        return random_learners(base, n, seed)
     make = lambda: trainable(acmize_lib.acmize(base, n, GATE_HIDDEN, warm_start=warm_start), "learners")  # noqa: E731
     cfg = TrainConfig(steps=steps, batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
-    config = {"base": _state_key(base), "n": n, "gate_hidden": GATE_HIDDEN, "train": cfg.as_dict()} | (
-        {} if warm_start else {"warm_start": False}
-    )
+    config = {"base": base_spec(profile, seed, task)[0].key, "n": n, "gate_hidden": GATE_HIDDEN, "train": cfg.as_dict()}
+    config |= {} if warm_start else {"warm_start": False}
     run = Run(f"{PREFIX[task]}/phase1-n{n}", config, profile, code=__name__)
     return parallel.train_one_thread(
         run, make, lambda m, b: distill_loss(base, m, b[0]), batches(profile, cfg.batch_size, seed, task), cfg
     )
+
+
+def gates_run(
+    profile: str,
+    seed: int = 0,
+    n: int = 4,
+    distill_steps: int | None = None,
+    task: str = "digits",
+    warm_start: bool = True,
+) -> Run:
+    """Phase II's run (see :func:`gates_pretrained`)."""
+    s = sizes(profile, task)
+    cfg = TrainConfig(steps=s["gate_steps"], batch_size=s["batch"], lr=1e-2, weight_decay=0.0, seed=seed)
+    phase1 = phase1_key(profile, seed, n, distill_steps, task, warm_start)
+    return Run(f"{PREFIX[task]}/phase2-n{n}", {"phase1": phase1, "train": cfg.as_dict()}, profile, code=__name__)
 
 
 def gates_pretrained(
@@ -214,13 +259,10 @@ def gates_pretrained(
     warm_start: bool = True,
 ) -> tuple[nn.Module, dict]:
     """Phase II: gates trained on the labels of the distillation errors (lr 1e-2); learners fixed."""
-    s = sizes(profile, task)
     base, _ = base_model(profile, seed, task)
     phase1, _ = distilled(profile, seed, n, distill_steps, task, warm_start)
-    cfg = TrainConfig(steps=s["gate_steps"], batch_size=s["batch"], lr=1e-2, weight_decay=0.0, seed=seed)
-    run = Run(
-        f"{PREFIX[task]}/phase2-n{n}", {"phase1": _state_key(phase1), "train": cfg.as_dict()}, profile, code=__name__
-    )
+    run = gates_run(profile, seed, n, distill_steps, task, warm_start)
+    cfg = TrainConfig(**run.config["train"])
     make = lambda: trainable(copy.deepcopy(phase1), "gate")  # noqa: E731
     return parallel.train_one_thread(
         run, make, lambda m, b: gate_loss(base, m, b[0]), batches(profile, cfg.batch_size, seed, task), cfg
@@ -259,14 +301,15 @@ def acm_model(
     skipped = {"full": 0, "no_phase1": s["distill_steps"], "none": s["distill_steps"] + s["gate_steps"]}[pretraining]
     if pretraining == "none":
         start, _ = distilled(profile, seed, n, steps=0, task=task)
+        start_key = phase1_key(profile, seed, n, steps=0, task=task)
     else:
-        start, _ = gates_pretrained(
-            profile, seed, n, distill_steps=0 if pretraining == "no_phase1" else None, task=task, warm_start=warm_start
-        )
+        distill_steps = 0 if pretraining == "no_phase1" else None
+        start, _ = gates_pretrained(profile, seed, n, distill_steps, task=task, warm_start=warm_start)
+        start_key = gates_run(profile, seed, n, distill_steps, task, warm_start).key
     steps = s["finetune_steps"] if steps is None else steps
     cfg = TrainConfig(steps=steps + skipped, batch_size=s["batch"], lr=s["finetune_lr"], weight_decay=0.05, seed=seed)
     config = {
-        "start": _state_key(start),
+        "start": start_key,
         "budget": budget,
         "weights": weights,
         "pretraining": pretraining,
@@ -432,17 +475,6 @@ def robustness(model: nn.Module, profile: str, severities=range(6)) -> list[dict
     return rows
 
 
-def _state_key(model: nn.Module) -> str:
-    """A short fingerprint of a model's weights (ties a downstream run to its exact start)."""
-    import hashlib
-
-    digest = hashlib.sha256()
-    for name, t in sorted(model.state_dict().items()):
-        digest.update(name.encode())
-        digest.update(t.detach().cpu().float().numpy().tobytes())
-    return digest.hexdigest()[:16]
-
-
 # -- baselines, each from the same base model with the ACM's total training steps --------------
 def _acm_steps(s: dict) -> int:
     return s["distill_steps"] + s["gate_steps"] + s["finetune_steps"]
@@ -457,12 +489,11 @@ def moefied(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Modul
     base, _ = base_model(profile, seed, task)
     cfg = TrainConfig(steps=s["finetune_steps"], batch_size=s["batch"], lr=5e-4, weight_decay=0.05, seed=seed)
     count = experts(profile)
+    base_key = base_spec(profile, seed, task)[0].key
     run = Run(
-        f"{PREFIX[task]}/moe-relu",
-        {"base": _state_key(base), "experts": count, "train": cfg.as_dict()},
-        profile,
-        code=__name__,
+        f"{PREFIX[task]}/moe-relu", {"base": base_key, "experts": count, "train": cfg.as_dict()}, profile, code=__name__
     )
+    relu_key = run.key
     relu, _ = parallel.train_one_thread(
         run,
         lambda: moe_lib.moefy(copy.deepcopy(base), count),
@@ -484,7 +515,7 @@ def moefied(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Modul
     )
     run = Run(
         f"{PREFIX[task]}/moe-router",
-        {"relu": _state_key(relu), "train": cfg.as_dict(), "eval_images": s["eval_images"]},
+        {"relu": relu_key, "train": cfg.as_dict(), "eval_images": s["eval_images"]},
         profile,
         code=__name__,
     )
@@ -531,7 +562,7 @@ def halting(profile: str, target_depth: float, seed: int = 0) -> tuple[nn.Module
     run = Run(
         "acm/avit",
         {
-            "base": _state_key(base),
+            "base": base_spec(profile, seed)[0].key,
             "target_depth": target_depth,
             "train": cfg.as_dict(),
             "eval_images": s["eval_images"],
@@ -557,7 +588,7 @@ def early_exits(profile: str, seed: int = 0) -> tuple[nn.Module, dict]:
     cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
     run = Run(
         "acm/ztw",
-        {"base": _state_key(base), "train": cfg.as_dict(), "eval_images": s["eval_images"]},
+        {"base": base_spec(profile, seed)[0].key, "train": cfg.as_dict(), "eval_images": s["eval_images"]},
         profile,
         code=__name__,
     )
