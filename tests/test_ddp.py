@@ -6,6 +6,7 @@ single-process run up to floating-point summation order.
 """
 
 import os
+import socket
 import subprocess
 import sys
 
@@ -39,7 +40,10 @@ def ddp_run() -> Run:
 
 def test_two_process_ddp_matches_one_process(tmp_path, monkeypatch):
     env = {**os.environ, "PONDER_RESULTS": str(tmp_path / "ddp"), "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--master_port=29517", __file__]
+    with socket.socket() as free:  # a port no other test holds (a fixed one can be taken on a busy machine)
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", f"--master_port={port}", __file__]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-3000:]
     monkeypatch.setenv("PONDER_RESULTS", str(tmp_path / "ddp"))
