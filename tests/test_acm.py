@@ -307,22 +307,22 @@ def test_bad_parameters_raise():
 
 @pytest.mark.parametrize("budget", [1.5, -0.1, 0, 0.0, float("nan"), "0.5", True, None])
 def test_acm_budget_outside_zero_one_raises_before_training(isolated_outputs, budget):
-    from ponder.experiments import acm
+    from ponder.experiments.acm import phases
 
     with pytest.raises(ValueError, match=r"budget=.* must be a fraction in \(0, 1\]"):
-        acm.acm_model("smoke", budget=budget)
+        phases.acm_model("smoke", budget=budget)
     assert not (isolated_outputs / "results").exists()  # nothing trained, nothing cached
 
 
 def test_acm_budget_check_covers_every_entry(monkeypatch):
     """ablation, granularity, pretraining_variant and jobs all hand their budget to acm_model."""
-    from ponder.experiments import acm
+    from ponder.experiments.acm import ablations
 
-    monkeypatch.setattr(acm, "ABLATION_BUDGET", 1.2)
+    monkeypatch.setattr(ablations, "ABLATION_BUDGET", 1.2)
     for call in (
-        lambda: acm.ablation("smoke", "all"),
-        lambda: acm.granularity("smoke", 2),
-        lambda: acm.pretraining_variant("smoke", "none"),
+        lambda: ablations.ablation("smoke", "all"),
+        lambda: ablations.granularity("smoke", 2),
+        lambda: ablations.pretraining_variant("smoke", "none"),
     ):
         with pytest.raises(ValueError, match="budget=1.2"):
             call()
@@ -333,7 +333,7 @@ def test_acm_run_keys_hold_the_evaluation_size_and_the_base_run(monkeypatch):
     (:mod:`ponder.sizes`): every evaluated run names ``eval_images``, and the runs built on a base
     model name its run's key (which fixes its weights: two bases of equal accuracy are different
     starts), the runs built on phase I and II theirs."""
-    from ponder.experiments import acm
+    from ponder.experiments.acm import baselines, phases
 
     configs = {}
 
@@ -344,18 +344,23 @@ def test_acm_run_keys_hold_the_evaluation_size_and_the_base_run(monkeypatch):
         torch.manual_seed(0)
         return make(), {"accuracy": 0.5}
 
-    monkeypatch.setattr(acm, "train_run", record)
-    monkeypatch.setattr(acm.parallel, "train_one_thread", record)
-    monkeypatch.setitem(acm.SIZES, "smoke", dict(acm.SIZES["smoke"], eval_images=48))
-    acm.base_model("smoke")
-    acm.acm_model("smoke", 0.5), acm.moefied("smoke"), acm.halting("smoke", 1.0), acm.early_exits("smoke")
+    monkeypatch.setattr(phases, "train_run", record)
+    monkeypatch.setattr(phases.parallel, "train_one_thread", record)
+    monkeypatch.setitem(phases.SIZES, "smoke", dict(phases.SIZES["smoke"], eval_images=48))
+    phases.base_model("smoke")
+    (
+        phases.acm_model("smoke", 0.5),
+        baselines.moefied("smoke"),
+        baselines.halting("smoke", 1.0),
+        baselines.early_exits("smoke"),
+    )
     evaluated = ("acm/base", "acm/phase3-n4", "acm/moe-router", "acm/avit", "acm/ztw")
     assert {name: configs[name]["eval_images"] for name in evaluated} == dict.fromkeys(evaluated, 48)
     built_on_base = ("acm/phase1-n4", "acm/moe-relu", "acm/avit", "acm/ztw")
-    base_key = acm.base_spec("smoke")[0].key
+    base_key = phases.base_spec("smoke")[0].key
     assert {name: configs[name]["base"] for name in built_on_base} == dict.fromkeys(built_on_base, base_key)
-    assert configs["acm/phase2-n4"]["phase1"] == acm.phase1_key("smoke") != acm.phase1_key("smoke", steps=0)
-    assert configs["acm/phase3-n4"]["start"] == acm.gates_run("smoke").key
+    assert configs["acm/phase2-n4"]["phase1"] == phases.phase1_key("smoke") != phases.phase1_key("smoke", steps=0)
+    assert configs["acm/phase3-n4"]["start"] == phases.gates_run("smoke").key
 
 
 @pytest.mark.parametrize("step", ["eager", "captured", "compiled", "compiled and captured"])
@@ -363,7 +368,7 @@ def test_the_profiles_finetune_step_says_how_phase_three_trains(monkeypatch, ste
     """A profile row's ``finetune_step`` reaches the phase-III run alone: its config names a step that is not
     eager (a new key), its loss is compiled, its step captured (on a GPU) as the row says; phases I and II
     stay eager. A step that is none of them raises."""
-    from ponder.experiments import acm
+    from ponder.experiments.acm import phases
 
     trained = {}
 
@@ -372,43 +377,43 @@ def test_the_profiles_finetune_step_says_how_phase_three_trains(monkeypatch, ste
         torch.manual_seed(0)
         return make(), {"accuracy": 0.5}
 
-    monkeypatch.setattr(acm, "train_run", record)
-    monkeypatch.setattr(acm.parallel, "train_one_thread", record)
-    eager_key = acm.acm_model("smoke", 0.5) and trained["acm/phase3-n4"][0].key
-    monkeypatch.setitem(acm.SIZES, "smoke", dict(acm.SIZES["smoke"], finetune_step=step))
-    acm.acm_model("smoke", 0.5)
+    monkeypatch.setattr(phases, "train_run", record)
+    monkeypatch.setattr(phases.parallel, "train_one_thread", record)
+    eager_key = phases.acm_model("smoke", 0.5) and trained["acm/phase3-n4"][0].key
+    monkeypatch.setitem(phases.SIZES, "smoke", dict(phases.SIZES["smoke"], finetune_step=step))
+    phases.acm_model("smoke", 0.5)
     run, is_compiled, captured = trained["acm/phase3-n4"]
     assert run.config.get("step", "eager") == step and (run.key == eager_key) == (step == "eager")
     assert (is_compiled, captured) == ("compiled" in step, "captured" in step)
     assert [trained[name][1:] for name in ("acm/phase1-n4", "acm/phase2-n4")] == [(False, False)] * 2
-    monkeypatch.setitem(acm.SIZES, "smoke", dict(acm.SIZES["smoke"], finetune_step="fused"))
+    monkeypatch.setitem(phases.SIZES, "smoke", dict(phases.SIZES["smoke"], finetune_step="fused"))
     with pytest.raises(ValueError, match="finetune_step"):
-        acm.acm_model("smoke", 0.5)
+        phases.acm_model("smoke", 0.5)
 
 
 def test_acm_digits_base_config_holds_its_profiles_scene(monkeypatch):
     """The digits base model's config holds the knobs of its profile's scene (a name or a Scene in the row), so
     a profile that changes its scene trains new runs; the speech base model has none. The same scene named or
     spelled out is the same config."""
-    from ponder.experiments import acm
+    from ponder.experiments.acm import phases
     from ponder.tasks import images
 
     configs = []
-    monkeypatch.setattr(acm, "train_run", lambda run, *args, **kwargs: configs.append(run.config) or (None, {}))
-    acm.base_model("smoke"), acm.base_model("smoke", task="speech")
+    monkeypatch.setattr(phases, "train_run", lambda run, *args, **kwargs: configs.append(run.config) or (None, {}))
+    phases.base_model("smoke"), phases.base_model("smoke", task="speech")
     monkeypatch.setitem(
-        acm.SIZES, "smoke", dict(acm.SIZES["smoke"], scene=images.Scene(jitter=0.25, texture=0.3, noise=0.03))
+        phases.SIZES, "smoke", dict(phases.SIZES["smoke"], scene=images.Scene(jitter=0.25, texture=0.3, noise=0.03))
     )
-    acm.base_model("smoke")
+    phases.base_model("smoke")
     monkeypatch.setitem(
-        acm.SIZES, "smoke", dict(acm.SIZES["smoke"], scene=images.Scene(jitter=0.25, texture=0.3, noise=0.15))
+        phases.SIZES, "smoke", dict(phases.SIZES["smoke"], scene=images.Scene(jitter=0.25, texture=0.3, noise=0.15))
     )
-    acm.base_model("smoke")
+    phases.base_model("smoke")
     assert configs[0]["scene"] == {"jitter": 0.25, "texture": 0.3, "noise": 0.03} and "scene" not in configs[1]
     assert configs[2] == configs[0] and configs[3]["scene"]["noise"] == 0.15
-    noisy = images.images("test", scene=images.Scene(**configs[3]["scene"]), copies=acm.TEST_COPIES)[0]
+    noisy = images.images("test", scene=images.Scene(**configs[3]["scene"]), copies=phases.TEST_COPIES)[0]
     assert torch.equal(
-        acm.test_set("smoke")[0], noisy[: len(acm.test_set("smoke")[0])]
+        phases.test_set("smoke")[0], noisy[: len(phases.test_set("smoke")[0])]
     )  # the test set is drawn in the scene too
 
 
@@ -511,10 +516,10 @@ def test_latency_bench_rounds_time_every_case(monkeypatch):
 
 
 def test_profile_sizes_scale_the_baselines_and_the_loss_weights():
-    from ponder.experiments import acm
+    from ponder.experiments.acm import baselines, phases
 
-    assert acm.experts("quick") == 8 and acm.moe_top_k("quick") == (1, 2, 3, 4, 6, 8)
-    assert acm.experts("paper") == 4 * 192 // 24 and acm.moe_top_k("paper") == (
+    assert baselines.experts("quick") == 8 and baselines.moe_top_k("quick") == (1, 2, 3, 4, 6, 8)
+    assert baselines.experts("paper") == 4 * 192 // 24 and baselines.moe_top_k("paper") == (
         4,
         8,
         12,
@@ -522,26 +527,33 @@ def test_profile_sizes_scale_the_baselines_and_the_loss_weights():
         24,
         32,
     )  # the official 24-unit experts
-    assert acm.avit_depths("paper") == (4, 6, 8, 10) and acm.avit_depths("cpu") == (4 / 3, 2, 8 / 3, 10 / 3)
-    assert acm.loss_weights("paper") == acm.PAPER_LOSS_WEIGHTS
-    assert acm.loss_weights("quick") == {"budget": 1.0, "entropy": 0.5, "diversity": 0.5}
-    assert acm.seeds("paper", 5) == (5, 6, 7) and acm.seeds("quick", 5) == (5,) and acm.seeds("smoke") == (0,)
-    s = acm.sizes("quick")
+    assert baselines.avit_depths("paper") == (4, 6, 8, 10) and baselines.avit_depths("cpu") == (4 / 3, 2, 8 / 3, 10 / 3)
+    assert phases.loss_weights("paper") == phases.PAPER_LOSS_WEIGHTS
+    assert phases.loss_weights("quick") == {"budget": 1.0, "entropy": 0.5, "diversity": 0.5}
+    assert phases.seeds("paper", 5) == (5, 6, 7) and phases.seeds("quick", 5) == (5,) and phases.seeds("smoke") == (0,)
+    s = phases.sizes("quick")
     assert s["distill_steps"] + s["gate_steps"] + s["finetune_steps"] == 1350  # every baseline's total too
 
 
 def test_quick_thins_cpus_grids_and_keeps_what_its_figures_draw():
     from ponder.experiments import acm
+    from ponder.experiments.acm import baselines, phases
 
-    assert acm.budgets("cpu") == acm.budgets("cpu", "speech") == acm.budgets("paper") == (0.25, 0.4, 0.6, 0.75)
-    assert {0.4, 0.6} <= set(acm.budgets("quick")) < set(acm.budgets("cpu"))  # acm-1 and acm-6 draw 0.4 and 0.6
-    assert 0.25 in acm.budgets("quick", "speech")  # acm-7 draws 0.25
-    assert set(acm.avit_depths("quick")) < set(acm.avit_depths("cpu")) and acm.avit_depths("quick") == (4 / 3, 8 / 3)
-    assert 4 in acm.sizes("quick")["learner_counts"] and acm.sizes("cpu")["learner_counts"] == (2, 4, 8, 16)
-    assert acm.seeds("quick") == (0,) and acm.seeds("cpu") == (0, 1, 2)  # cpu judges acm-1, acm-3 and acm-5 on three
-    quick = {k: v for k, v in acm.sizes("quick").items() if k not in acm.GRIDS and k != "seeds"}
+    assert phases.budgets("cpu") == phases.budgets("cpu", "speech") == phases.budgets("paper") == (0.25, 0.4, 0.6, 0.75)
+    assert {0.4, 0.6} <= set(phases.budgets("quick")) < set(phases.budgets("cpu"))  # acm-1 and acm-6 draw 0.4 and 0.6
+    assert 0.25 in phases.budgets("quick", "speech")  # acm-7 draws 0.25
+    assert set(baselines.avit_depths("quick")) < set(baselines.avit_depths("cpu")) and baselines.avit_depths(
+        "quick"
+    ) == (4 / 3, 8 / 3)
+    assert 4 in phases.sizes("quick")["learner_counts"] and phases.sizes("cpu")["learner_counts"] == (2, 4, 8, 16)
+    assert phases.seeds("quick") == (0,) and phases.seeds("cpu") == (
+        0,
+        1,
+        2,
+    )  # cpu judges acm-1, acm-3 and acm-5 on three
+    quick = {k: v for k, v in phases.sizes("quick").items() if k not in phases.GRIDS and k != "seeds"}
     assert quick == {
-        k: v for k, v in acm.sizes("cpu").items() if k not in acm.GRIDS and k != "seeds"
+        k: v for k, v in phases.sizes("cpu").items() if k not in phases.GRIDS and k != "seeds"
     }  # the same runs: one cache serves both
 
     def runs(profile):  # every notebook's jobs, the profile argument left out
@@ -564,6 +576,7 @@ def test_mean_points_average_each_setting_over_seeds():
 
 def test_realised_betas_reads_every_seed_and_budget_of_the_task(monkeypatch):
     from ponder.experiments import acm
+    from ponder.experiments.acm import phases
 
     calls = []
     monkeypatch.setattr(
@@ -572,7 +585,7 @@ def test_realised_betas_reads_every_seed_and_budget_of_the_task(monkeypatch):
     frame = acm.realised_betas("cpu", 5, task="speech")
     assert set(calls) == {"speech"} and len(frame) == 3 * 4
     assert frame.groupby("target").realised.mean().round(6).to_dict() == {
-        b: round(b + 0.06, 6) for b in acm.budgets("cpu", "speech")
+        b: round(b + 0.06, 6) for b in phases.budgets("cpu", "speech")
     }  # seeds 5, 6, 7
 
 
@@ -610,7 +623,7 @@ def test_latency_bench_measures_one_thread_and_every_core_on_any_cpu(monkeypatch
 
 
 def test_spending_is_one_pass_of_the_maps_and_the_costs_whatever_the_batch():
-    from ponder.experiments.acm import spending
+    from ponder.experiments.acm.phases import spending
 
     torch.manual_seed(0)
     model = A.acmize(ViT(image=8, patch=4, dim=8, depth=2, heads=2), n=4).eval()
@@ -642,7 +655,7 @@ def phase3_trains_alike_every_way(step: str, device: str, monkeypatch, steps: in
     import copy
 
     from ponder.bench import train as bench
-    from ponder.experiments import acm
+    from ponder.experiments.acm import phases
     from ponder.models import acm as acm_module
     from ponder.training import TrainConfig, train
 
@@ -650,14 +663,14 @@ def phase3_trains_alike_every_way(step: str, device: str, monkeypatch, steps: in
     (name,) = [n for n in bench.run_families("smoke") if n.startswith("ACM phase III")]
     make, batches, loss = bench.run_families("smoke")[name]
     cfg = TrainConfig(
-        steps=steps, batch_size=acm.sizes("smoke")["batch"], lr=1e-3, weight_decay=0.05, log_every=steps // 5, seed=0
+        steps=steps, batch_size=phases.sizes("smoke")["batch"], lr=1e-3, weight_decay=0.05, log_every=steps // 5, seed=0
     )
     torch.manual_seed(0)
     initial = make().to(device)
     trained = []
     for way in ("eager", step):
         model = copy.deepcopy(initial)
-        step_loss, capture = acm.finetune_execution(loss, way)
+        step_loss, capture = phases.finetune_execution(loss, way)
         history = train(model, step_loss, batches, cfg, capture=capture)
         trained.append((model, [h["loss"] for h in history]))
     (eager, eager_losses), (other, losses) = trained

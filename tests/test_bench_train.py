@@ -113,7 +113,7 @@ def test_the_acm_families_train_what_acm_vit_trains():
     """The ACM phase-III family steps a ViT whose every MLP and projection is an ACM, on the profile's scene,
     with phase III's loss at the lowest budget; the A-ViT family a halting ViT: the plan counts those runs at
     their rates, not at the plain ViT's."""
-    from ponder.experiments import acm
+    from ponder.experiments.acm import phases
     from ponder.models.acmize import acms
     from ponder.models.avit import AViT
     from ponder.tasks import images
@@ -124,8 +124,10 @@ def test_the_acm_families_train_what_acm_vit_trains():
     make, batches, loss_fn = rows[phase3]
     torch.manual_seed(0)
     model = make()
-    assert len(acms(model)) == 5 * acm.sizes("smoke")["depth"] and all(p.requires_grad for p in model.parameters())
-    assert torch.equal(batches(3)[0], images.sample(acm.sizes("smoke")["batch"], seed=3, scene=acm.scene("smoke"))[0])
+    assert len(acms(model)) == 5 * phases.sizes("smoke")["depth"] and all(p.requires_grad for p in model.parameters())
+    assert torch.equal(
+        batches(3)[0], images.sample(phases.sizes("smoke")["batch"], seed=3, scene=phases.scene("smoke"))[0]
+    )
     loss_fn(model, batches(0)).backward()
     assert all(p.grad is not None for m in acms(model) for p in m.parameters())
     make, batches, loss_fn = rows[avit]

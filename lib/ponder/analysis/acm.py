@@ -1,4 +1,5 @@
-"""ACM analysis: how many learners a token needs after phase I (acm-5), and acm-3/acm-4's points over seeds."""
+"""ACM analysis: how many learners a token needs after phase I (acm-5), acm-3/acm-4's points over seeds and
+leads over the baselines, acm-8's diversities."""
 
 import torch
 
@@ -24,3 +25,27 @@ def mean_points(per_seed: list[list[tuple[float, float]]]) -> list[tuple[float, 
         cost, quality = (Estimate.of(values) for values in zip(*same))
         out.append((cost.mean, quality.mean, 0.0 if cost.n < 2 else cost.se, 0.0 if quality.n < 2 else quality.se))
     return out
+
+
+def best_at(cost: float, points: list[tuple[float, float]], floor: float) -> float:
+    """The best quality among ``points (cost, quality)`` costing at most ``cost`` (``floor`` if none is that cheap)."""
+    return max([q for c, q in points if c <= cost], default=floor)
+
+
+def leads(ours: list[tuple[float, float]], others: list[tuple[float, float]], floor: float) -> list[float]:
+    """For each of ``ours`` (sorted by cost): its quality minus the best of ``others`` at no more cost."""
+    return [q - best_at(c, others, floor) for c, q in sorted(ours)]
+
+
+def diversity(maps: torch.Tensor, per_sample: torch.Tensor) -> dict:
+    """acm-8: spatial diversity (mean over samples of the spread of compute over patches) and
+    per-sample diversity (spread of the per-sample compute), both as standard deviations."""
+    return {"spatial": maps.flatten(1).std(1).mean().item(), "per_sample": per_sample.std().item()}
+
+
+def diversity_margins(stats):
+    """acm-8: per setting (a row of ``stats``, a DataFrame with :func:`diversity`'s columns), the
+    smaller of its two diversities relative to their median over the settings, minus 1: at least 0
+    when both diversities are at or above the median."""
+    both = stats[["spatial", "per_sample"]]
+    return (both / both.median()).min(axis=1) - 1

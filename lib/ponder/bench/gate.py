@@ -13,7 +13,7 @@ from unittest import mock
 
 import torch
 
-from ..experiments import acm as acm_experiments
+from ..experiments.acm import phases as acm_experiments
 from ..models import acm
 from ..models.acm_phases import finetune_loss
 from ..models.acmize import acmize

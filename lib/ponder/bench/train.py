@@ -45,7 +45,9 @@ from torch.utils.flop_counter import FlopCounterMode
 from .. import parallel
 from ..compilation import compiled
 from ..ensemble import Stacked
-from ..experiments import acm, hyla, hyper_ut, hyper_ut_vision
+from ..experiments import hyla, hyper_ut, hyper_ut_vision
+from ..experiments.acm import baselines as acm_baselines
+from ..experiments.acm import phases as acm
 from ..experiments.survey_parity import parity_loss, parity_settings
 from ..models.acmize import acmize
 from ..models.attention_transformer import CausalLM
@@ -161,7 +163,7 @@ def run_families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]
         f"A-ViT ViT dim {vit['dim']} depth {vit['depth']} batch {vit['batch']}": (
             lambda: AViT(ViT(**vit_arch)),
             digits,
-            partial(acm.avit_loss, target_depth=acm.avit_depths(profile)[0]),
+            partial(acm_baselines.avit_loss, target_depth=acm_baselines.avit_depths(profile)[0]),
         ),
         (
             f"digits U-ViT hyper_act canvas {vi['canvas']} dim {vi['model']['dim']} "

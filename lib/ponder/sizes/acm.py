@@ -1,5 +1,5 @@
 """How big the ACM runs are at each profile (:mod:`ponder.experiments.acm`): the base models, the three
-phases and the baselines, and which points of the full grids (:data:`ponder.experiments.acm.GRIDS`) a
+phases and the baselines, and which points of the full grids (:data:`ponder.experiments.acm.phases.GRIDS`) a
 profile trains."""
 
 # Training sizes per profile (digits: the ViT; speech overrides a few entries in SPEECH_SIZES). Phase III and
@@ -66,7 +66,7 @@ SIZES = {
     # 4,096: at quick, 1e-3 ended the digits ViT higher on every seed (above), and a 12-block model is the
     # more fragile one. A ViT-Ti step costs ~20 s on one CPU core, so this could not be checked here; the
     # base accuracy of a gpu run says whether it trained.
-    # ``finetune_step``: how a phase-III step executes (ponder.experiments.acm.FINETUNE_STEPS): eager, until a
+    # ``finetune_step``: how a phase-III step executes (ponder.experiments.acm.phases.FINETUNE_STEPS): eager, until a
     # benchmark on the GPU shows captured or compiled steps faster (``python -m ponder.bench train``)
     "gpu": dict(
         scene="textured",

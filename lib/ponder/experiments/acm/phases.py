@@ -1,7 +1,8 @@
-"""ACM experiments on the digits stand-in: the base ViT, the three phases, the baselines, evaluation.
+"""ACM on the digits and the speech stand-ins: the data, the base model, the three phases and their evaluation.
 
-Every function returns a trained model (from the run cache when it is there) and its metrics;
-the notebooks call these, and :func:`ponder.experiments.train_all` trains :func:`jobs` without plotting.
+Every function returns a trained model (from the run cache when it is there) and its metrics; a
+downstream run's config names its upstream by run key (:func:`base_spec`, :func:`phase1_key`,
+:func:`gates_run`).
 """
 
 import copy
@@ -13,22 +14,19 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .. import parallel
-from ..checks import check_choice, check_fraction
-from ..compilation import compiled
-from ..models import acmize as acmize_lib
-from ..models import flops
-from ..models import moe as moe_lib
-from ..models.acm_phases import PAPER_LOSS_WEIGHTS, distill_loss, finetune_loss, gate_loss
-from ..models.audio import FrameTransformer
-from ..models.avit import AViT, halting_loss
-from ..models.vit import ViT
-from ..models.ztw import ZTWViT, exit_at, exit_loss
-from ..profiles import by_profile
-from ..runs import Run, config_key
-from ..sizes.acm import SIZES, SPEECH_SIZES
-from ..tasks import images, speech
-from ..training import TrainConfig, default_device, train_run
+from ... import parallel
+from ...checks import check_choice, check_fraction
+from ...compilation import compiled
+from ...models import acmize as acmize_lib
+from ...models import flops
+from ...models.acm_phases import PAPER_LOSS_WEIGHTS, distill_loss, finetune_loss, gate_loss
+from ...models.audio import FrameTransformer
+from ...models.vit import ViT
+from ...profiles import by_profile
+from ...runs import Run, config_key
+from ...sizes.acm import SIZES, SPEECH_SIZES
+from ...tasks import images, speech
+from ...training import TrainConfig, default_device, train_run
 
 TASKS = ("digits", "speech")
 TEST_COPIES = (
@@ -40,7 +38,6 @@ PREFIX = {"digits": "acm", "speech": "acm/speech"}  # run names
 # its loss compiled (ponder.compilation), or both. The CPU profiles stay eager (pinned bits); on a GPU the step is
 # thousands of small kernels
 FINETUNE_STEPS = ("eager", "captured", "compiled", "compiled and captured")
-MOE_TOP_K_FRACTIONS = (1 / 8, 1 / 4, 3 / 8, 1 / 2, 3 / 4, 1)  # of the experts (official: 2..128 of 128)
 AVIT_TARGETS = (4, 6, 8, 10)  # the official A-ViT target depths, in blocks of 12
 # The grids a profile's row may thin: phase-III budgets β, A-ViT targets (of AVIT_TARGETS), acm-10's learner counts
 # and the renderings of each test digit that acm-10's robustness evaluates (25 evaluations of the test set).
@@ -52,36 +49,14 @@ GRIDS = dict(
 )
 
 
-def avit_depths(profile: str) -> tuple[float, ...]:
-    """The A-ViT target depths for the profile's ViT: its ``avit_targets`` of the official {4, 6, 8, 10}
-    of 12 blocks, scaled to its depth (4/3, 2, 8/3, 10/3 of 4 blocks at cpu)."""
-    s = sizes(profile)
-    return tuple(s["depth"] * t / 12 for t in s["avit_targets"])
-
-
 def budgets(profile: str, task: str = "digits") -> tuple[float, ...]:
     """The phase-III budgets β trained for ``task``, lowest first."""
     return tuple(sizes(profile, task)["budgets"])
 
 
-def experts(profile: str) -> int:
-    """MoEfication's experts per MLP: its hidden width (4 × dim) in experts of ``expert_units`` units."""
-    s = sizes(profile)
-    return 4 * s["dim"] // s["expert_units"]
-
-
-def moe_top_k(profile: str) -> tuple[int, ...]:
-    """The top-k values evaluated: :data:`MOE_TOP_K_FRACTIONS` of :func:`experts` (1, 2, 3, 4, 6, 8 of 8 at quick)."""
-    count = experts(profile)
-    return tuple(sorted({max(1, round(f * count)) for f in MOE_TOP_K_FRACTIONS}))
-
-
 def loss_weights(profile: str) -> dict[str, float]:
     """Phase III's auxiliary weights: the paper's, times the profile's ``loss_scale``."""
     return {name: sizes(profile)["loss_scale"] * w for name, w in PAPER_LOSS_WEIGHTS.items()}
-
-
-EXIT_THRESHOLDS = tuple(round(0.3 + 0.7 * i / 40, 4) for i in range(41))
 
 
 def seeds(profile: str, seed: int = 0) -> tuple[int, ...]:
@@ -356,11 +331,6 @@ def phase3_loss(
     return finetune_loss(model, batch[0], batch[1], budget, weights, argmax_budget)
 
 
-def avit_loss(model: nn.Module, batch: tuple, target_depth: float) -> torch.Tensor:
-    """A-ViT's loss on a training batch ``(images, labels)`` (:func:`~ponder.models.avit.halting_loss`)."""
-    return halting_loss(model, batch[0], batch[1], target_depth)
-
-
 def evaluate_acm(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> dict:
     """Accuracy and MACs with grouped execution, plus the realised budget ``β``."""
     acmize_lib.set_execution(model, "grouped")
@@ -415,7 +385,7 @@ def distillation_errors(
     """acm-5: per-token MSE of ``h(z, k)``, ``k = 1..N``, after phase I for one MLP (default: the
     second-to-last block's), on test images; also the phase-II labels (learners needed, ``2..N``)
     of those tokens."""
-    from ..models.acm_phases import capture, distances, gate_labels
+    from ...models.acm_phases import capture, distances, gate_labels
 
     base, _ = base_model(profile, seed)
     model, _ = distilled(profile, seed)
@@ -424,301 +394,3 @@ def distillation_errors(
     z, target = capture(base, [module], x[:images_].to(next(base.parameters()).device))[module]
     d = distances(model.get_submodule(module), z, target).flatten(0, 1).cpu()  # [tokens, N]
     return d.pow(2) / target.shape[-1], gate_labels(d)
-
-
-ABLATIONS = {  # acm-8: which auxiliary terms are off
-    "all": (),
-    "no entropy": ("entropy",),
-    "no diversity": ("diversity",),
-    "neither": ("entropy", "diversity"),
-    "no budget": ("budget",),
-}
-PRETRAINING = ("full", "no_phase1", "none")
-ABLATION_BUDGET = 0.6
-
-
-def ablation(profile: str, name: str, seed: int = 0) -> tuple[nn.Module, dict]:
-    """acm-8: a short phase III at β = 0.6 with some auxiliary losses switched off (the official 5-epoch ablation)."""
-    check_choice("name", name, tuple(ABLATIONS))
-    weights = loss_weights(profile) | {term: 0.0 for term in ABLATIONS[name]}
-    return acm_model(profile, ABLATION_BUDGET, seed, weights=weights, steps=sizes(profile)["ablation_steps"])
-
-
-def granularity(profile: str, n: int, seed: int = 0) -> tuple[nn.Module, dict]:
-    """acm-10: ``n`` learners at the same total cost (phases I and II, a short phase III at β = 0.6)."""
-    return acm_model(profile, ABLATION_BUDGET, seed, n=n, steps=sizes(profile)["ablation_steps"])
-
-
-def pretraining_variant(profile: str, variant: str, seed: int = 0) -> tuple[nn.Module, dict]:
-    """acm-10: with both pre-training phases, without phase I, without either (same total steps: a short
-    phase III of ``ablation_steps`` plus the steps the variant skips), β = 0.6."""
-    return acm_model(profile, ABLATION_BUDGET, seed, pretraining=variant, steps=sizes(profile)["ablation_steps"])
-
-
-@torch.no_grad()
-def robustness(model: nn.Module, profile: str, severities=range(6)) -> list[dict]:
-    """acm-10: accuracy, MACs and realised β under each corruption of :data:`images.CORRUPTIONS` at each severity,
-    on the first ``robustness_copies`` renderings of every test digit."""
-    x, y = test_set(profile)
-    count = (
-        len(x) * sizes(profile)["robustness_copies"] // TEST_COPIES
-    )  # the test set holds every digit once, then again, ...
-    x, y = x[:count], y[:count]
-    clean = evaluate_acm(model, x, y)  # severity 0 leaves the images as they are: evaluated once
-    rows = []
-    for kind in images.CORRUPTIONS:
-        for severity in severities:
-            metrics = (
-                clean if severity == 0 else evaluate_acm(model, images.corrupt(x, kind, severity, seed=severity), y)
-            )
-            rows.append({"corruption": kind, "severity": severity, **metrics})
-    return rows
-
-
-# -- baselines, each from the same base model with the ACM's total training steps --------------
-def _acm_steps(s: dict) -> int:
-    return s["distill_steps"] + s["gate_steps"] + s["finetune_steps"]
-
-
-def moefied(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Module, dict]:
-    """MoEfication: ReLU-fication fine-tuning (phase-III steps), expert split, routers (phases I+II steps).
-
-    Metrics hold ``curve``: accuracy and MACs for each top-k of :func:`moe_top_k`.
-    """
-    s = sizes(profile, task)
-    base, _ = base_model(profile, seed, task)
-    cfg = TrainConfig(steps=s["finetune_steps"], batch_size=s["batch"], lr=5e-4, weight_decay=0.05, seed=seed)
-    count = experts(profile)
-    base_key = base_spec(profile, seed, task)[0].key
-    run = Run(
-        f"{PREFIX[task]}/moe-relu", {"base": base_key, "experts": count, "train": cfg.as_dict()}, profile, code=__name__
-    )
-    relu_key = run.key
-    relu, _ = parallel.train_one_thread(
-        run,
-        lambda: moe_lib.moefy(copy.deepcopy(base), count),
-        lambda m, b: F.cross_entropy(m(b[0]), b[1]),
-        batches(profile, cfg.batch_size, seed, task),
-        cfg,
-    )
-
-    def make():
-        model = copy.deepcopy(relu)
-        for layer in moe_lib.moe_layers(model):
-            moe_lib.split_experts(layer, seed)
-        for name, p in model.named_parameters():
-            p.requires_grad = ".router." in name
-        return model
-
-    cfg = TrainConfig(
-        steps=s["distill_steps"] + s["gate_steps"], batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed
-    )
-    run = Run(
-        f"{PREFIX[task]}/moe-router",
-        {"relu": relu_key, "train": cfg.as_dict(), "eval_images": s["eval_images"]},
-        profile,
-        code=__name__,
-    )
-    x, y = test_set(profile, task)
-    return parallel.train_one_thread(
-        run,
-        make,
-        lambda m, b: moe_lib.router_loss(m, _mlp_inputs(m, b[0])),
-        batches(profile, cfg.batch_size, seed, task),
-        cfg,
-        evaluate=lambda m: {"curve": moe_curve(m, x, y, moe_top_k(profile))},
-    )
-
-
-def _mlp_inputs(model: nn.Module, x: torch.Tensor) -> dict:
-    """``{MoE layer: its input}`` of a forward of ``model`` (no gradient)."""
-    found, hooks = {}, []
-    for layer in moe_lib.moe_layers(model):
-        hooks.append(layer.register_forward_pre_hook(lambda m, args: found.__setitem__(m, args[0])))
-    try:
-        with torch.no_grad():
-            model(x)
-    finally:
-        for h in hooks:
-            h.remove()
-    return found
-
-
-def moe_curve(model: nn.Module, x: torch.Tensor, y: torch.Tensor, top_k: tuple[int, ...]) -> list[dict]:
-    """Accuracy and MACs of ``model`` with each top-``k`` experts."""
-    curve = []
-    for k in top_k:
-        moe_lib.set_top_k(model, k)
-        curve.append({"k": k, **evaluate(model, x, y)})
-    moe_lib.set_top_k(model, None)
-    return curve
-
-
-def halting(profile: str, target_depth: float, seed: int = 0) -> tuple[nn.Module, dict]:
-    """A-ViT-style token halting fine-tuned from the base model towards ``target_depth`` blocks."""
-    s = sizes(profile)
-    base, _ = base_model(profile, seed)
-    cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=5e-4, weight_decay=0.0, grad_clip=1.5, seed=seed)
-    run = Run(
-        "acm/avit",
-        {
-            "base": base_spec(profile, seed)[0].key,
-            "target_depth": target_depth,
-            "train": cfg.as_dict(),
-            "eval_images": s["eval_images"],
-        },
-        profile,
-        code=__name__,
-    )
-    x, y = test_set(profile)
-    return parallel.train_one_thread(
-        run,
-        lambda: AViT(copy.deepcopy(base)),
-        partial(avit_loss, target_depth=target_depth),
-        batches(profile, cfg.batch_size, seed),
-        cfg,
-        evaluate=lambda m: evaluate(m, x, y, macs=lambda mm, n: flops.halting_vit(mm)),
-    )
-
-
-def early_exits(profile: str, seed: int = 0) -> tuple[nn.Module, dict]:
-    """ZTW-style cascaded exit heads on the frozen base model; metrics hold the threshold ``curve``."""
-    s = sizes(profile)
-    base, _ = base_model(profile, seed)
-    cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
-    run = Run(
-        "acm/ztw",
-        {"base": base_spec(profile, seed)[0].key, "train": cfg.as_dict(), "eval_images": s["eval_images"]},
-        profile,
-        code=__name__,
-    )
-
-    def make():
-        model = ZTWViT(copy.deepcopy(base))
-        model.vit.requires_grad_(False)
-        return model
-
-    x, y = test_set(profile)
-    return parallel.train_one_thread(
-        run,
-        make,
-        lambda m, b: exit_loss(m, b[0], b[1]),
-        batches(profile, cfg.batch_size, seed),
-        cfg,
-        evaluate=lambda m: {"curve": exit_curve(m, x, y)},
-    )
-
-
-@torch.no_grad()
-def exit_curve(model: ZTWViT, x: torch.Tensor, y: torch.Tensor) -> list[dict]:
-    model.eval()
-    logits = model(x.to(next(model.parameters()).device)).cpu()
-    curve = []
-    for threshold in EXIT_THRESHOLDS:
-        exits = exit_at(logits, threshold)
-        predictions = logits[exits, torch.arange(len(x))].argmax(-1)
-        curve.append(
-            {
-                "threshold": threshold,
-                "accuracy": (predictions == y).float().mean().item(),
-                "macs": flops.early_exit_vit(model, exits).mean().item(),
-            }
-        )
-    return curve
-
-
-def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
-    """The runs each ACM notebook trains, as jobs for :func:`ponder.parallel.prefetch`.
-
-    No two jobs of a notebook share a run (N = 4 at equal cost and the "full" pre-training variant
-    are the "all" ablation, so they are left out here) and each job's unshared upstream runs are its own.
-    The judged comparisons train every seed of :func:`seeds`; acm-10's describing runs the first.
-    """
-    every = seeds(profile, seed)
-    return {
-        "acm_vit": [
-            job
-            for s in every
-            for job in [partial(acm_model, profile, b, s) for b in budgets(profile)]
-            + [partial(moefied, profile, s), partial(early_exits, profile, s)]
-            + [partial(halting, profile, d, s) for d in avit_depths(profile)]
-        ],
-        "acm_ablations": [partial(ablation, profile, name, s) for s in every for name in ABLATIONS]
-        + [partial(granularity, profile, n, seed) for n in sizes(profile)["learner_counts"] if n != 4]
-        + [partial(pretraining_variant, profile, v, seed) for v in PRETRAINING if v != "full"]
-        + [partial(acm_model, profile, budgets(profile)[-1], seed)],
-        "acm_speech": [
-            job
-            for s in every
-            for job in [partial(acm_model, profile, b, s, task="speech") for b in budgets(profile, "speech")]
-            + [partial(moefied, profile, s, task="speech")]
-        ],
-    }
-
-
-def upstream(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
-    """The runs the jobs of each ACM notebook share: its task's base model and phases I-II, per seed."""
-    return {
-        notebook: [
-            partial(gates_pretrained, profile, s, task="speech" if notebook == "acm_speech" else "digits")
-            for s in seeds(profile, seed)
-        ]
-        for notebook in jobs(profile, seed)
-    }
-
-
-# -- acm-3: accuracy vs MACs over seeds ---------------------------------------------------------
-def tradeoff(profile: str, seed: int = 0, task: str = "digits") -> dict[str, list[tuple[float, float]]]:
-    """acm-3 (digits) or acm-4 (speech) for one seed: ``{method: [(MMACs, accuracy), ...]}``: ACM at each of
-    :func:`budgets`, MoEfication at each top-k, on the digits A-ViT at each target depth and ZTW at each
-    threshold, and the ``base`` model."""
-    point = lambda m: (m["macs"] / 1e6, m["accuracy"])  # noqa: E731
-    methods = {
-        "ACM": [point(acm_model(profile, b, seed, task=task)[1]) for b in budgets(profile, task)],
-        "MoEfication": [point(p) for p in moefied(profile, seed, task)[1]["curve"]],
-    }
-    if task == "digits":
-        methods |= {
-            "A-ViT": [point(halting(profile, d, seed)[1]) for d in avit_depths(profile)],
-            "ZTW": [point(p) for p in early_exits(profile, seed)[1]["curve"]],
-        }
-    return methods | {"base": [point(base_model(profile, seed, task)[1])]}
-
-
-def realised_betas(profile: str, seed: int = 0, task: str = "digits"):
-    """The realised compute fraction at evaluation (arg-max gates) of every phase-III model of ``task``: a DataFrame
-    with a row per seed of :func:`seeds` and target of :func:`budgets` (columns ``seed``, ``target``, ``realised``)."""
-    import pandas as pd
-
-    return pd.DataFrame(
-        [
-            {"seed": s, "target": b, "realised": acm_model(profile, b, s, task=task)[1]["beta"]}
-            for s in seeds(profile, seed)
-            for b in budgets(profile, task)
-        ]
-    )
-
-
-# -- checks of the claims ------------------------------------------------------------------------
-def best_at(cost: float, points: list[tuple[float, float]], floor: float) -> float:
-    """The best quality among ``points (cost, quality)`` costing at most ``cost`` (``floor`` if none is that cheap)."""
-    return max([q for c, q in points if c <= cost], default=floor)
-
-
-def leads(ours: list[tuple[float, float]], others: list[tuple[float, float]], floor: float) -> list[float]:
-    """For each of ``ours`` (sorted by cost): its quality minus the best of ``others`` at no more cost."""
-    return [q - best_at(c, others, floor) for c, q in sorted(ours)]
-
-
-def diversity(maps: torch.Tensor, per_sample: torch.Tensor) -> dict:
-    """acm-8: spatial diversity (mean over samples of the spread of compute over patches) and
-    per-sample diversity (spread of the per-sample compute), both as standard deviations."""
-    return {"spatial": maps.flatten(1).std(1).mean().item(), "per_sample": per_sample.std().item()}
-
-
-def diversity_margins(stats):
-    """acm-8: per setting (a row of ``stats``, a DataFrame with :func:`diversity`'s columns), the
-    smaller of its two diversities relative to their median over the settings, minus 1: at least 0
-    when both diversities are at or above the median."""
-    both = stats[["spatial", "per_sample"]]
-    return (both / both.median()).min(axis=1) - 1

@@ -1,0 +1,85 @@
+"""ACM (Adaptive Computation Modules, arXiv 2312.10193) on the digits and speech stand-ins: which runs
+each ACM notebook trains (:func:`jobs`, :func:`upstream`) and the frames built over them.
+
+:mod:`.phases` holds the data, the base model and the three phases; :mod:`.baselines` MoEfication,
+A-ViT and ZTW; :mod:`.ablations` acm-8 and acm-10; the checks of the claims are in
+:mod:`ponder.analysis.acm`. :func:`ponder.experiments.train_all` trains :func:`jobs` without plotting.
+"""
+
+from functools import partial
+
+from ... import parallel
+from .ablations import ABLATIONS, PRETRAINING, ablation, granularity, pretraining_variant
+from .baselines import avit_depths, early_exits, halting, moefied
+from .phases import acm_model, base_model, budgets, gates_pretrained, seeds, sizes
+
+
+def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
+    """The runs each ACM notebook trains, as jobs for :func:`ponder.parallel.prefetch`.
+
+    No two jobs of a notebook share a run (N = 4 at equal cost and the "full" pre-training variant
+    are the "all" ablation, so they are left out here) and each job's unshared upstream runs are its own.
+    The judged comparisons train every seed of :func:`seeds`; acm-10's describing runs the first.
+    """
+    every = seeds(profile, seed)
+    return {
+        "acm_vit": [
+            job
+            for s in every
+            for job in [partial(acm_model, profile, b, s) for b in budgets(profile)]
+            + [partial(moefied, profile, s), partial(early_exits, profile, s)]
+            + [partial(halting, profile, d, s) for d in avit_depths(profile)]
+        ],
+        "acm_ablations": [partial(ablation, profile, name, s) for s in every for name in ABLATIONS]
+        + [partial(granularity, profile, n, seed) for n in sizes(profile)["learner_counts"] if n != 4]
+        + [partial(pretraining_variant, profile, v, seed) for v in PRETRAINING if v != "full"]
+        + [partial(acm_model, profile, budgets(profile)[-1], seed)],
+        "acm_speech": [
+            job
+            for s in every
+            for job in [partial(acm_model, profile, b, s, task="speech") for b in budgets(profile, "speech")]
+            + [partial(moefied, profile, s, task="speech")]
+        ],
+    }
+
+
+def upstream(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
+    """The runs the jobs of each ACM notebook share: its task's base model and phases I-II, per seed."""
+    return {
+        notebook: [
+            partial(gates_pretrained, profile, s, task="speech" if notebook == "acm_speech" else "digits")
+            for s in seeds(profile, seed)
+        ]
+        for notebook in jobs(profile, seed)
+    }
+
+
+def tradeoff(profile: str, seed: int = 0, task: str = "digits") -> dict[str, list[tuple[float, float]]]:
+    """acm-3 (digits) or acm-4 (speech) for one seed: ``{method: [(MMACs, accuracy), ...]}``: ACM at each of
+    :func:`budgets`, MoEfication at each top-k, on the digits A-ViT at each target depth and ZTW at each
+    threshold, and the ``base`` model."""
+    point = lambda m: (m["macs"] / 1e6, m["accuracy"])  # noqa: E731
+    methods = {
+        "ACM": [point(acm_model(profile, b, seed, task=task)[1]) for b in budgets(profile, task)],
+        "MoEfication": [point(p) for p in moefied(profile, seed, task)[1]["curve"]],
+    }
+    if task == "digits":
+        methods |= {
+            "A-ViT": [point(halting(profile, d, seed)[1]) for d in avit_depths(profile)],
+            "ZTW": [point(p) for p in early_exits(profile, seed)[1]["curve"]],
+        }
+    return methods | {"base": [point(base_model(profile, seed, task)[1])]}
+
+
+def realised_betas(profile: str, seed: int = 0, task: str = "digits"):
+    """The realised compute fraction at evaluation (arg-max gates) of every phase-III model of ``task``: a DataFrame
+    with a row per seed of :func:`seeds` and target of :func:`budgets` (columns ``seed``, ``target``, ``realised``)."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        [
+            {"seed": s, "target": b, "realised": acm_model(profile, b, s, task=task)[1]["beta"]}
+            for s in seeds(profile, seed)
+            for b in budgets(profile, task)
+        ]
+    )
