@@ -2,6 +2,7 @@
 
 import math
 
+import pandas as pd
 import pytest
 import torch
 
@@ -583,3 +584,22 @@ def test_hut10_variants_are_the_default_model_but_one_setting(monkeypatch):
     assert {model["pool_size"] for key, model in configs.items() if model and "pool_size" in model} == {1, 4}
     names = H.tuned_configs("cpu")
     assert len(names) == len(H.KINDS) + len(configs) - 1
+
+
+def test_by_router_means_each_seeds_accuracy_on_and_beyond_the_training_hops():
+    rows = [
+        {"generator": g, "pool_size": n, "router_step": step, "seed": seed, "hops": h, "accuracy": acc}
+        for g, n, step, seed, h, acc in [
+            ("block", 16, True, 0, 1, 1.0),
+            ("block", 16, True, 0, 4, 0.6),
+            ("block", 16, True, 0, 5, 0.4),
+            ("block", 16, False, 0, 1, 0.8),
+            ("block", 16, False, 0, 4, 0.2),
+            ("block", 16, False, 0, 5, 0.2),
+            ("delta", 16, True, 0, 4, 0.9),  # another generator: left out
+            ("block", 4, True, 0, 4, 0.9),  # another pool size: left out
+        ]
+    ]
+    split = H.by_router(pd.DataFrame(rows), "block", 16, train_max=3)
+    assert split["in"].loc[0].to_dict() == {False: 0.8, True: 1.0}
+    assert split["out"].loc[0].round(6).to_dict() == {False: 0.2, True: 0.5}

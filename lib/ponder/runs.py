@@ -224,7 +224,7 @@ class Run:
         each run's file is read once per process, however many runs build on it)."""
         path = self.dir / "model.safetensors"
         stamp = path.stat().st_mtime_ns if path.exists() else None
-        if _LOADED.get(path, (None,))[0] != stamp or stamp is None:
+        if stamp is None or _LOADED.get(path, (None,))[0] != stamp:
             loaded = self.load_tensors("model")
             if loaded is None:
                 raise FileNotFoundError(f"run {self.name} ({self.key}) has no final weights; train it first")

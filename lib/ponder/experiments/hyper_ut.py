@@ -314,11 +314,15 @@ def lr_grid(kind: str, profile: str, seed: int, model: dict | None = None) -> di
     return {lr: job()[1]["validation"] for lr, job in runs.items()} if len(runs) > 1 else dict.fromkeys(runs, np.nan)
 
 
+def best_rate(scores: dict[float, float]) -> float:
+    """The rate of ``{lr: validation accuracy}`` with the best accuracy (ties: the first)."""
+    return max(scores, key=lambda lr: (np.nan_to_num(scores[lr], nan=-1.0), -list(scores).index(lr)))
+
+
 def chosen_lr(kind: str, profile: str, seed: int, model: dict | None = None) -> float:
     """The learning rate of the grid with the best in-distribution validation accuracy on seed ``seed``
     (ties: the first in the grid); never chosen on the test hops beyond training."""
-    scores = lr_grid(kind, profile, seed, model)
-    return max(scores, key=lambda lr: (np.nan_to_num(scores[lr], nan=-1.0), -list(scores).index(lr)))
+    return best_rate(lr_grid(kind, profile, seed, model))
 
 
 def trains_together(profile: str, kind: str) -> bool:
@@ -367,7 +371,7 @@ def lr_choices(profile: str, seed: int, configs: dict[str, tuple[str, dict | Non
             {
                 "model": name,
                 **{f"{lr:g}": v for lr, v in scores.items()},
-                "chosen": chosen_lr(kind, profile, seed, model),
+                "chosen": best_rate(scores),
             }
         )
     return pd.DataFrame(rows).set_index("model")
@@ -503,6 +507,17 @@ def pool_sizes(profile: str, seed: int = 0) -> pd.DataFrame:
         metrics = job()[1]
         parts.append(frame(metrics, generator=g, pool_size=n, router_step=step, seed=s, params=metrics["params"]))
     return pd.concat(parts, ignore_index=True)
+
+
+def by_router(variants: pd.DataFrame, generator: str, pool_size: int, train_max: int) -> dict[str, pd.DataFrame]:
+    """hut-10's router ablation from :func:`pool_sizes`' rows: mean accuracy per seed (rows) and
+    router (columns ``True``: it reads the step) of ``generator`` at ``pool_size``, on the training
+    hops (``"in"``) and beyond them (``"out"``)."""
+    runs = variants[(variants.generator == generator) & (variants.pool_size == pool_size)]
+    return {
+        split: runs[inside].groupby(["router_step", "seed"])["accuracy"].mean().unstack("router_step")
+        for split, inside in (("in", runs.hops <= train_max), ("out", runs.hops > train_max))
+    }
 
 
 def tuned_configs(profile: str) -> dict[str, tuple[str, dict | None]]:

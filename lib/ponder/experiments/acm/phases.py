@@ -169,21 +169,30 @@ def random_learners(base: nn.Module | None, n: int, seed: int) -> tuple[nn.Modul
     return trainable(acmize_lib.acmize(base, n, GATE_HIDDEN), "learners").to(default_device()), {}
 
 
+def distilled_run(
+    profile: str, seed: int = 0, n: int = 4, steps: int | None = None, task: str = "digits", warm_start: bool = True
+) -> Run | None:
+    """Phase I's run (see :func:`distilled`); ``None`` for ``steps=0``, where no phase I trains."""
+    s = sizes(profile, task)
+    steps = s["distill_steps"] if steps is None else steps
+    if steps == 0:
+        return None
+    cfg = TrainConfig(steps=steps, batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
+    config = {"base": base_spec(profile, seed, task)[0].key, "n": n, "gate_hidden": GATE_HIDDEN, "train": cfg.as_dict()}
+    config |= {} if warm_start else {"warm_start": False}
+    return Run(f"{PREFIX[task]}/phase1-n{n}", config, profile, code=__name__)
+
+
 def phase1_key(
     profile: str, seed: int = 0, n: int = 4, steps: int | None = None, task: str = "digits", warm_start: bool = True
 ) -> str:
     """What fixes phase I's model: its run's key, or for ``steps=0`` (random learners) the base model's
     key with ``n`` and the seed that draws them."""
-    s = sizes(profile, task)
-    steps = s["distill_steps"] if steps is None else steps
+    run = distilled_run(profile, seed, n, steps, task, warm_start)
+    if run is not None:
+        return run.key
     base = base_spec(profile, seed, task)[0].key
-    if steps == 0:
-        return config_key({"random learners": base, "n": n, "gate_hidden": GATE_HIDDEN, "seed": seed})
-    cfg = TrainConfig(steps=steps, batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
-    config = {"base": base, "n": n, "gate_hidden": GATE_HIDDEN, "train": cfg.as_dict()} | (
-        {} if warm_start else {"warm_start": False}
-    )
-    return Run(f"{PREFIX[task]}/phase1-n{n}", config, profile, code=__name__).key
+    return config_key({"random learners": base, "n": n, "gate_hidden": GATE_HIDDEN, "seed": seed})
 
 
 def distilled(
@@ -195,16 +204,12 @@ def distilled(
     ``warm_start`` (our addition, default): the learners start from the replaced modules
     (:func:`~ponder.models.acmize.acmize`); ``False``: at random, as the paper (measured effect in docs/acm.md).
     """
-    s = sizes(profile, task)
     base, _ = base_model(profile, seed, task)
-    steps = s["distill_steps"] if steps is None else steps
-    if steps == 0:  # "without phase I": random learners
+    run = distilled_run(profile, seed, n, steps, task, warm_start)
+    if run is None:  # "without phase I": random learners
         return random_learners(base, n, seed)
     make = lambda: trainable(acmize_lib.acmize(base, n, GATE_HIDDEN, warm_start=warm_start), "learners")  # noqa: E731
-    cfg = TrainConfig(steps=steps, batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
-    config = {"base": base_spec(profile, seed, task)[0].key, "n": n, "gate_hidden": GATE_HIDDEN, "train": cfg.as_dict()}
-    config |= {} if warm_start else {"warm_start": False}
-    run = Run(f"{PREFIX[task]}/phase1-n{n}", config, profile, code=__name__)
+    cfg = TrainConfig(**run.config["train"])
     return parallel.train_one_thread(
         run, make, lambda m, b: distill_loss(base, m, b[0]), batches(profile, cfg.batch_size, seed, task), cfg
     )
