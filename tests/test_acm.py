@@ -1,10 +1,13 @@
 """Adaptive Computation Modules: learners, gate, conversion, phases, FLOPs, grouped execution."""
 
+import math
+
+import numpy as np
 import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from ponder.analysis.acm import learners_needed, mean_points
+from ponder.analysis.acm import compared, leads, learners_needed, mean_points
 from ponder.models import acmize as A
 from ponder.models import flops
 from ponder.models.acm import ACM, Learners, _gumbel_noise, hard_gumbel, softmax_choices
@@ -353,14 +356,49 @@ def test_acm_run_keys_hold_the_evaluation_size_and_the_base_run(monkeypatch):
         baselines.moefied("smoke"),
         baselines.halting("smoke", 1.0),
         baselines.early_exits("smoke"),
+        baselines.dense("smoke"),
     )
-    evaluated = ("acm/base", "acm/phase3-n4", "acm/moe-router", "acm/avit", "acm/ztw")
+    evaluated = ("acm/base", "acm/phase3-n4", "acm/moe-router", "acm/avit", "acm/ztw", "acm/dense")
     assert {name: configs[name]["eval_images"] for name in evaluated} == dict.fromkeys(evaluated, 48)
-    built_on_base = ("acm/phase1-n4", "acm/moe-relu", "acm/avit", "acm/ztw")
+    built_on_base = ("acm/phase1-n4", "acm/moe-relu", "acm/avit", "acm/ztw", "acm/dense")
     base_key = phases.base_spec("smoke")[0].key
     assert {name: configs[name]["base"] for name in built_on_base} == dict.fromkeys(built_on_base, base_key)
     assert configs["acm/phase2-n4"]["phase1"] == phases.phase1_key("smoke") != phases.phase1_key("smoke", steps=0)
     assert configs["acm/phase3-n4"]["start"] == phases.gates_run("smoke").key
+
+
+def test_dense_finetuning_trains_every_weight_of_the_base_for_the_acms_steps(monkeypatch):
+    from ponder.experiments.acm import baselines, phases
+
+    seen = {}
+    monkeypatch.setattr(
+        phases.parallel, "train_one_thread", lambda run, make, *a, **k: seen.setdefault(run.name, (run, make()))
+    )
+    base, _ = phases.base_model("smoke")
+    baselines.dense("smoke")
+    run, model = seen["acm/dense"]
+    s = phases.sizes("smoke")
+    assert run.config["train"]["steps"] == s["distill_steps"] + s["gate_steps"] + s["finetune_steps"]
+    assert run.config["train"]["lr"] == s["finetune_lr"] and run.config["base"] == phases.base_spec("smoke")[0].key
+    assert all(p.requires_grad for p in model.parameters())
+    for (name, p), q in zip(model.named_parameters(), base.parameters(), strict=True):
+        assert torch.equal(p, q) and p is not q, name  # a copy of the base model, trained apart from it
+
+
+def test_acm5_reads_a_phase_one_run_to_its_plateau_from_either_start(monkeypatch):
+    from ponder.experiments.acm import phases
+
+    seen = []
+    monkeypatch.setattr(
+        phases.parallel, "train_one_thread", lambda run, make, *a, **k: seen.append(run) or (make(), {"history": []})
+    )
+    phases.settled_phase1("smoke", 0, warm_start=False), phases.settled_phase1("smoke", 0, warm_start=True)
+    cold, warm = seen
+    assert (
+        cold.config["train"]["steps"] == warm.config["train"]["steps"] == phases.sizes("smoke")["phase1_plateau_steps"]
+    )
+    assert cold.config["warm_start"] is False and "warm_start" not in warm.config
+    assert len({cold.key, warm.key, phases.phase1_key("smoke")}) == 3  # neither is the phase I phase III starts from
 
 
 @pytest.mark.parametrize("step", ["eager", "captured", "compiled", "compiled and captured"])
@@ -686,3 +724,13 @@ def test_a_compiled_phase_three_run_trains_as_the_eager_one(monkeypatch):
     """On the CPU, the one way a step can take there but eager (CUDA graphs need a GPU: ``make test-gpu`` tests
     the others), over 10 steps (the compile takes about a minute here)."""
     phase3_trains_alike_every_way("compiled", "cpu", monkeypatch, steps=10)
+
+
+def test_a_lead_is_over_the_best_other_point_at_no_more_cost_and_none_where_nothing_is_that_cheap():
+    ours = [(3.0, 0.8), (1.0, 0.6), (2.0, 0.7)]
+    others = [(1.5, 0.65), (2.0, 0.75), (4.0, 0.95)]
+    lead = leads(ours, others)  # sorted by cost: 1.0 has nothing as cheap; 2.0 meets 0.75; 3.0 the best of 1.5 and 2.0
+    assert math.isnan(lead[0]) and lead[1:] == pytest.approx([-0.05, 0.05])
+    per_seed = np.array([lead, [0.1, 0.2, 0.3], [float("nan"), float("nan"), 0.1]])
+    assert compared(per_seed) == [2]
+    assert compared(np.array([[0.1, 0.2]])) == [0, 1]

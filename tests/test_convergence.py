@@ -23,6 +23,17 @@ def test_a_flat_curve_has_plateaued_and_a_falling_one_has_not():
     assert math.isnan(convergence.plateau_fall(history([1.0])))
 
 
+def test_a_classifier_that_fits_its_training_distribution_has_converged_though_its_loss_still_halves():
+    annealed = history([2.0, 1.0, 0.5, 0.3, 0.12, 0.1, 0.02, 0.01])  # the last two windows: 0.11, then 0.015
+    assert convergence.FIT_LOSS == pytest.approx(-math.log(0.95))
+    assert convergence.plateau(annealed, fitted_below=convergence.FIT_LOSS) is None
+    why = convergence.plateau(annealed, fitted_below=0.01)
+    assert "fell 86% over its last 25% of training, to 0.015 (fitted: < 0.010)" in why
+    assert "still fell 86%" in convergence.plateau(annealed)  # without the clause (a loss other than cross-entropy)
+    unfitted = history([2.0, 1.8, 1.6, 1.4, 1.2, 1.0, 0.8, 0.7])
+    assert list(convergence.unfinished({"a": annealed, "b": unfitted}, fitted_below=convergence.FIT_LOSS)) == ["b"]
+
+
 def test_fit_and_the_references_that_fail():
     assert convergence.fit(0.97) is None
     assert convergence.fit(0.57, what="accuracy on hops 1-3") == "its accuracy on hops 1-3 is 0.57, below 0.95"

@@ -306,6 +306,27 @@ def test_image_act_kinds_hold_the_halting_unit_as_on_cpvr(monkeypatch):
     assert seen["hut/vision/transformer"].hold == ""
 
 
+def test_the_shallow_vit_is_a_transformer_of_the_matched_depth_and_its_own_run(monkeypatch):
+    from ponder.experiments import hyper_ut_vision as V
+
+    seen = {}
+    monkeypatch.setattr(
+        V, "train_run", lambda run, make, loss, batches, cfg, evaluate: seen.setdefault(run.key, (run, make()))
+    )
+    matched = V.SIZES["smoke"]["matched_depth"]
+    assert V.models("smoke") == {
+        "ViT": ("transformer", None),
+        f"{matched}-block ViT": ("transformer", matched),
+        "U-ViT+ACT": ("ut_act", None),
+        "HyperU-ViT": ("hyper_act", None),
+    }
+    V.train_vision("transformer", "smoke", 0)
+    V.train_vision("transformer", "smoke", 0, matched)
+    (deep, deep_model), (shallow, shallow_model) = seen.values()
+    assert "depth" not in deep.config and shallow.config["depth"] == matched
+    assert deep_model.core.max_steps == V.SIZES["smoke"]["model"]["steps"] and shallow_model.core.max_steps == matched
+
+
 def test_image_runs_draw_their_profiles_scene_and_are_keyed_by_it(monkeypatch):
     from dataclasses import asdict
 

@@ -7,7 +7,7 @@ from torch import nn
 from ponder.experiments import hyper_ut_scratchpad as S
 from ponder.models.seq2seq import CausalLM, RelativeBias, greedy_decode
 from ponder.profiles import PROFILES, by_profile
-from ponder.tasks import cpvr
+from ponder.tasks import cpvr, cpvr_decoys
 
 LENGTH = 10  # the worked example's: x = [3, 9, 4, 6, 0, 2, 8, 1, 5, 7], 0 -> 3 -> 6 -> 8, label 5
 SEP, EOS = LENGTH, LENGTH + 1
@@ -153,10 +153,23 @@ def test_smoke_run_reports_both_decodings_and_answer_only_has_one_rule():
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-def test_every_profiles_test_set_is_plain_cpvr_with_its_hop_counts(profile):
-    """The scratch-pad tests on C-PVR without a decoy, at every hop count its profile names (hops up
-    to 8 at length 12, more than a decoy chain leaves room for)."""
+def test_every_profiles_test_set_has_a_decoy_chain_and_its_hop_counts(profile):
+    """The scratch-pad tests on the Hyper-UT runs' task, C-PVR with a decoy chain, at every hop count its
+    profile names."""
     sizes = by_profile(S.SIZES, profile)
     x, hops, label = S.test_set(sizes["length"], sizes["test_hops"], 3)
     assert sorted(set(hops.tolist())) == list(sizes["test_hops"])
     assert all(cpvr.count_hops(row.tolist()) == (h, y) for row, h, y in zip(x, hops.tolist(), label.tolist()))
+    assert torch.equal(x, cpvr.fixed_test_set(cpvr_decoys.sample, sizes["length"], sizes["test_hops"], 3)[0])
+
+
+def test_training_batches_carry_a_decoy_and_hops_beyond_its_room_are_refused(monkeypatch):
+    seen = {}
+    monkeypatch.setattr(S, "train_run", lambda run, make, loss, batches, cfg, evaluate: seen.setdefault("b", batches))
+    S.train_seq2seq("answer", "smoke", 0)
+    sizes = S.SIZES["smoke"]
+    x = cpvr_decoys.sample(sizes["batch_size"], sizes["length"], list(sizes["train_hops"]), seed=1)[0]  # seed 0, step 1
+    assert torch.equal(seen["b"](1)[0], S.encode(x, "answer")[0])
+    monkeypatch.setitem(S.SIZES, "smoke", dict(sizes, test_hops=(1, 2, 3, 4)))  # length 8 leaves room for 3 hops
+    with pytest.raises(ValueError, match="test hops"):
+        S.train_seq2seq("answer", "smoke", 0)

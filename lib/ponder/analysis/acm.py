@@ -1,6 +1,7 @@
 """ACM analysis: how many learners a token needs after phase I (acm-5), acm-3/acm-4's points over seeds and
 leads over the baselines, acm-8's diversities."""
 
+import numpy as np
 import torch
 
 from ..models.acm_phases import GATING_ERROR_FACTOR, gate_labels
@@ -27,14 +28,20 @@ def mean_points(per_seed: list[list[tuple[float, float]]]) -> list[tuple[float, 
     return out
 
 
-def best_at(cost: float, points: list[tuple[float, float]], floor: float) -> float:
-    """The best quality among ``points (cost, quality)`` costing at most ``cost`` (``floor`` if none is that cheap)."""
-    return max([q for c, q in points if c <= cost], default=floor)
+def best_at(cost: float, points: list[tuple[float, float]]) -> float:
+    """The best quality among ``points (cost, quality)`` costing at most ``cost``; ``nan`` if none is that cheap."""
+    return max([q for c, q in points if c <= cost], default=float("nan"))
 
 
-def leads(ours: list[tuple[float, float]], others: list[tuple[float, float]], floor: float) -> list[float]:
-    """For each of ``ours`` (sorted by cost): its quality minus the best of ``others`` at no more cost."""
-    return [q - best_at(c, others, floor) for c, q in sorted(ours)]
+def leads(ours: list[tuple[float, float]], others: list[tuple[float, float]]) -> list[float]:
+    """For each of ``ours`` (sorted by cost): its quality minus the best of ``others`` at no more cost; ``nan``
+    where no other point is that cheap (nothing to compare it with, not a lead over chance)."""
+    return [q - best_at(c, others) for c, q in sorted(ours)]
+
+
+def compared(lead: np.ndarray) -> list[int]:
+    """The columns of ``lead [seed, point]`` (:func:`leads` per seed) that have a point to compare on every seed."""
+    return [i for i in range(lead.shape[1]) if np.isfinite(lead[:, i]).all()]
 
 
 def diversity(maps: torch.Tensor, per_sample: torch.Tensor) -> dict:

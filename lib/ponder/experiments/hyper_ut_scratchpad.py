@@ -1,4 +1,4 @@
-"""hut-7: answer-only vs scratch-pad for a small seq2seq model trained from scratch on C-PVR.
+"""hut-7: answer-only vs scratch-pad for a small seq2seq model trained from scratch on C-PVR with a decoy chain.
 
 The paper fine-tunes a pre-trained T5 with and without a scratch-pad; no pre-trained weights
 can be had offline, so this is a stand-in: a decoder-only prefix model
@@ -8,7 +8,10 @@ can be had offline, so this is a stand-in: a decoder-only prefix model
 * ``answer``:     ``SEP y EOS``
 * ``scratchpad``: ``SEP p_1 p_2 .. p_M y EOS``  (every value read along the walk, then the label)
 
-Train on hops ``1..K``, test on ``1..H``. Two ways to decode (``DECODINGS``), both greedy:
+The task is the Hyper-UT runs' (:mod:`ponder.tasks.cpvr_decoys`): beside the real chain a decoy chain
+that pruning dead ends cannot remove in fewer rounds than hops, so an answer-only model cannot score
+beyond its training hops without following the chain. Train on hops ``1..K``, test on ``1..H``. Two ways
+to decode (``DECODINGS``), both greedy:
 
 * ``eos``:  stop at ``EOS``; the answer is the last token before it.
 * ``task``: stop by the task's own rule: the walk ends at the first value ``v_k`` that is not
@@ -27,12 +30,12 @@ import torch
 import torch.nn.functional as F
 
 from .. import parallel
-from ..checks import check_choice
+from ..checks import check_choice, check_int
 from ..models.seq2seq import CausalLM, greedy_decode
 from ..profiles import by_profile, run_sizes
 from ..runs import Run
 from ..sizes.hyper_ut_scratchpad import SIZES
-from ..tasks import cpvr
+from ..tasks import cpvr, cpvr_decoys
 from ..training import TrainConfig, default_device, train_run
 
 TARGETS = ("answer", "scratchpad")
@@ -42,10 +45,9 @@ DECODING_LABELS = {"eos": "stop at EOS", "task": "stop by the task's rule"}
 
 
 def test_set(length: int, hops: Sequence[int], n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``x, hops, label``: ``n`` C-PVR examples per hop count, fixed (:func:`ponder.tasks.cpvr.fixed_test_set`).
-    Without a decoy chain, unlike the Hyper-UT runs' (:func:`ponder.experiments.hyper_ut.test_examples`):
-    the scratch-pad writes out the one chain it follows, and trains on the plain task."""
-    return cpvr.fixed_test_set(cpvr.sample, length, hops, n)
+    """``x, hops, label``: ``n`` examples with a decoy chain per hop count, fixed
+    (:func:`ponder.tasks.cpvr.fixed_test_set` of :func:`ponder.tasks.cpvr_decoys.sample`)."""
+    return cpvr.fixed_test_set(cpvr_decoys.sample, length, hops, n)[:3]
 
 
 def walk(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -146,6 +148,7 @@ def train_seq2seq(target: str, profile: str, seed: int):
     """Train (or load) the answer-only or scratch-pad model; ``(model, metrics)`` with accuracy per
     decoding and test hop count."""
     sizes = by_profile(SIZES, profile)
+    check_int("test hops", max(sizes["test_hops"]), maximum=cpvr_decoys.max_hops(sizes["length"]))
     cfg = TrainConfig(steps=sizes["steps"], batch_size=sizes["batch_size"], lr=sizes["lr"], seed=seed)
     run = Run(
         f"hut/scratchpad/{target}",
@@ -155,9 +158,9 @@ def train_seq2seq(target: str, profile: str, seed: int):
     )
 
     def batches(step):
-        x, _, _ = cpvr.sample(
+        x = cpvr_decoys.sample(
             cfg.batch_size, sizes["length"], list(sizes["train_hops"]), seed=cfg.seed * 1_000_003 + step
-        )
+        )[0]
         return encode(x, target)
 
     def evaluate(model):

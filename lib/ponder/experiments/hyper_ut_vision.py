@@ -3,7 +3,9 @@
 The three models share the ViT's patch embedding (``ponder.models.vit``) and differ in their
 depth loop, exactly as on C-PVR (``ponder.experiments.hyper_ut``):
 
-* **ViT**: ``T`` different blocks (kind ``transformer``);
+* **ViT**: ``T`` different blocks (kind ``transformer``), and a ViT of ``matched_depth`` blocks, about as many
+  layers as HyperU-ViT uses on average: the claim "matches ViT with fewer layers" means something only if a
+  ViT that deep does not match it as well;
 * **U-ViT+ACT**: one shared block with ACT, at most ``T`` steps (kind ``ut_act``);
 * **HyperU-ViT**: Hyper-UT, the block's weights generated per image and step from the routed pool, ACT (``hyper_act``).
 
@@ -22,6 +24,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .. import parallel
+from ..checks import check_int
 from ..models.vit import ViT
 from ..profiles import by_profile, run_sizes
 from ..runs import Run
@@ -32,6 +35,20 @@ from .hyper_ut import ACT_KINDS, build, parameter_count
 
 KINDS = ("transformer", "ut_act", "hyper_act")
 LABELS = {"transformer": "ViT", "ut_act": "U-ViT+ACT", "hyper_act": "HyperU-ViT"}
+
+
+def models(profile: str) -> dict[str, tuple[str, int | None]]:
+    """hut-8's models by label: ``(kind, depth)``, the depth ``None`` for the profile's ``T`` (the ViT's blocks,
+    the ACT models' most steps), else the shallow ViT's ``matched_depth``."""
+    matched = by_profile(SIZES, profile)["matched_depth"]
+    return {
+        LABELS["transformer"]: ("transformer", None),
+        f"{matched}-block ViT": ("transformer", matched),
+        LABELS["ut_act"]: ("ut_act", None),
+        LABELS["hyper_act"]: ("hyper_act", None),
+    }
+
+
 EVAL_BATCH = 1024
 
 
@@ -53,8 +70,9 @@ def scene(profile: str) -> images.Scene:
     return images.scene_of(by_profile(SIZES, profile)["scene"])
 
 
-def train_vision(kind: str, profile: str, seed: int):
-    """Train (or load) one digits model; ``(model, metrics)`` with ``top1``, ``layers`` and ``params``.
+def train_vision(kind: str, profile: str, seed: int, depth: int | None = None):
+    """Train (or load) one digits model, of ``depth`` blocks or steps instead of the profile's ``T`` where given;
+    ``(model, metrics)`` with ``top1``, ``layers`` and ``params``.
 
     The ACT kinds hold their halting unit for the model's ``act_hold`` of training, as on C-PVR
     (``hyper_ut.cpvr_parts``): without it, U-ViT+ACT at the gpu size halted every image after one layer
@@ -63,13 +81,14 @@ def train_vision(kind: str, profile: str, seed: int):
     The step is not captured as a CUDA graph: captured, ACT runs all ``T`` = 12 steps masked, and on
     the H200 that ran 39 steps/s summed over 6 processes against 367 eagerly (figures/gpu/RUN.md)."""
     sizes = by_profile(SIZES, profile)
-    m = sizes["model"]
+    m = sizes["model"] | ({} if depth is None else {"steps": check_int("depth", depth, minimum=1)})
     hold = {"hold": "depth.halting", "hold_for": m["act_hold"]} if kind in ACT_KINDS else {}
     cfg = TrainConfig(steps=sizes["steps"], batch_size=sizes["batch_size"], lr=sizes["lr"], seed=seed, **hold)
     drawn = scene(profile)
     run = Run(
         f"hut/vision/{kind}",
-        {"kind": kind, "sizes": {**run_sizes(sizes), "scene": asdict(drawn)}, "train": cfg.as_dict()},
+        {"kind": kind, "sizes": {**run_sizes(sizes), "scene": asdict(drawn)}, "train": cfg.as_dict()}
+        | ({} if depth is None else {"depth": depth}),
         profile,
         code=__name__,
     )
@@ -117,31 +136,31 @@ def test_outputs(model: nn.Module, profile: str) -> tuple[torch.Tensor, torch.Te
 
 
 def layers_per_image(profile: str, seed: int = 0) -> pd.DataFrame:
-    """hut-8's per-image halting: one row per model and test image of run ``seed``: the layers it used and
-    whether it was classified right."""
+    """hut-8's per-image halting: one row per model of :func:`models` and test image of run ``seed``: the layers
+    it used and whether it was classified right."""
     parts = []
-    for kind in KINDS:
-        correct, layers = test_outputs(train_vision(kind, profile, seed)[0], profile)
-        parts.append(pd.DataFrame({"model": LABELS[kind], "layers": layers.numpy(), "correct": correct.numpy()}))
+    for label, (kind, depth) in models(profile).items():
+        correct, layers = test_outputs(train_vision(kind, profile, seed, depth)[0], profile)
+        parts.append(pd.DataFrame({"model": label, "layers": layers.numpy(), "correct": correct.numpy()}))
     return pd.concat(parts, ignore_index=True)
 
 
 def comparison(profile: str, seed: int = 0) -> pd.DataFrame:
-    """One row per model and seed (``seed`` plus the profile's ``seeds``): top-1, average layers,
-    layer savings vs the maximum, parameters."""
+    """One row per model of :func:`models` and seed (``seed`` plus the profile's ``seeds``): top-1, average layers,
+    layer savings vs the profile's ``T`` layers, parameters."""
     sizes = by_profile(SIZES, profile)
-    depth = sizes["model"]["steps"]
+    most = sizes["model"]["steps"]
     rows = []
-    for kind in KINDS:
+    for label, (kind, depth) in models(profile).items():
         for offset in sizes["seeds"]:
-            _, metrics = train_vision(kind, profile, seed + offset)
+            _, metrics = train_vision(kind, profile, seed + offset, depth)
             rows.append(
                 {
-                    "model": LABELS[kind],
+                    "model": label,
                     "seed": seed + offset,
                     "top-1": metrics["top1"],
                     "average layers": metrics["layers"],
-                    "layer savings": 1 - metrics["layers"] / depth,
+                    "layer savings": 1 - metrics["layers"] / most,
                     "parameters": metrics["params"],
                 }
             )
@@ -149,11 +168,11 @@ def comparison(profile: str, seed: int = 0) -> pd.DataFrame:
 
 
 def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
-    """The runs of the vision notebook (every kind), as jobs for :func:`ponder.parallel.prefetch`."""
+    """The runs of the vision notebook (every model of :func:`models`), as jobs for :func:`ponder.parallel.prefetch`."""
     return {
         "hyper_ut_vision": [
-            partial(train_vision, kind, profile, seed + offset)
+            partial(train_vision, kind, profile, seed + offset, depth)
             for offset in by_profile(SIZES, profile)["seeds"]
-            for kind in KINDS
+            for kind, depth in models(profile).values()
         ]
     }

@@ -47,13 +47,13 @@ PAPER_FIG4 = {
     "MoEfication": [(4.92, 0.480), (5.60, 0.680), (6.96, 0.778), (9.67, 0.822)],
     "base": [(9.03, 0.845)],
 }
-STYLE = {"ACM": ("o", 0), "MoEfication": ("s", 1), "A-ViT": ("^", 2), "ZTW": ("", 3)}
+STYLE = {"ACM": ("o", 0), "MoEfication": ("s", 1), "A-ViT": ("^", 2), "ZTW": ("", 3), "dense, fine-tuned": ("*", 4)}
 
 
 def draw_tradeoff(ax: plt.Axes, series: dict, base: tuple | None, xlabel: str, ylabel: str, title: str) -> None:
     """Cost-vs-quality curves: ``series = {method: [(cost, quality), ...]}`` or, with error bars,
     ``[(cost, quality, cost s.e., quality s.e.), ...]``; ``base`` a dashed reference ``(cost, quality)``."""
-    palette = colors(4)
+    palette = colors(len(STYLE))
     for name, points in series.items():
         marker, c = STYLE.get(name, ("o", 0))
         points = sorted(points)

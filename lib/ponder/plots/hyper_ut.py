@@ -61,14 +61,19 @@ def draw_accuracy_vs_hops(
         ax=ax,
         palette=palette,
     )
+    draw_baselines(ax, baselines)
+    shade_out_of_distribution(ax, train_max, int(frame["hops"].max()))
+    ax.set(xlabel="test hop count", ylabel="accuracy", ylim=(0, 1.02), xticks=sorted(frame["hops"].unique()))
+    ax.legend(title=None, fontsize=9, **(dict(loc="upper left", bbox_to_anchor=(1.01, 1)) if legend_beside else {}))
+
+
+def draw_baselines(ax: plt.Axes, baselines: pd.DataFrame | None) -> None:
+    """``baselines`` (``hops`` and one column per rule, e.g. chance) as grey lines, each its own dash."""
     for (name, line), style in zip(
         (baselines if baselines is not None else pd.DataFrame()).drop(columns="hops", errors="ignore").items(),
         (":", "-.", "--", (0, (5, 1, 1, 1, 1, 1))),
     ):
         ax.plot(baselines["hops"], line, color="0.45", ls=style, lw=1.5, label=name)
-    shade_out_of_distribution(ax, train_max, int(frame["hops"].max()))
-    ax.set(xlabel="test hop count", ylabel="accuracy", ylim=(0, 1.02), xticks=sorted(frame["hops"].unique()))
-    ax.legend(title=None, fontsize=9, **(dict(loc="upper left", bbox_to_anchor=(1.01, 1)) if legend_beside else {}))
 
 
 def draw_steps_vs_hops(
@@ -210,9 +215,15 @@ def routing_entropy(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def draw_pool_sizes(
-    ax: plt.Axes, frame: pd.DataFrame, train_max: int, hue: str = "pool_size", title: str = "pool size N"
+    ax: plt.Axes,
+    frame: pd.DataFrame,
+    train_max: int,
+    hue: str = "pool_size",
+    title: str = "pool size N",
+    baselines: pd.DataFrame | None = None,
 ) -> None:
-    """hut-10: accuracy per test hop count for each value of ``hue`` (pool size, or generator), s.e. over seeds."""
+    """hut-10: accuracy per test hop count for each value of ``hue`` (pool size, or generator), s.e. over seeds;
+    ``baselines`` as in :func:`draw_accuracy_vs_hops`."""
     values = sorted(frame[hue].unique())
     sns.lineplot(
         frame,
@@ -226,6 +237,7 @@ def draw_pool_sizes(
         ax=ax,
         palette=colors(len(values)),
     )
+    draw_baselines(ax, baselines)
     shade_out_of_distribution(ax, train_max, int(frame["hops"].max()))
     ax.set(xlabel="test hop count", ylabel="accuracy", ylim=(0, 1.02), xticks=sorted(frame["hops"].unique()))
     ax.legend(title=title, fontsize=9)

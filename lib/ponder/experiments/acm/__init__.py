@@ -10,8 +10,8 @@ from functools import partial
 
 from ... import parallel
 from .ablations import ABLATIONS, PRETRAINING, ablation, granularity, pretraining_variant
-from .baselines import avit_depths, early_exits, halting, moefied
-from .phases import acm_model, base_model, budgets, gates_pretrained, seeds, sizes
+from .baselines import avit_depths, dense, early_exits, halting, moefied
+from .phases import acm_model, base_model, budgets, gates_pretrained, seeds, settled_phase1, sizes
 
 
 def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
@@ -19,7 +19,7 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
 
     No two jobs of a notebook share a run (N = 4 at equal cost and the "full" pre-training variant
     are the "all" ablation, so they are left out here) and each job's unshared upstream runs are its own.
-    The judged comparisons train every seed of :func:`seeds`; acm-10's describing runs the first.
+    The judged comparisons train every seed of :func:`seeds`; acm-10's describing runs and acm-5's warm start the first.
     """
     every = seeds(profile, seed)
     return {
@@ -27,9 +27,11 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
             job
             for s in every
             for job in [partial(acm_model, profile, b, s) for b in budgets(profile)]
-            + [partial(moefied, profile, s), partial(early_exits, profile, s)]
+            + [partial(moefied, profile, s), partial(early_exits, profile, s), partial(dense, profile, s)]
             + [partial(halting, profile, d, s) for d in avit_depths(profile)]
-        ],
+            + [partial(settled_phase1, profile, s)]
+        ]
+        + [partial(settled_phase1, profile, seed, warm_start=True)],  # acm-5's warm start, described on the first seed
         "acm_ablations": [partial(ablation, profile, name, s) for s in every for name in ABLATIONS]
         + [partial(granularity, profile, n, seed) for n in sizes(profile)["learner_counts"] if n != 4]
         + [partial(pretraining_variant, profile, v, seed) for v in PRETRAINING if v != "full"]
@@ -38,7 +40,7 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
             job
             for s in every
             for job in [partial(acm_model, profile, b, s, task="speech") for b in budgets(profile, "speech")]
-            + [partial(moefied, profile, s, task="speech")]
+            + [partial(moefied, profile, s, task="speech"), partial(dense, profile, s, task="speech")]
         ],
     }
 
@@ -57,7 +59,8 @@ def upstream(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
 def tradeoff(profile: str, seed: int = 0, task: str = "digits") -> dict[str, list[tuple[float, float]]]:
     """acm-3 (digits) or acm-4 (speech) for one seed: ``{method: [(MMACs, accuracy), ...]}``: ACM at each of
     :func:`budgets`, MoEfication at each top-k, on the digits A-ViT at each target depth and ZTW at each
-    threshold, and the ``base`` model."""
+    threshold, the ``base`` model and it fine-tuned densely for the same steps (``dense, fine-tuned``,
+    :func:`~.baselines.dense`)."""
     point = lambda m: (m["macs"] / 1e6, m["accuracy"])  # noqa: E731
     methods = {
         "ACM": [point(acm_model(profile, b, seed, task=task)[1]) for b in budgets(profile, task)],
@@ -68,7 +71,10 @@ def tradeoff(profile: str, seed: int = 0, task: str = "digits") -> dict[str, lis
             "A-ViT": [point(halting(profile, d, seed)[1]) for d in avit_depths(profile)],
             "ZTW": [point(p) for p in early_exits(profile, seed)[1]["curve"]],
         }
-    return methods | {"base": [point(base_model(profile, seed, task)[1])]}
+    return methods | {
+        "dense, fine-tuned": [point(dense(profile, seed, task)[1])],
+        "base": [point(base_model(profile, seed, task)[1])],
+    }
 
 
 def realised_betas(profile: str, seed: int = 0, task: str = "digits"):

@@ -1,5 +1,5 @@
 """The baselines of acm-3/acm-4, each from the same base model with the ACM's total training steps:
-MoEfication, A-ViT-style token halting and ZTW-style early exits.
+MoEfication, A-ViT-style token halting, ZTW-style early exits and the base model itself fine-tuned densely.
 """
 
 import copy
@@ -50,6 +50,30 @@ def avit_loss(model: nn.Module, batch: tuple, target_depth: float) -> torch.Tens
 
 def _acm_steps(s: dict) -> int:
     return s["distill_steps"] + s["gate_steps"] + s["finetune_steps"]
+
+
+def dense(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Module, dict]:
+    """The base model fine-tuned as it is, every weight, for the ACM's total steps at phase III's learning rate and
+    weight decay: what the extra training alone gives. A method that fine-tunes the base model beats the base
+    model by that much without adapting any compute; beside this point its gain is its own."""
+    s = sizes(profile, task)
+    base, _ = base_model(profile, seed, task)
+    cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=s["finetune_lr"], weight_decay=0.05, seed=seed)
+    run = Run(
+        f"{PREFIX[task]}/dense",
+        {"base": base_spec(profile, seed, task)[0].key, "train": cfg.as_dict(), "eval_images": s["eval_images"]},
+        profile,
+        code=__name__,
+    )
+    x, y = test_set(profile, task)
+    return parallel.train_one_thread(
+        run,
+        lambda: copy.deepcopy(base),
+        lambda m, b: F.cross_entropy(m(b[0]), b[1]),
+        batches(profile, cfg.batch_size, seed, task),
+        cfg,
+        evaluate=lambda m: evaluate(m, x, y),
+    )
 
 
 def moefied(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Module, dict]:

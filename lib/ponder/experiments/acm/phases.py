@@ -383,17 +383,25 @@ def content_patches(profile: str, grid: int, threshold: float = 0.05) -> torch.T
     return F.adaptive_avg_pool2d(ink, grid)[:, 0] > threshold
 
 
+def settled_phase1(profile: str, seed: int = 0, warm_start: bool = False) -> tuple[nn.Module, dict]:
+    """acm-5's phase I: :func:`distilled` for the profile's ``phase1_plateau_steps``, long enough for its loss to
+    flatten (:func:`ponder.analysis.convergence.plateau` checks each run): the paper reads the learners a token
+    needs off a phase I that has finished, not off the short one phase III starts from. ``warm_start=False``:
+    random learners, as the paper; ``True``: ours (:func:`distilled`)."""
+    return distilled(profile, seed, steps=sizes(profile)["phase1_plateau_steps"], warm_start=warm_start)
+
+
 @torch.no_grad()
 def distillation_errors(
-    profile: str, seed: int = 0, module: str | None = None, images_: int = 64
+    profile: str, seed: int = 0, module: str | None = None, images_: int = 64, warm_start: bool = False
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """acm-5: per-token MSE of ``h(z, k)``, ``k = 1..N``, after phase I for one MLP (default: the
+    """acm-5: per-token MSE of ``h(z, k)``, ``k = 1..N``, after :func:`settled_phase1` for one MLP (default: the
     second-to-last block's), on test images; also the phase-II labels (learners needed, ``2..N``)
     of those tokens."""
     from ...models.acm_phases import capture, distances, gate_labels
 
     base, _ = base_model(profile, seed)
-    model, _ = distilled(profile, seed)
+    model, _ = settled_phase1(profile, seed, warm_start)
     module = module or f"blocks.{len(base.blocks) - 2}.mlp"
     x, _ = test_set(profile)
     z, target = capture(base, [module], x[:images_].to(next(base.parameters()).device))[module]
