@@ -237,8 +237,9 @@ def test_every_kind_saves_and_loads_its_state():
 def test_smoke_run_reports_accuracy_and_steps_per_hop():
     _, metrics = H.train_cpvr("hyper_act", "smoke", 0)
     hops = [str(h) for h in H.SIZES["smoke"]["test_hops"]]
-    assert sorted(metrics["accuracy"]) == hops and sorted(metrics["steps"]) == hops
-    assert all(0 <= a <= 1 for a in metrics["accuracy"].values())
+    assert sorted(metrics["accuracy"]) == hops and sorted(metrics["steps"]) == hops == sorted(metrics["loss"])
+    assert all(0 <= a <= 1 for a in metrics["accuracy"].values()) and all(v > 0 for v in metrics["loss"].values())
+    assert 0 <= metrics["validation"] <= 1 and metrics["validation loss"] > 0
     table = H.configurations("smoke")
     assert list(table["model"]) == [H.LABELS[k] for k in H.KINDS]
     assert table.set_index("model").loc["Transformer", "parameters"] > table.set_index("model").loc["UT", "parameters"]
@@ -561,32 +562,40 @@ def test_validation_set_is_the_training_hops_drawn_apart_from_the_test_set():
     torch.testing.assert_close(H.validation_set(LENGTH, (1, 2), 30)[0], x)  # fixed
 
 
-def fake_grid(monkeypatch, scores: dict[float, float]) -> list:
-    """``train_cpvr`` returning ``scores[lr]`` as the validation accuracy; the calls it saw."""
+def fake_grid(monkeypatch, scores: dict[float, tuple[float, float]]) -> list:
+    """``train_cpvr`` returning ``scores[lr]`` as the validation accuracy and loss; the calls it saw."""
     calls = []
 
     def train(kind, profile, seed, model=None, lr=None, **_):
         calls.append((kind, seed, lr))
-        return None, {"validation": scores[lr]}
+        return None, {"validation": scores[lr][0], "validation loss": scores[lr][1]}
 
     monkeypatch.setattr(H, "train_cpvr", train)
     monkeypatch.setitem(H.SIZES, "smoke", dict(H.SIZES["smoke"], lr_grid=tuple(scores)))
     return calls
 
 
-def test_the_chosen_rate_is_the_best_on_validation_on_the_tuning_seed(monkeypatch):
-    calls = fake_grid(monkeypatch, {1e-3: 0.7, 3e-3: 0.9, 1e-2: 0.8})
+def test_the_chosen_rate_has_the_lowest_validation_loss_on_the_tuning_seed(monkeypatch):
+    calls = fake_grid(monkeypatch, {1e-3: (0.7, 0.9), 3e-3: (0.9, 0.3), 1e-2: (0.8, 0.5)})
     assert H.chosen_lr("ut", "smoke", 4) == 3e-3
     assert {(kind, seed) for kind, seed, _ in calls} == {("ut", 4)}
 
 
-def test_a_tie_goes_to_the_first_rate_of_the_grid(monkeypatch):
-    fake_grid(monkeypatch, {6e-3: 0.95, 3e-3: 0.95})
+def test_rates_that_both_fit_are_told_apart_by_the_loss_and_an_exact_tie_goes_to_the_first(monkeypatch):
+    fake_grid(monkeypatch, {3e-3: (1.0, 0.04), 6e-3: (1.0, 0.01)})
+    assert H.chosen_lr("ut", "smoke", 0) == 6e-3
+    fake_grid(monkeypatch, {6e-3: (0.95, 0.1), 3e-3: (0.95, 0.1)})
     assert H.chosen_lr("ut", "smoke", 0) == 6e-3
 
 
+def test_the_choices_evidence_names_each_rates_accuracy_and_loss(monkeypatch):
+    fake_grid(monkeypatch, {3e-3: (1.0, 0.04), 6e-3: (0.99, 0.012)})
+    choices = H.lr_choices("smoke", 0, {"UT": ("ut", None)})
+    assert H.describe_choices(choices) == "grid 0.003 / 0.006; UT 0.006 (1.00 / 0.99, loss 0.040 / 0.012)"
+
+
 def test_a_one_rate_grid_trains_nothing_to_choose(monkeypatch):
-    calls = fake_grid(monkeypatch, {6e-3: 0.5})
+    calls = fake_grid(monkeypatch, {6e-3: (0.5, 1.0)})
     assert H.chosen_lr("ut", "smoke", 0) == 6e-3 and calls == []
     assert H.tuning_jobs("smoke", 0, [("ut", None)]) == []
 

@@ -165,19 +165,22 @@ def validation_set(length: int, hops: Sequence[int], n: int) -> tuple[torch.Tens
 def per_hop(
     model: Classifier, length: int, hops: Sequence[int], n: int, batch: int = 1000, examples: tuple | None = None
 ) -> dict:
-    """``{"accuracy": {hops: acc}, "steps": {hops: mean steps}}`` on the fixed test set (or on
-    ``examples``, ``x, hops, label``)."""
+    """``{"accuracy": {hops: acc}, "loss": {hops: mean cross-entropy}, "steps": {hops: mean steps}}`` on the
+    fixed test set (or on ``examples``, ``x, hops, label``)."""
     model.eval()
     device = default_device()
     x, m, label = examples if examples is not None else test_set(length, hops, n)
-    correct, steps = [], []
+    correct, losses, steps = [], [], []
     for i in range(0, len(x), batch):
         out = model(x[i : i + batch].to(device))
-        correct.append((out.logits.argmax(-1).cpu() == label[i : i + batch]).float())
+        logits = out.logits.cpu()
+        correct.append((logits.argmax(-1) == label[i : i + batch]).float())
+        losses.append(F.cross_entropy(logits, label[i : i + batch], reduction="none"))
         steps.append(out.steps.cpu())
-    correct, steps = torch.cat(correct), torch.cat(steps)
+    correct, losses, steps = torch.cat(correct), torch.cat(losses), torch.cat(steps)
     return {
         "accuracy": {str(h): correct[m == h].mean().item() for h in hops},
+        "loss": {str(h): losses[m == h].mean().item() for h in hops},
         "steps": {str(h): steps[m == h].mean().item() for h in hops},
     }
 
@@ -240,6 +243,7 @@ def cpvr_parts(
         return {
             **per_hop(net, length, test_hops, sizes["n_test"]),
             "validation": float(np.mean(list(validation["accuracy"].values()))),
+            "validation loss": float(np.mean(list(validation["loss"].values()))),
             "params": parameter_count(net),
         }
 
@@ -267,9 +271,9 @@ def train_cpvr(
     """Train (or load from the cache) one C-PVR model; ``(model, metrics)``.
 
     Everything not given comes from ``SIZES[profile]``; ``metrics`` holds the loss history,
-    ``accuracy`` and ``steps`` per test hop count, ``validation`` (mean accuracy on the
-    training hops' validation set) and ``params``. ``lr``: the learning rate; by default the one
-    :func:`chosen_lr` picks for the kind and ``model`` from the profile's ``lr_grid`` on seed
+    ``accuracy``, ``loss`` and ``steps`` per test hop count, ``validation`` and ``validation loss`` (mean
+    accuracy and cross-entropy on the training hops' validation set) and ``params``. ``lr``: the learning
+    rate; by default the one :func:`chosen_lr` picks for the kind and ``model`` from the profile's ``lr_grid`` on seed
     ``tune_seed`` (default: ``seed``). On a GPU the step is captured as a CUDA graph
     (:mod:`ponder.cuda_graphs`; once more when ACT's halting unit stops being held).
     Where the profile trains the kind's seeds together (:func:`trains_together`), the run is one of the group
@@ -308,20 +312,26 @@ def lr_grid_runs(kind: str, profile: str, seed: int, model: dict | None = None) 
     }
 
 
-def lr_grid(kind: str, profile: str, seed: int, model: dict | None = None) -> dict[float, float]:
-    """``{lr: validation accuracy}`` of :func:`lr_grid_runs` (a one-value grid is not trained here)."""
+def lr_grid(kind: str, profile: str, seed: int, model: dict | None = None) -> dict[float, dict[str, float]]:
+    """``{lr: {"accuracy": validation accuracy, "loss": validation cross-entropy}}`` of :func:`lr_grid_runs`
+    (a one-value grid is not trained here: ``nan``)."""
     runs = lr_grid_runs(kind, profile, seed, model)
-    return {lr: job()[1]["validation"] for lr, job in runs.items()} if len(runs) > 1 else dict.fromkeys(runs, np.nan)
+    if len(runs) < 2:
+        return {lr: {"accuracy": np.nan, "loss": np.nan} for lr in runs}
+    metrics = {lr: job()[1] for lr, job in runs.items()}
+    return {lr: {"accuracy": m["validation"], "loss": m["validation loss"]} for lr, m in metrics.items()}
 
 
-def best_rate(scores: dict[float, float]) -> float:
-    """The rate of ``{lr: validation accuracy}`` with the best accuracy (ties: the first)."""
-    return max(scores, key=lambda lr: (np.nan_to_num(scores[lr], nan=-1.0), -list(scores).index(lr)))
+def best_rate(scores: dict[float, dict[str, float]]) -> float:
+    """The rate of :func:`lr_grid`'s ``scores`` with the lowest validation cross-entropy (ties and ``nan``: the
+    first). The loss, not the accuracy: several rates fit the training hops at accuracy 1.00, and the loss still
+    tells them apart."""
+    return min(scores, key=lambda lr: (np.nan_to_num(scores[lr]["loss"], nan=np.inf), list(scores).index(lr)))
 
 
 def chosen_lr(kind: str, profile: str, seed: int, model: dict | None = None) -> float:
-    """The learning rate of the grid with the best in-distribution validation accuracy on seed ``seed``
-    (ties: the first in the grid); never chosen on the test hops beyond training."""
+    """The learning rate of the grid with the lowest in-distribution validation loss on seed ``seed``
+    (:func:`best_rate`); never chosen on the test hops beyond training."""
     return best_rate(lr_grid(kind, profile, seed, model))
 
 
@@ -362,15 +372,16 @@ def tuning_jobs(profile: str, seed: int, configs: Sequence[tuple[str, dict | Non
 
 
 def lr_choices(profile: str, seed: int, configs: dict[str, tuple[str, dict | None]]) -> pd.DataFrame:
-    """Per named ``(kind, model overrides)``: the validation accuracy at each learning rate of the
-    grid (columns) and the rate chosen (``chosen``), on seed ``seed``: the tuning's evidence."""
+    """Per named ``(kind, model overrides)``: the validation accuracy and loss at each learning rate of the
+    grid (columns ``accuracy <lr>``, ``loss <lr>``) and the rate chosen (``chosen``), on seed ``seed``: the
+    tuning's evidence."""
     rows = []
     for name, (kind, model) in configs.items():
         scores = lr_grid(kind, profile, seed, model)
         rows.append(
             {
                 "model": name,
-                **{f"{lr:g}": v for lr, v in scores.items()},
+                **{f"{what} {lr:g}": v[what] for what in ("accuracy", "loss") for lr, v in scores.items()},
                 "chosen": best_rate(scores),
             }
         )
@@ -378,11 +389,15 @@ def lr_choices(profile: str, seed: int, configs: dict[str, tuple[str, dict | Non
 
 
 def describe_choices(choices: pd.DataFrame) -> str:
-    """:func:`lr_choices` in one line: ``"grid 0.003 / 0.006; UT 0.006 (0.99 / 1.00), ..."`` (the
-    validation accuracy at each rate of the grid, in its order)."""
-    rates = [c for c in choices.columns if c != "chosen"]
+    """:func:`lr_choices` in one line: ``"grid 0.003 / 0.006; UT 0.006 (1.00 / 1.00, loss 0.031 / 0.012), ..."``
+    (the validation accuracy and loss at each rate of the grid, in its order)."""
+    rates = [c.removeprefix("loss ") for c in choices.columns if c.startswith("loss ")]
+
+    def at(row, what, digits):
+        return " / ".join(f"{row[f'{what} {r}']:.{digits}f}" for r in rates)
+
     parts = [
-        f"{name} {row['chosen']:g} (" + " / ".join(f"{row[r]:.2f}" for r in rates) + ")"
+        f"{name} {row['chosen']:g} ({at(row, 'accuracy', 2)}, loss {at(row, 'loss', 3)})"
         for name, row in choices.iterrows()
     ]
     return f"grid {' / '.join(rates)}; " + ", ".join(parts)
