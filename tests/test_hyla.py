@@ -69,9 +69,24 @@ def test_term_decoders_train_and_test_on_codes_of_one_context(monkeypatch):
     model, _ = H.train_fuzzy(s, "smoke")
     contexts, real = [], fuzzy.sample
     monkeypatch.setattr(fuzzy, "sample", lambda *a, **k: contexts.append(k["fixed_context"]) or real(*a, **k))
-    f1s, present, _ = L.fuzzy_term_decoding(model, s, seed=3, n=24)
+    found = L.fuzzy_term_decoding(model, s, seed=3, n=24)
     assert len(contexts) == 2 and contexts[0] == contexts[1] is not None
-    assert len(f1s) == s.depth and 0 < present < 1
+    assert found["logistic"].shape == (s.depth, len(found["terms"])) and found["ridge"].shape == (len(found["terms"]),)
+    assert 0 < found["present"] < 1
+
+
+def test_the_ridge_decoder_reads_every_layer_at_once_and_scores_each_term():
+    """The official protocol: one ridge regression from the concatenated layers to all the terms. A term
+    written into one layer's code is found (F1 1), a term no layer carries is not."""
+    rng = np.random.default_rng(0)
+    terms = rng.integers(0, 2, (200, 3))
+    codes = rng.normal(size=(2, 200, 4))
+    codes[1, :, 0] = 4 * terms[:, 0] - 2  # term 0 in layer 2's first head; terms 1 and 2 nowhere
+    train = {"codes": codes[:, :100], "terms": terms[:100]}
+    test = {"codes": codes[:, 100:], "terms": terms[100:]}
+    f1 = L.ridge_term_decoding(train, test, [0, 1])
+    assert f1[0] == 1.0 and f1[1] < 0.8
+    assert L.term_decoding(train, test, [0]).shape == (2, 1) and L.term_decoding(train, test, [0])[1, 0] == 1.0
 
 
 def test_text_run_has_a_validation_curve():

@@ -11,13 +11,15 @@ The latent code of a query–key pair is the H-vector of its attention scores af
   with a fixed context and a varying query; labels: which terms the task uses.
 
 Decoders are class-balanced logistic regressions trained on codes of in-distribution tasks, scored on
-held-out compositions; t-SNE uses scikit-learn's defaults with a fixed ``random_state``.
+held-out compositions (the paper's protocol, per layer and term); for the fuzzy-logic terms also the official
+code's, a ridge regression from every layer's code at once to all the terms, here thresholded at 1/2 to give
+an F1 per term. t-SNE uses scikit-learn's defaults with a fixed ``random_state``.
 """
 
 import numpy as np
 import pandas as pd
 import torch
-from sklearn.linear_model import LogisticRegression
+from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.manifold import TSNE
 from sklearn.metrics import f1_score
 from sklearn.preprocessing import StandardScaler
@@ -93,36 +95,65 @@ def rule_decoding(train: dict, test: dict) -> list[float]:
     return [decode(a, train["rule"], b, test["rule"]) for a, b in zip(train["codes"], test["codes"])]
 
 
-def term_decoding(train: dict, test: dict, terms: list[int]) -> list[float]:
-    """Per layer: F1 of per-term decoders (is term ``t`` in the task?), averaged over ``terms``."""
-    return [
-        float(np.nanmean([decode(a, train["terms"][:, t], b, test["terms"][:, t], metric="f1") for t in terms]))
-        for a, b in zip(train["codes"], test["codes"])
-    ]
+def term_decoding(train: dict, test: dict, terms: list[int]) -> np.ndarray:
+    """``[layers, len(terms)]``: the F1 of a logistic decoder per layer and term (is term ``t`` in the task?),
+    fitted on ``train`` codes and scored on ``test`` (the paper's protocol, Fig. 2B)."""
+    return np.array(
+        [
+            [decode(a, train["terms"][:, t], b, test["terms"][:, t], metric="f1") for t in terms]
+            for a, b in zip(train["codes"], test["codes"])
+        ]
+    )
 
 
-def fuzzy_term_decoding(model, s, seed: int, n: int) -> tuple[list[float], float, dict[str, np.ndarray]]:
-    """hyla-2 (B) for one fuzzy-logic model on ``seed``'s split of term combinations: per layer the F1 of
-    :func:`term_decoding` (decoders fitted on the codes of ``n`` training-task sequences, scored on ``n``
-    held-out-task ones, both with one fixed context, so that a code differs only by the task and the
-    query), the F1 of always answering "present" (the baseline), and the held-out codes."""
+def ridge_term_decoding(train: dict, test: dict, terms: list[int]) -> np.ndarray:
+    """``[len(terms)]``: the F1 per term of one ridge regression from the concatenation of every layer's code
+    (standardised) to the 0/1 terms, fitted on ``train`` and its predictions on ``test`` thresholded at 1/2
+    (the official code's decoder, which reports the regression's R² instead)."""
+    flat = lambda codes: np.concatenate(list(codes), axis=-1)  # noqa: E731  [layers, n, H] -> [n, layers · H]
+    scaler = StandardScaler().fit(flat(train["codes"]))
+    ridge = Ridge().fit(scaler.transform(flat(train["codes"])), train["terms"][:, terms])
+    guess = ridge.predict(scaler.transform(flat(test["codes"]))) > 0.5
+    return np.array([f1_score(test["terms"][:, t], guess[:, i], zero_division=0) for i, t in enumerate(terms)])
+
+
+def fuzzy_term_decoding(model, s, seed: int, n: int) -> dict:
+    """hyla-2 (B) for one fuzzy-logic model on ``seed``'s split of term combinations, decoders fitted on the codes
+    of ``n`` training-task sequences and scored on ``n`` held-out-task ones, both with one fixed context, so that a
+    code differs only by the task and the query: ``logistic`` ``[layers, terms]`` (:func:`term_decoding`),
+    ``ridge`` ``[terms]`` (:func:`ridge_term_decoding`), the ``terms`` decoded (those of the training tasks), the
+    F1 of always answering "present" (``present``, the baseline) and the held-out codes (``test``)."""
     split = fuzzy.split(s.n_vars, s.n_terms, s.frac_test, seed=seed)
     known = sorted({t for combo in split["train"] for t in combo})
     train = fuzzy_codes(model, s, split["train"], n, seed=seed + 1, context=seed + 2)
     test = fuzzy_codes(model, s, split["test"], n, seed=seed + 2, context=seed + 2)
     present = s.n_terms / len(known)  # the share of (task, known term) pairs where the term is present
-    return term_decoding(train, test, known), 2 * present / (1 + present), test
+    return {
+        "logistic": term_decoding(train, test, known),
+        "ridge": ridge_term_decoding(train, test, known),
+        "terms": known,
+        "present": 2 * present / (1 + present),
+        "test": test,
+    }
 
 
 def hyla_term_decoding(profile: str, seed: int, n: int) -> pd.DataFrame:
-    """hyla-2 (B) on every seed of :func:`hyla.seeds_of` (rows): the best layer's F1 of HYLA's term decoders
-    and the F1 of always answering "present", each seed's model on its own split (:func:`fuzzy_term_decoding`)."""
+    """hyla-2 (B) on every seed of :func:`hyla.seeds_of`, each seed's HYLA model on its own split
+    (:func:`fuzzy_term_decoding`): one row per seed and decoded term (``term``, its truth table as bits) with the
+    F1 of the logistic decoder of the seed's best layer (``logistic, best layer``: the highest mean F1 over the
+    terms), of the ridge decoder on every layer (``ridge, all layers``) and of always answering "present"."""
     s = hyla.fuzzy_setup(profile, kind="hyla")
-    rows = {}
+    rows = []
     for run_seed in hyla.seeds_of(profile, seed):
-        f1s, present, _ = fuzzy_term_decoding(hyla.train_fuzzy(s, profile, run_seed)[0], s, run_seed, n)
-        rows[run_seed] = {"best layer F1": max(f1s), "always present": present}
-    return pd.DataFrame(rows).T
+        found = fuzzy_term_decoding(hyla.train_fuzzy(s, profile, run_seed)[0], s, run_seed, n)
+        best = found["logistic"][np.nanargmax(np.nanmean(found["logistic"], 1))]
+        names = ["".join(map(str, fuzzy.terms(s.n_vars)[t])) for t in found["terms"]]
+        rows += [
+            {"seed": run_seed, "term": name, "logistic, best layer": a, "ridge, all layers": b}
+            | {"always present": found["present"]}
+            for name, a, b in zip(names, best, found["ridge"], strict=True)
+        ]
+    return pd.DataFrame(rows)
 
 
 def tsne(codes: np.ndarray, seed: int = 0) -> np.ndarray:
