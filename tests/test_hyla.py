@@ -198,6 +198,17 @@ def test_tuned_keeps_the_best_in_distribution_point(monkeypatch):
     assert H.tuned(fake, H.sraven_setup("smoke"), "smoke", "sraven", 0, "id_acc")[0] == 3e-3
 
 
+def test_at_gpu_every_kind_tries_the_same_two_rates_and_prefetch_trains_both():
+    for kind in H.MAIN_KINDS:
+        for task, setup in (("sraven", H.sraven_setup), ("fuzzy", H.fuzzy_setup)):
+            s = setup("gpu", kind=kind)
+            rates = sorted(c.lr for c in H.candidates(s, "gpu", task))
+            assert rates == [3e-4, 1e-3] if task == "sraven" else rates == [1e-3, 3e-3]
+            assert {c.weight_decay for c in H.candidates(s, "gpu", task)} == {s.weight_decay}
+    ablations = H.jobs("gpu")["hyla_ablations"]
+    assert {job.args[0].lr for job in ablations if job.func is H.train_sraven_once} == {3e-4, 1e-3}
+
+
 def test_held_out_split_follows_the_seed():
     assert sraven.split(4, seed=0) != sraven.split(4, seed=1)
     assert fuzzy.split(seed=0)["test"] != fuzzy.split(seed=1)["test"]
