@@ -385,6 +385,61 @@ def test_dense_finetuning_trains_every_weight_of_the_base_for_the_acms_steps(mon
         assert torch.equal(p, q) and p is not q, name  # a copy of the base model, trained apart from it
 
 
+def fake_tuning(monkeypatch, scores: dict[float, float]) -> list:
+    """Each tuning run returns ``scores[lr]`` as its validation score, on a two-rate grid at smoke; the calls."""
+    from ponder.experiments.acm import phases, tuning
+
+    calls = []
+    monkeypatch.setitem(phases.SIZES, "smoke", dict(phases.SIZES["smoke"], lr_grid=tuple(scores)))
+    monkeypatch.setattr(
+        tuning, "tuning_run", lambda m, p, t, lr: lambda: calls.append((m, t, lr)) or (None, {"validation": scores[lr]})
+    )
+    return calls
+
+
+def test_each_method_trains_at_the_rate_with_the_best_validation_score(monkeypatch):
+    from ponder.experiments.acm import phases, tuning
+
+    calls = fake_tuning(monkeypatch, {5e-4: 0.8, 2e-3: 0.9})
+    assert tuning.chosen_lr("A-ViT", "smoke", "digits") == 2e-3 and set(calls) == {
+        ("A-ViT", "digits", 5e-4),
+        ("A-ViT", "digits", 2e-3),
+    }
+    assert (
+        phases.learning_rate("ACM", "smoke", "speech", None) == 2e-3
+        and phases.learning_rate("ACM", "smoke", "speech", 1e-4) == 1e-4
+    )
+    fake_tuning(monkeypatch, {5e-4: 0.9, 2e-3: 0.9})
+    assert tuning.chosen_lr("ZTW", "smoke", "digits") == 5e-4  # a tie: the first of the grid
+    choices = tuning.lr_choices("smoke", "speech")
+    assert list(choices.index) == list(tuning.METHODS["speech"]) and set(choices["chosen"]) == {5e-4}
+    assert tuning.describe_choices(choices).startswith("grid 0.0005 / 0.002; ACM 0.0005 (0.90 / 0.90)")
+
+
+def test_without_a_grid_every_method_keeps_its_own_rate_and_nothing_is_tuned():
+    from ponder.experiments.acm import phases, tuning
+
+    assert tuning.tuning_jobs("smoke") == [] and tuning.grid("smoke") == ()
+    own = {m: tuning.chosen_lr(m, "smoke", "digits") for m in tuning.METHODS["digits"]}
+    finetune = phases.sizes("smoke")["finetune_lr"]
+    assert own == {"ACM": finetune, "MoEfication": 5e-4, "A-ViT": 5e-4, "ZTW": 1e-3, "dense, fine-tuned": finetune}
+    jobs = tuning.tuning_jobs("cpu", "speech")
+    assert len(jobs) == len(tuning.METHODS["speech"]) * len(tuning.grid("cpu")) == 6
+    assert {job.keywords["lr"] for job in jobs} == set(tuning.grid("cpu"))
+
+
+def test_the_validation_set_is_the_training_digits_rendered_afresh():
+    from ponder.experiments.acm import phases
+    from ponder.tasks import images
+
+    x, y = phases.validation_set("smoke")
+    n = phases.sizes("smoke")["eval_images"]
+    train, _ = images.images("train", scene=phases.scene("smoke"))
+    test, _ = phases.test_set("smoke")
+    assert len(x) == n and not torch.equal(x, train[:n]) and not torch.equal(x[: len(test)], test)
+    torch.testing.assert_close(phases.validation_set("smoke")[0], x)  # fixed
+
+
 def test_acm5_reads_a_phase_one_run_to_its_plateau_from_either_start(monkeypatch):
     from ponder.experiments.acm import phases
 

@@ -15,6 +15,9 @@ profile trains."""
 # lr 3e-3 leaves the ViT at chance for up to 1100 steps and ends at test accuracy 0.735 / 0.414 / 0.643; lr 1e-3
 # ends at 0.767 / 0.693 / 0.726, the spread between seeds that acm-3's comparisons inherit cut by about 4.
 # The speech base model keeps 3e-3.
+# ``lr_grid``: the learning rates every method that trains from the base model tries, on seed 0 and in-distribution
+# validation (ponder.experiments.acm.tuning): the official fine-tuning rate of MoEfication and A-ViT, 5e-4, and
+# phase III's 2e-3. None at smoke (each method keeps its own rate) and at gpu, where a run costs GPU-minutes.
 # ``base_steps``: long enough for the base model to finish learning, since every method fine-tunes it
 # (ponder.analysis.convergence checks each seed in acm-3 and acm-4). Seed 0 on the digits: 2,000 steps end at test
 # accuracy 0.775 with the training loss still falling 27 % over the last quarter; 8,000 steps end at 0.979, the
@@ -65,6 +68,7 @@ SIZES = {
         base_lr=1e-3,
         eval_images=None,
         finetune_lr=2e-3,
+        lr_grid=(5e-4, 2e-3),
         loss_scale=10.0,
         expert_units=16,
     ),

@@ -9,6 +9,7 @@ A-ViT and ZTW; :mod:`.ablations` acm-8 and acm-10; the checks of the claims are 
 from functools import partial
 
 from ... import parallel
+from . import tuning
 from .ablations import ABLATIONS, PRETRAINING, ablation, granularity, pretraining_variant
 from .baselines import avit_depths, dense, early_exits, halting, moefied
 from .phases import acm_model, base_model, budgets, gates_pretrained, seeds, settled_phase1, sizes
@@ -46,12 +47,19 @@ def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
 
 
 def upstream(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
-    """The runs the jobs of each ACM notebook share: its task's base model and phases I-II, per seed."""
+    """The runs the jobs of each ACM notebook share: its task's base model and phases I-II, per seed, and the runs
+    its methods' learning rates are chosen on (:func:`.tuning.tuning_jobs`; the ablations read ACM's)."""
+    task = {"acm_speech": "speech"}
+    chosen_on = {
+        "acm_vit": tuning.tuning_jobs(profile),
+        "acm_ablations": [job for job in tuning.tuning_jobs(profile) if job.func is acm_model],
+        "acm_speech": tuning.tuning_jobs(profile, "speech"),
+    }
     return {
         notebook: [
-            partial(gates_pretrained, profile, s, task="speech" if notebook == "acm_speech" else "digits")
-            for s in seeds(profile, seed)
+            partial(gates_pretrained, profile, s, task=task.get(notebook, "digits")) for s in seeds(profile, seed)
         ]
+        + chosen_on[notebook]
         for notebook in jobs(profile, seed)
     }
 

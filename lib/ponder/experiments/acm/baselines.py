@@ -3,8 +3,10 @@ MoEfication, A-ViT-style token halting, ZTW-style early exits and the base model
 """
 
 import copy
+from collections.abc import Callable
 from functools import partial
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -16,7 +18,7 @@ from ...models.avit import AViT, halting_loss
 from ...models.ztw import ZTWViT, exit_at, exit_loss
 from ...runs import Run
 from ...training import TrainConfig
-from .phases import PREFIX, base_model, base_spec, batches, evaluate, sizes, test_set
+from .phases import PREFIX, base_model, base_spec, batches, evaluate, learning_rate, sizes, test_set, validation_set
 
 MOE_TOP_K_FRACTIONS = (1 / 8, 1 / 4, 3 / 8, 1 / 2, 3 / 4, 1)  # of the experts (official: 2..128 of 128)
 
@@ -52,38 +54,58 @@ def _acm_steps(s: dict) -> int:
     return s["distill_steps"] + s["gate_steps"] + s["finetune_steps"]
 
 
-def dense(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Module, dict]:
-    """The base model fine-tuned as it is, every weight, for the ACM's total steps at phase III's learning rate and
-    weight decay: what the extra training alone gives. A method that fine-tunes the base model beats the base
-    model by that much without adapting any compute; beside this point its gain is its own."""
+def with_validation(evaluated: Callable[[nn.Module], dict], score: Callable[[dict], float], profile: str, task: str):
+    """``evaluated`` (a model's metrics on the test set) plus ``validation``: ``score`` of the same metrics on the
+    validation set (:func:`~.phases.validation_set`), what the method's learning rate is chosen on."""
+    xv, yv = validation_set(profile, task)
+    return lambda m: evaluated(m, *test_set(profile, task)) | {"validation": score(evaluated(m, xv, yv))}
+
+
+def accuracy(metrics: dict) -> float:
+    """A point method's validation score: its accuracy."""
+    return metrics["accuracy"]
+
+
+def curve_accuracy(metrics: dict) -> float:
+    """A curve method's validation score: its mean accuracy over the curve's points (each top-k or threshold)."""
+    return float(np.mean([point["accuracy"] for point in metrics["curve"]]))
+
+
+def dense(profile: str, seed: int = 0, task: str = "digits", lr: float | None = None) -> tuple[nn.Module, dict]:
+    """The base model fine-tuned as it is, every weight, for the ACM's total steps at phase III's weight decay:
+    what the extra training alone gives. A method that fine-tunes the base model beats the base model by that
+    much without adapting any compute; beside this point its gain is its own. ``lr``: as
+    :func:`~.phases.learning_rate`."""
     s = sizes(profile, task)
     base, _ = base_model(profile, seed, task)
-    cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=s["finetune_lr"], weight_decay=0.05, seed=seed)
+    lr = learning_rate("dense, fine-tuned", profile, task, lr)
+    cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=lr, weight_decay=0.05, seed=seed)
     run = Run(
         f"{PREFIX[task]}/dense",
         {"base": base_spec(profile, seed, task)[0].key, "train": cfg.as_dict(), "eval_images": s["eval_images"]},
         profile,
         code=__name__,
     )
-    x, y = test_set(profile, task)
     return parallel.train_one_thread(
         run,
         lambda: copy.deepcopy(base),
         lambda m, b: F.cross_entropy(m(b[0]), b[1]),
         batches(profile, cfg.batch_size, seed, task),
         cfg,
-        evaluate=lambda m: evaluate(m, x, y),
+        evaluate=with_validation(evaluate, accuracy, profile, task),
     )
 
 
-def moefied(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Module, dict]:
-    """MoEfication: ReLU-fication fine-tuning (phase-III steps), expert split, routers (phases I+II steps).
+def moefied(profile: str, seed: int = 0, task: str = "digits", lr: float | None = None) -> tuple[nn.Module, dict]:
+    """MoEfication: ReLU-fication fine-tuning (phase-III steps, at ``lr`` as :func:`~.phases.learning_rate`), expert
+    split, routers (phases I+II steps).
 
     Metrics hold ``curve``: accuracy and MACs for each top-k of :func:`moe_top_k`.
     """
     s = sizes(profile, task)
     base, _ = base_model(profile, seed, task)
-    cfg = TrainConfig(steps=s["finetune_steps"], batch_size=s["batch"], lr=5e-4, weight_decay=0.05, seed=seed)
+    lr = learning_rate("MoEfication", profile, task, lr)
+    cfg = TrainConfig(steps=s["finetune_steps"], batch_size=s["batch"], lr=lr, weight_decay=0.05, seed=seed)
     count = experts(profile)
     base_key = base_spec(profile, seed, task)[0].key
     run = Run(
@@ -115,14 +137,15 @@ def moefied(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Modul
         profile,
         code=__name__,
     )
-    x, y = test_set(profile, task)
     return parallel.train_one_thread(
         run,
         make,
         lambda m, b: moe_lib.router_loss(m, _mlp_inputs(m, b[0])),
         batches(profile, cfg.batch_size, seed, task),
         cfg,
-        evaluate=lambda m: {"curve": moe_curve(m, x, y, moe_top_k(profile))},
+        evaluate=with_validation(
+            lambda m, x, y: {"curve": moe_curve(m, x, y, moe_top_k(profile))}, curve_accuracy, profile, task
+        ),
     )
 
 
@@ -150,11 +173,13 @@ def moe_curve(model: nn.Module, x: torch.Tensor, y: torch.Tensor, top_k: tuple[i
     return curve
 
 
-def halting(profile: str, target_depth: float, seed: int = 0) -> tuple[nn.Module, dict]:
-    """A-ViT-style token halting fine-tuned from the base model towards ``target_depth`` blocks."""
+def halting(profile: str, target_depth: float, seed: int = 0, lr: float | None = None) -> tuple[nn.Module, dict]:
+    """A-ViT-style token halting fine-tuned from the base model towards ``target_depth`` blocks (at ``lr`` as
+    :func:`~.phases.learning_rate`)."""
     s = sizes(profile)
     base, _ = base_model(profile, seed)
-    cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=5e-4, weight_decay=0.0, grad_clip=1.5, seed=seed)
+    lr = learning_rate("A-ViT", profile, "digits", lr)
+    cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=lr, weight_decay=0.0, grad_clip=1.5, seed=seed)
     run = Run(
         "acm/avit",
         {
@@ -166,22 +191,25 @@ def halting(profile: str, target_depth: float, seed: int = 0) -> tuple[nn.Module
         profile,
         code=__name__,
     )
-    x, y = test_set(profile)
     return parallel.train_one_thread(
         run,
         lambda: AViT(copy.deepcopy(base)),
         partial(avit_loss, target_depth=target_depth),
         batches(profile, cfg.batch_size, seed),
         cfg,
-        evaluate=lambda m: evaluate(m, x, y, macs=lambda mm, n: flops.halting_vit(mm)),
+        evaluate=with_validation(
+            lambda m, x, y: evaluate(m, x, y, macs=lambda mm, n: flops.halting_vit(mm)), accuracy, profile, "digits"
+        ),
     )
 
 
-def early_exits(profile: str, seed: int = 0) -> tuple[nn.Module, dict]:
-    """ZTW-style cascaded exit heads on the frozen base model; metrics hold the threshold ``curve``."""
+def early_exits(profile: str, seed: int = 0, lr: float | None = None) -> tuple[nn.Module, dict]:
+    """ZTW-style cascaded exit heads on the frozen base model (at ``lr`` as :func:`~.phases.learning_rate`); metrics
+    hold the threshold ``curve``."""
     s = sizes(profile)
     base, _ = base_model(profile, seed)
-    cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
+    lr = learning_rate("ZTW", profile, "digits", lr)
+    cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=lr, weight_decay=0.0, seed=seed)
     run = Run(
         "acm/ztw",
         {"base": base_spec(profile, seed)[0].key, "train": cfg.as_dict(), "eval_images": s["eval_images"]},
@@ -194,14 +222,13 @@ def early_exits(profile: str, seed: int = 0) -> tuple[nn.Module, dict]:
         model.vit.requires_grad_(False)
         return model
 
-    x, y = test_set(profile)
     return parallel.train_one_thread(
         run,
         make,
         lambda m, b: exit_loss(m, b[0], b[1]),
         batches(profile, cfg.batch_size, seed),
         cfg,
-        evaluate=lambda m: {"curve": exit_curve(m, x, y)},
+        evaluate=with_validation(lambda m, x, y: {"curve": exit_curve(m, x, y)}, curve_accuracy, profile, "digits"),
     )
 
 

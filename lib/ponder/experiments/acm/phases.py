@@ -83,6 +83,30 @@ def batches(profile: str, batch: int, seed: int, task: str = "digits") -> Callab
     return lambda step: sampler(batch, seed=seed * 1_000_003 + step)
 
 
+VALIDATION_SEED = 950_000_000  # the renderings a learning rate is chosen on: apart from the test set and every batch
+
+
+def validation_set(profile: str, task: str = "digits") -> tuple[torch.Tensor, torch.Tensor]:
+    """In-distribution validation inputs and labels: every training digit (or training utterance) rendered once
+    afresh, from :data:`VALIDATION_SEED`; what a method's learning rate is chosen on (:mod:`.tuning`), never the
+    test set."""
+    if task == "digits":
+        x, y = images.images("train", scene=scene(profile), seed=VALIDATION_SEED)
+    else:
+        x, y = speech.fixed_features("train", seed=VALIDATION_SEED)
+    n = sizes(profile, task)["eval_images"]
+    return x[:n], y[:n]
+
+
+def learning_rate(method: str, profile: str, task: str, lr: float | None) -> float:
+    """``lr`` where given, else the rate :func:`.tuning.chosen_lr` picks for ``method`` on validation."""
+    if lr is not None:
+        return lr
+    from .tuning import chosen_lr  # the tuning runs are this module's and the baselines': imported when asked
+
+    return chosen_lr(method, profile, task)
+
+
 def test_set(profile: str, task: str = "digits") -> tuple[torch.Tensor, torch.Tensor]:
     """Evaluation inputs (images, or log-mel frames) and labels."""
     if task == "digits":
@@ -261,9 +285,10 @@ def acm_model(
     task_gradient: bool = True,
     warm_start: bool = True,
     argmax_budget: bool = True,
+    lr: float | None = None,
 ) -> tuple[nn.Module, dict]:
     """Phase III: end-to-end fine-tuning at ``budget`` with CE + budget + entropy + diversity losses
-    (weights: :func:`loss_weights` unless given).
+    (weights: :func:`loss_weights` unless given), at ``lr`` or the rate chosen on validation (:func:`learning_rate`).
 
     ``pretraining``: ``full`` (phases I, II, III), ``no_phase1`` (random learners, then II and III)
     or ``none`` (only phase III, from random learners and gates); the steps a variant skips go
@@ -287,7 +312,8 @@ def acm_model(
         start, _ = gates_pretrained(profile, seed, n, distill_steps, task=task, warm_start=warm_start)
         start_key = gates_run(profile, seed, n, distill_steps, task, warm_start).key
     steps = s["finetune_steps"] if steps is None else steps
-    cfg = TrainConfig(steps=steps + skipped, batch_size=s["batch"], lr=s["finetune_lr"], weight_decay=0.05, seed=seed)
+    lr = learning_rate("ACM", profile, task, lr)
+    cfg = TrainConfig(steps=steps + skipped, batch_size=s["batch"], lr=lr, weight_decay=0.05, seed=seed)
     config = {
         "start": start_key,
         "budget": budget,
@@ -311,13 +337,14 @@ def acm_model(
         partial(phase3_loss, budget=budget, weights=weights, argmax_budget=argmax_budget), step
     )
     x, y = test_set(profile, task)
+    xv, yv = validation_set(profile, task)
     return parallel.train_one_thread(
         run,
         make,
         loss,
         batches(profile, cfg.batch_size, seed, task),
         cfg,
-        evaluate=lambda m: evaluate_acm(m, x, y),
+        evaluate=lambda m: evaluate_acm(m, x, y) | {"validation": evaluate_acm(m, xv, yv)["accuracy"]},
         capture=capture,
     )
 

@@ -1,0 +1,92 @@
+"""Every method of acm-3 and acm-4 tuned alike: a learning rate chosen per method on in-distribution validation.
+
+Each method that trains from the base model (ACM's phase III, MoEfication's ReLU-fication, A-ViT, ZTW's exit
+heads, the dense fine-tuning) tries every rate of the profile's ``lr_grid`` in one setting on :data:`TUNE_SEED`
+and keeps the rate with the best validation score (:func:`~.phases.validation_set`: the training digits or
+utterances rendered afresh; the test set never chooses). That rate then trains the method at every setting and
+seed. A point method scores its accuracy, a curve method (MoEfication's top-k, ZTW's thresholds) its mean accuracy
+over the curve. With fewer than two rates nothing is tuned and each method keeps its own rate
+(:data:`OWN_RATES`).
+"""
+
+from collections.abc import Callable
+from functools import partial
+
+import pandas as pd
+
+from ... import parallel
+from .baselines import avit_depths, dense, early_exits, halting, moefied
+from .phases import acm_model, sizes
+
+TUNE_SEED = 0  # the seed whose runs choose each method's rate
+TUNING_BUDGET = 0.4  # the ACM budget whose runs choose ACM's rate (in every profile's digits and speech grids at cpu)
+METHODS = {
+    "digits": ("ACM", "MoEfication", "A-ViT", "ZTW", "dense, fine-tuned"),
+    "speech": ("ACM", "MoEfication", "dense, fine-tuned"),
+}
+
+
+def own_rate(method: str, profile: str, task: str) -> float:
+    """The rate a method trains at where nothing is tuned: phase III's ``finetune_lr`` for ACM and the dense
+    fine-tuning, the official fine-tuning rate 5e-4 for MoEfication and A-ViT, 1e-3 for ZTW's heads alone."""
+    return {"MoEfication": 5e-4, "A-ViT": 5e-4, "ZTW": 1e-3}.get(method, sizes(profile, task)["finetune_lr"])
+
+
+def tuning_run(method: str, profile: str, task: str, lr: float) -> parallel.Job:
+    """The run that scores ``lr`` for ``method``: ACM at :data:`TUNING_BUDGET`, A-ViT at its middle target depth,
+    the others as they are, on :data:`TUNE_SEED`."""
+    runs: dict[str, Callable] = {
+        "ACM": partial(acm_model, profile, TUNING_BUDGET, TUNE_SEED, task=task, lr=lr),
+        "MoEfication": partial(moefied, profile, TUNE_SEED, task, lr=lr),
+        "A-ViT": partial(halting, profile, avit_depths(profile)[len(avit_depths(profile)) // 2], TUNE_SEED, lr=lr),
+        "ZTW": partial(early_exits, profile, TUNE_SEED, lr=lr),
+        "dense, fine-tuned": partial(dense, profile, TUNE_SEED, task, lr=lr),
+    }
+    return runs[method]
+
+
+def grid(profile: str, task: str = "digits") -> tuple[float, ...]:
+    """The rates each method tries: the profile's ``lr_grid`` (none tuned with fewer than two)."""
+    return tuple(sizes(profile, task).get("lr_grid", ()))
+
+
+def lr_scores(method: str, profile: str, task: str) -> dict[float, float]:
+    """``{lr: validation score}`` of ``method`` at each rate of :func:`grid`."""
+    return {lr: tuning_run(method, profile, task, lr)()[1]["validation"] for lr in grid(profile, task)}
+
+
+def chosen_lr(method: str, profile: str, task: str) -> float:
+    """The rate of :func:`grid` with the best validation score (ties: the first); :func:`own_rate` with fewer than
+    two rates."""
+    if len(grid(profile, task)) < 2:
+        return own_rate(method, profile, task)
+    scores = lr_scores(method, profile, task)
+    return max(scores, key=lambda lr: (scores[lr], -list(scores).index(lr)))
+
+
+def tuning_jobs(profile: str, task: str = "digits") -> list[parallel.Job]:
+    """Every run the rates of ``task``'s methods are chosen on (none with fewer than two rates): upstream of the
+    runs at the chosen rates."""
+    if len(grid(profile, task)) < 2:
+        return []
+    return [tuning_run(method, profile, task, lr) for method in METHODS[task] for lr in grid(profile, task)]
+
+
+def lr_choices(profile: str, task: str = "digits") -> pd.DataFrame:
+    """Per method: the validation score at each rate of the grid (columns) and the rate chosen (``chosen``)."""
+    rows = [
+        {"method": method, **{f"{lr:g}": v for lr, v in lr_scores(method, profile, task).items()}}
+        | {"chosen": chosen_lr(method, profile, task)}
+        for method in METHODS[task]
+    ]
+    return pd.DataFrame(rows).set_index("method")
+
+
+def describe_choices(choices: pd.DataFrame) -> str:
+    """:func:`lr_choices` in one line: ``"grid 0.0005 / 0.002; ACM 0.002 (0.91 / 0.93), ..."``."""
+    rates = [c for c in choices.columns if c != "chosen"]
+    parts = [
+        f"{method} {row['chosen']:g} (" + " / ".join(f"{row[r]:.2f}" for r in rates) + ")"
+        for method, row in choices.iterrows()
+    ]
+    return f"grid {' / '.join(rates)}; " + ", ".join(parts)
