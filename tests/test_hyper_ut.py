@@ -606,6 +606,35 @@ def test_every_seed_trains_at_the_rate_chosen_on_the_notebooks_seed(monkeypatch)
     assert {job.keywords["lr"] for job in H.depth_runs("cpu").values()} == {H.SIZES["cpu"]["lr"]}  # depths: one rate
 
 
+def test_hut4_sweeps_tau_over_the_act_kinds_each_tuned_at_its_tau(monkeypatch):
+    runs = H.halting_runs("cpu", seed=10)
+    taus = H.SIZES["cpu"]["tau_sweep"]
+    assert set(runs) == {(k, t, 10 + s) for t in taus for k in H.ACT_KINDS for s in H.SIZES["cpu"]["seeds"]}
+    assert {job.keywords["tune_seed"] for job in runs.values()} == {10}
+    assert {job.keywords["model"]["tau"] for job in runs.values()} == set(taus) and MODEL["tau"] not in taus
+    tuned = H.upstream("cpu")["hyper_ut"]
+    assert {(j.args[0], j.keywords["model"]["tau"]) for j in tuned if (j.keywords.get("model") or {}).get("tau")} == {
+        (k, t) for k in H.ACT_KINDS for t in taus
+    }
+    assert H.halting_runs("quick") == {}
+
+    monkeypatch.setattr(H, "train_cpvr", lambda kind, profile, seed, model=None, **_: (None, fake_metrics(model)))
+    sweep = H.halting_sweep("smoke")
+    assert set(sweep.tau) == {H.SIZES["smoke"]["model"]["tau"], *H.SIZES["smoke"]["tau_sweep"]}
+    assert set(sweep.model) == {H.LABELS[k] for k in H.ACT_KINDS}
+
+
+def fake_metrics(model: dict | None) -> dict:
+    """The metrics of a C-PVR run at smoke: accuracy and steps per test hop count (steps = 1 / tau)."""
+    hops = H.SIZES["smoke"]["test_hops"]
+    tau = (model or {}).get("tau", H.SIZES["smoke"]["model"]["tau"])
+    return {
+        "accuracy": dict.fromkeys(map(str, hops), 1.0),
+        "steps": dict.fromkeys(map(str, hops), 1 / tau),
+        "params": 1,
+    }
+
+
 def test_hut10_variants_are_the_default_model_but_one_setting(monkeypatch):
     configs = H.pool_configs("cpu")
     assert configs[("block", 16, True)] is None  # hut-3's Hyper-UT runs

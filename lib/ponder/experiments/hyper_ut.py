@@ -439,6 +439,38 @@ def generalization(profile: str, seed: int = 0, kinds: Sequence[str] = KINDS) ->
     return pd.concat(parts, ignore_index=True)
 
 
+def halting_runs(profile: str, seed: int = 0) -> dict[tuple[str, float, int], parallel.Job]:
+    """hut-4's sweep of the ponder cost's weight: ``{(kind, tau, seed): job}`` for every ACT kind and seed at each
+    ``tau`` of the profile's ``tau_sweep`` (the model's own ``tau`` is hut-3's runs), each at the rate chosen for
+    the kind at that ``tau`` on seed ``seed``."""
+    sizes = by_profile(SIZES, profile)
+    return {
+        (kind, tau, seed + s): partial(
+            train_cpvr,
+            kind,
+            profile,
+            seed + s,
+            model={"tau": tau},
+            tune_seed=seed,
+            **seed_groups(profile, kind, [seed + o for o in seeds_of(profile, kind)]),
+        )
+        for tau in sizes["tau_sweep"]
+        for kind in ACT_KINDS
+        for s in seeds_of(profile, kind)
+    }
+
+
+def halting_sweep(profile: str, seed: int = 0) -> pd.DataFrame:
+    """hut-4 at every ``tau`` of the sweep: the ACT kinds' rows of :func:`generalization` at the model's ``tau`` and
+    those of :func:`halting_runs`, with a ``tau`` column."""
+    default = generalization(profile, seed, ACT_KINDS).assign(tau=by_profile(SIZES, profile)["model"]["tau"])
+    swept = [
+        frame(metrics, kind=kind, model=LABELS[kind], seed=s, params=metrics["params"], tau=tau)
+        for (kind, tau, s), metrics in ((key, job()[1]) for key, job in halting_runs(profile, seed).items())
+    ]
+    return pd.concat([default, *swept], ignore_index=True)
+
+
 def depth_runs(profile: str, seed: int = 0) -> dict[tuple[int, int], parallel.Job]:
     """hut-2's runs: ``{(depth, seed): job}``, a Transformer of each depth trained on every hop count of the grid."""
     sizes = by_profile(SIZES, profile)
@@ -549,7 +581,7 @@ def tuned_configs(profile: str) -> dict[str, tuple[str, dict | None]]:
 def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     """The runs each Hyper-UT notebook trains, as jobs for :func:`ponder.parallel.prefetch`."""
     return {
-        "hyper_ut": leading(generalization_runs(profile, seed)),
+        "hyper_ut": leading(generalization_runs(profile, seed)) + leading(halting_runs(profile, seed)),
         "hyper_ut_depth": leading(depth_runs(profile, seed)),
         "hyper_ut_modules": leading(pool_runs(profile, seed)),
     }
@@ -559,7 +591,9 @@ def upstream(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     """What the runs of each Hyper-UT notebook read and do not train: its training streams
     (:func:`stream_chunks`) and the lr-grid runs its learning rates are chosen on (:func:`tuning_jobs`)."""
     main = stream_chunks(profile, seed)
-    kinds = [(k, None) for k in KINDS]
+    kinds = [(k, None) for k in KINDS] + [
+        (k, {"tau": t}) for t in by_profile(SIZES, profile)["tau_sweep"] for k in ACT_KINDS
+    ]
     return {
         "hyper_ut": main + tuning_jobs(profile, seed, kinds),
         "hyper_ut_depth": stream_chunks(profile, seed, depth_grid=True),
