@@ -292,6 +292,14 @@ def test_patch_embedding_is_the_vits_and_every_image_model_runs():
         assert model(images).logits.shape == (2, 10)
 
 
+def test_the_image_runs_keys_do_not_cover_the_cpvr_experiment():
+    """hut-8 builds its models from ``ponder.models.kinds``: an edit of the C-PVR experiment retrains no image run."""
+    from ponder import runs
+
+    closure = runs.import_closure(("ponder.experiments.hyper_ut_vision",))
+    assert "ponder.models.kinds" in closure and "ponder.experiments.hyper_ut" not in closure
+
+
 def test_image_act_kinds_hold_the_halting_unit_as_on_cpvr(monkeypatch):
     from ponder.experiments import hyper_ut_vision as V
 

@@ -1,7 +1,7 @@
 """Does ACT really save time? Masked vs compacted ACT: a UT+ACT forward pass, and training steps.
 
 ``python -m ponder.bench act`` builds the C-PVR UT+ACT classifier of the Hyper-UT experiments
-(``ponder.experiments.hyper_ut.build``), runs it on a C-PVR batch of 256 whose examples halt at
+(``ponder.models.kinds.build``), runs it on a C-PVR batch of 256 whose examples halt at
 different steps, and times in the same run
 
 * **masked**: every step on the whole batch, halted examples' weights masked to zero (the loop
@@ -28,7 +28,8 @@ import statistics
 import torch
 from torch import nn
 
-from ..experiments.hyper_ut import build, loss_fn
+from ..experiments.hyper_ut import loss_fn
+from ..models.kinds import build
 from ..profiles import by_profile
 from ..sizes.hyper_ut import MODEL, SIZES
 from ..tasks import cpvr

@@ -31,70 +31,21 @@ import torch.nn.functional as F
 
 from .. import ensemble, parallel, streams
 from ..checks import check_choice
-from ..models.classifier import ACTDepth, Classifier, FixedDepth, LayerStack, SequenceEmbedding
-from ..models.film import FiLMCore
+from ..models.classifier import ACTDepth, Classifier
 from ..models.hyper import HyperCore
 from ..models.hyper_block import HyperBlockCore
-from ..models.universal import UniversalCore
+from ..models.kinds import ACT_KINDS, GENERATORS, KINDS, LABELS, build, parameter_count
 from ..profiles import by_profile
 from ..runs import Run
 from ..sizes.hyper_ut import SIZES
 from ..tasks import cpvr, cpvr_decoys
 from ..training import TrainConfig, default_device, train_run
 
-# No fixed-depth UT+FiLM: it answers none of the questions (FiLM is ours, not a baseline of the paper;
-# hut-4 asks how UT+FiLM+ACT allocates steps), and at quick it would cost three runs of ~1.5 CPU-minutes.
-KINDS = ("transformer", "ut", "ut_act", "film_act", "hyper", "hyper_act")
-LABELS = {
-    "transformer": "Transformer",
-    "ut": "UT",
-    "ut_act": "UT+ACT",
-    "film_act": "UT+FiLM+ACT",
-    "hyper": "Hyper-UT w/o ACT",
-    "hyper_act": "Hyper-UT",
-}
-ACT_KINDS = tuple(k for k in KINDS if k.endswith("_act"))
 # The kinds whose seeds train together where a profile says ``seeds_together`` (ponder.ensemble). Hyper-UT's are
 # left out: on CUDA its seeds trained together part from each seed trained alone by up to 9.7e-4 of the loss,
 # reproducibly, while on the CPU they agree to 1.2e-7 (docs/gpu.md; tests/test_gpu.py keeps the case as a strict
 # xfail), so its runs would depend on which seeds share a group.
 TOGETHER_KINDS = tuple(k for k in KINDS if not k.startswith("hyper"))
-
-GENERATORS = ("block", "delta")
-
-
-def build(
-    kind: str, length: int, model: dict, embedding: torch.nn.Module | None = None, classes: int | None = None
-) -> Classifier:
-    """The classifier of ``kind``: for C-PVR sequences of ``length`` by default (values and labels
-    in ``[0, length)``), or on top of another ``embedding`` (e.g. image patches) with ``classes``."""
-    check_choice("kind", kind, KINDS)
-    m = model
-    dim, heads, steps, ratio = m["dim"], m["heads"], m["steps"], m["mlp_ratio"]
-    base = kind.removesuffix("_act")
-    if base == "transformer":
-        core = LayerStack(dim, heads, steps, ratio)
-    elif base == "ut":
-        core = UniversalCore(dim, heads, steps, ratio)
-    elif base == "film":
-        core = FiLMCore(dim, heads, steps, ratio)
-    elif check_choice("generator", m["generator"], GENERATORS) == "block":
-        core = HyperBlockCore(
-            dim, heads, steps, m["pool_size"], m["code_dim"], ratio, m["summary"], m["spread"], m["router_step"]
-        )
-    else:
-        core = HyperCore(
-            dim, heads, steps, m["pool_size"], m["code_dim"], m["rank"], ratio, m["summary"], m["router_step"]
-        )
-    depth = (
-        ACTDepth(dim, m["act_bias"], m["act_eps"], m["act_level"], compact=True) if kind in ACT_KINDS else FixedDepth()
-    )
-    embedding = embedding if embedding is not None else SequenceEmbedding(length, length, dim, m["values"])
-    return Classifier(embedding, core, depth, dim, classes=classes or length)
-
-
-def parameter_count(model: torch.nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters())
 
 
 def loss_fn(tau: float):

@@ -25,13 +25,13 @@ from torch import nn
 
 from .. import parallel
 from ..checks import check_int
+from ..models.kinds import ACT_KINDS, build, parameter_count
 from ..models.vit import ViT
 from ..profiles import by_profile, run_sizes
 from ..runs import Run
 from ..sizes.hyper_ut_vision import SIZES
 from ..tasks import images
 from ..training import TrainConfig, default_device, train_run
-from .hyper_ut import ACT_KINDS, build, parameter_count
 
 KINDS = ("transformer", "ut_act", "hyper_act")
 LABELS = {"transformer": "ViT", "ut_act": "U-ViT+ACT", "hyper_act": "HyperU-ViT"}

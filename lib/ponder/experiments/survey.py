@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from .. import parallel
 from ..models.calm import CALMClassifier, early_exit_loss
 from ..models.classifier import Classifier, FixedDepth, SequenceEmbedding
+from ..models.kinds import build, parameter_count
 from ..models.mod import MoDStack, block_macs, mod_macs
 from ..models.pondernet import PonderClassifier, kl_to_prior, reconstruction_loss
 from ..profiles import by_profile
@@ -35,7 +36,7 @@ from ..sizes.survey import SURVEY
 from ..timing import time_it
 from ..training import default_device, num_threads, train_run
 from . import hyper_ut, survey_parity
-from .hyper_ut import build, parameter_count, per_hop, test_set
+from .hyper_ut import per_hop, test_set
 
 
 def sizes(profile: str) -> dict:
