@@ -121,6 +121,20 @@ def test_claims_are_recorded_replaced_and_gathered():
     )
 
 
+def test_a_claim_a_notebook_no_longer_makes_leaves_the_ledger(monkeypatch):
+    """A target's rows are those its last run recorded: after a new process (a notebook's next kernel) claims the
+    target again, an old claim text is gone; within one process every claim of the target stays."""
+    ledger.claim("hut-8", "matches ViT", ours=1, verdict=None, profile="smoke")
+    ledger.claim("hut-8", "saves layers", ours=2, verdict=None, profile="smoke")
+    monkeypatch.setattr(ledger, "_RECORDED", {})  # the notebook's next run, in a new kernel
+    ledger.claim("hut-8", "matches the ViT's top-1", ours=3, verdict=None, profile="smoke")
+    ledger.claim("hut-8", "saves layers", ours=4, verdict=None, profile="smoke")
+    assert [(r["claim"], r["ours"]) for r in ledger.rows("smoke")] == [
+        ("matches the ViT's top-1", "3"),
+        ("saves layers", "4"),
+    ]
+
+
 def test_the_ledger_marks_rows_made_by_other_code(monkeypatch):
     ledger.claim("hut-2", "made before", ours=1, verdict=verdicts.exact(True), profile="smoke")
     monkeypatch.setattr(ledger, "code_trees", lambda: "0123abcd/4567ef01")

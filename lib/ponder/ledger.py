@@ -41,8 +41,9 @@ def claim(target: str, text: str, ours, verdict: Verdict | None, *, profile: str
     """Record one claim of ``target`` with its ``verdict`` (None: describes what is seen); return its row.
 
     ``ours`` and ``paper`` are the measured and the published value (numbers or short strings).
-    A row with the same ``target`` and ``text`` replaces the earlier one, so re-running a
-    notebook updates its rows instead of adding duplicates.
+    The target's rows are the ones this process records: the first claim of a target in a process (a notebook's
+    kernel, which claims all of a target's rows) drops the rows an earlier run recorded, so a claim whose text a
+    notebook no longer makes leaves the ledger with it; a later claim with the same ``text`` replaces the row.
     """
     check_profile(profile)
     if verdict is not None and not isinstance(verdict, Verdict):
@@ -62,7 +63,7 @@ def claim(target: str, text: str, ours, verdict: Verdict | None, *, profile: str
     }
     path = claims_dir(profile) / f"{target}.json"
     rows = json.loads(path.read_text()) if path.exists() else []
-    rows = [r for r in rows if r["claim"] != text] + [row]
+    rows = [r for r in rows if (target, r["claim"]) in _RECORDED and r["claim"] != text] + [row]
     write_json(path, rows)
     _RECORDED[(target, text)] = row
     return row

@@ -60,7 +60,8 @@ PAPERS = {
 HEADLINES = (
     ("hut-3", "Hyper-UT is the most accurate beyond the training hops"),
     ("hut-4", "Hyper-UT allocates more fairly"),
-    ("hut-8", "HyperU-ViT matches ViT top-1"),
+    ("hut-8", "HyperU-ViT matches the ViT's top-1"),
+    ("hut-8", "HyperU-ViT matches the 4-block ViT's top-1"),
     ("hut-8", "HyperU-ViT saves more than 70% of the layers"),
     ("acm-3", "ACM on the Pareto front"),
     ("acm-4", "ACM better than MoEfication at every budget"),
