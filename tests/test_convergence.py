@@ -72,3 +72,11 @@ def test_steps_on_training_hops_and_unmatched_runs():
     assert steps.loc[0, "A"] == 1.5 and steps.loc[1, "B"] == 3.5 and list(steps.columns) == ["A", "B"]
     fits = pd.DataFrame(dict(model=["A", "A", "B", "B"], seed=[0, 1, 0, 1], fits=[True, False, True, True]))
     assert list(hyper_ut.unmatched(fits, ["A", "B"])) == ["A, seed 1"] and hyper_ut.unmatched(fits, ["B"]) == {}
+
+
+def test_the_two_ends_rule_scores_about_a_half_on_hut7s_test_set():
+    from ponder.analysis import hyper_ut
+
+    rule = hyper_ut.two_ends_rule(12, (1, 3, 5), 200)
+    assert rule["hops"].tolist() == [1, 3, 5] and list(rule.columns) == ["hops", "one of the two ends"]
+    assert ((rule["one of the two ends"] >= 0.5) & (rule["one of the two ends"] < 0.65)).all()

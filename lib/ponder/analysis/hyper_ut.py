@@ -1,6 +1,10 @@
-"""Hyper-UT analysis: compute spent where accuracy is matched (hut-4)."""
+"""Hyper-UT analysis: compute spent where accuracy is matched (hut-4), the shortcut hut-7 is read against."""
+
+from collections.abc import Sequence
 
 import pandas as pd
+
+from ..tasks import cpvr, cpvr_decoys
 
 
 def steps_on_training_hops(frame: pd.DataFrame, train_max: int) -> pd.DataFrame:
@@ -19,3 +23,12 @@ def unmatched(fits: pd.DataFrame, models: list[str]) -> dict[str, str]:
         f"{r.model}, seed {r.seed}": "does not fit its training hops (accuracy < 0.95 at one of them)"
         for r in rows.itertuples()
     }
+
+
+def two_ends_rule(length: int, hops: Sequence[int], n: int) -> pd.DataFrame:
+    """Per test hop count (``hops``), the accuracy of picking one of the two chain ends, the real one or the decoy's,
+    on the fixed decoy test set of ``n`` examples per hop count (:func:`ponder.tasks.cpvr.fixed_test_set`): what a
+    model scores that finds the chains' ends without following the chain from position 0
+    (:func:`ponder.tasks.cpvr_decoys.decoy_baselines`)."""
+    table = cpvr_decoys.decoy_baselines(*cpvr.fixed_test_set(cpvr_decoys.sample, length, hops, n))
+    return table[["hops", "one of the two ends"]]
