@@ -789,3 +789,12 @@ def test_a_lead_is_over_the_best_other_point_at_no_more_cost_and_none_where_noth
     per_seed = np.array([lead, [0.1, 0.2, 0.3], [float("nan"), float("nan"), 0.1]])
     assert compared(per_seed) == [2]
     assert compared(np.array([[0.1, 0.2]])) == [0, 1]
+
+
+def test_learner_shares_count_each_seeds_tokens_by_the_learners_they_need():
+    from ponder.analysis.acm import learner_shares
+
+    each_helps = torch.tensor([[16.0, 4.0, 1.0, 0.25]])  # MSEs: each learner halves the distance
+    second_stalls = torch.tensor([[16.0, 4.0, 4.0, 4.0]])  # the third learner no longer helps
+    shares = learner_shares([torch.cat([each_helps, second_stalls]), second_stalls])
+    assert shares.tolist() == [[0.0, 0.0, 0.5, 0.0, 0.5], [0.0, 0.0, 1.0, 0.0, 0.0]]  # 2 needed, or all 4

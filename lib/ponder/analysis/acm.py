@@ -18,6 +18,17 @@ def learners_needed(d: torch.Tensor, factor: float = GATING_ERROR_FACTOR) -> tor
     return gate_labels(never_helps, factor) - 1
 
 
+def learner_shares(errors: list[torch.Tensor], learners: int = 4) -> torch.Tensor:
+    """acm-5: per seed, the share of tokens that need ``0..learners`` learners (:func:`learners_needed`), from each
+    seed's ``[tokens, learners]`` distillation MSEs (their root: distances up to a scale): ``[seeds, learners + 1]``."""
+    return torch.stack(
+        [
+            torch.bincount(n, minlength=learners + 1)[: learners + 1].float() / len(n)
+            for n in map(learners_needed, (e.sqrt() for e in errors))
+        ]
+    )
+
+
 def mean_points(per_seed: list[list[tuple[float, float]]]) -> list[tuple[float, float, float, float]]:
     """Point by point over seeds (the same setting at each index): ``(cost, quality, cost s.e., quality s.e.)``
     (s.e. 0 for one seed)."""
