@@ -28,7 +28,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ponder.experiments import hyla, hyla_latent, hyper_ut
+from ponder.analysis import hyla_latent
+from ponder.experiments import hyla, hyper_ut
 from ponder.experiments.survey_parity import parity_loss
 from ponder.models.acmize import acmize
 from ponder.models.recurrent import RecurrentPonderer

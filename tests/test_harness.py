@@ -426,7 +426,7 @@ def test_every_run_quick_trains_but_fuzzy_logics_is_one_cpu_trains_under_the_sam
 
 def test_train_all_trains_every_run_the_notebook_reads(tmp_path, monkeypatch):
     """``make results`` trains each notebook's jobs; the notebook's functions then train nothing."""
-    from ponder.experiments import survey_parity
+    from ponder.analysis import survey_parity
     from ponder.runs import only_cached
 
     monkeypatch.setenv("PONDER_RESULTS", str(tmp_path))

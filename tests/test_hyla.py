@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 import torch
 
+from ponder.analysis import hyla as HA
+from ponder.analysis import hyla_latent as L
 from ponder.experiments import hyla as H
-from ponder.experiments import hyla_latent as L
 from ponder.models.attention import PAPER_NAMES
 from ponder.runs import config_key
 from ponder.tasks import fuzzy, sraven, text
@@ -217,8 +218,8 @@ def test_held_out_split_follows_the_seed():
 def test_sraven_regime():
     from ponder.analysis.verdicts import Verdict, outside_regime
 
-    assert H.sraven_regime(H.sraven_setup("paper")) is None
-    why = H.sraven_regime(H.sraven_setup("quick"))
+    assert HA.sraven_regime(H.sraven_setup("paper")) is None
+    why = HA.sraven_regime(H.sraven_setup("quick"))
     assert "K=2" in why and "instances" in why
     ranked = Verdict("does not hold", "d = -0.1 ± 0.01 (n=3)")
     assert (
@@ -228,8 +229,8 @@ def test_sraven_regime():
 
 
 def test_fuzzy_regime_names_the_runs_at_the_trivial_level():
-    assert H.fuzzy_regime({"hyla": 0.5, "softmax": 0.4}, {"hyla": 0.1, "softmax": 0.1}) is None
-    why = H.fuzzy_regime({"hyla": 0.5, "softmax": 0.05}, {"hyla": 0.1, "softmax": 0.1})
+    assert HA.fuzzy_regime({"hyla": 0.5, "softmax": 0.4}, {"hyla": 0.1, "softmax": 0.1}) is None
+    why = HA.fuzzy_regime({"hyla": 0.5, "softmax": 0.05}, {"hyla": 0.1, "softmax": 0.1})
     assert "softmax" in why and "hyla" not in why
 
 
@@ -282,7 +283,7 @@ def test_sraven_ood_reads_every_seed(monkeypatch):
         calls.append((s.kind, seed))
         return None, {"ood_acc": seed / 10, "ood_feature_acc": seed / 100}
 
-    monkeypatch.setattr(H, "train_sraven", fake_train)
-    scores = H.sraven_ood("cpu", "linear", seed=4)
+    monkeypatch.setattr(HA, "train_sraven", fake_train)
+    scores = HA.sraven_ood("cpu", "linear", seed=4)
     assert calls == [("linear", 4), ("linear", 5), ("linear", 6)]
     assert scores == {"acc": [0.4, 0.5, 0.6], "feature": [0.04, 0.05, 0.06]}

@@ -6,6 +6,8 @@ import pandas as pd
 import pytest
 import torch
 
+from ponder.analysis import hyper_ut as HA
+from ponder.analysis.tuning import describe_choices
 from ponder.experiments import hyper_ut as H
 from ponder.models.classifier import ACTDepth, FixedDepth, LayerStack
 from ponder.models.film import FiLMCore
@@ -240,7 +242,7 @@ def test_smoke_run_reports_accuracy_and_steps_per_hop():
     assert sorted(metrics["accuracy"]) == hops and sorted(metrics["steps"]) == hops == sorted(metrics["loss"])
     assert all(0 <= a <= 1 for a in metrics["accuracy"].values()) and all(v > 0 for v in metrics["loss"].values())
     assert 0 <= metrics["validation"] <= 1 and metrics["validation loss"] > 0
-    table = H.configurations("smoke")
+    table = HA.configurations("smoke")
     assert list(table["model"]) == [H.LABELS[k] for k in H.KINDS]
     assert table.set_index("model").loc["Transformer", "parameters"] > table.set_index("model").loc["UT", "parameters"]
 
@@ -364,10 +366,10 @@ def test_ponder_trace_and_explorer_controls():
     torch.manual_seed(0)
     models = {kind: H.build(kind, LENGTH, SMALL) for kind in ("ut", "hyper_act")}
     x, _, _ = cpvr.sample(1, LENGTH, 2, seed=0)
-    trace = H.ponder_trace(models["hyper_act"], x[0])
+    trace = HA.ponder_trace(models["hyper_act"], x[0])
     assert len(trace["halting_probability"]) == STEPS and len(trace["routing"]) == STEPS
     assert abs(sum(trace["weights"]) - 1) < 1e-5 and 1 <= trace["steps"] <= STEPS
-    assert H.ponder_trace(models["ut"], x[0])["halting_probability"] == []
+    assert HA.ponder_trace(models["ut"], x[0])["halting_probability"] == []
     plt.close("all")
     box = ponder_explorer(models, LENGTH, max_hops=3, hops=2, train_hops=(1, 2))  # L = 8 holds 3 hops beside a decoy
     menu, slider, button = box.children[0].children
@@ -449,7 +451,7 @@ def test_results_table_is_mean_and_standard_error_over_seeds():
 def test_a_run_fits_its_training_hops_only_if_every_one_reaches_the_level():
     import pandas as pd
 
-    from ponder.plots.hyper_ut import fit_counts, with_fit
+    from ponder.analysis.hyper_ut import fit_counts, with_fit
 
     accuracy = {
         ("UT", 0): [1.0, 0.96, 0.95, 0.2],
@@ -473,6 +475,33 @@ def test_a_run_fits_its_training_hops_only_if_every_one_reaches_the_level():
     assert fit_counts(fitted, ["UT+ACT", "UT"]) == "UT+ACT 0/1, UT 1/2"
 
 
+def test_per_seed_weighs_hop_counts_alike_and_summarize_means_the_seeds():
+    import pandas as pd
+
+    rows = [  # (seed, hops, accuracy, steps): hops 1-2 trained, 3-4 beyond
+        (0, 1, 1.0, 2.0),
+        (0, 2, 0.8, 3.0),
+        (0, 3, 0.6, 4.0),
+        (0, 4, 0.2, 5.0),
+        (1, 1, 1.0, 2.0),
+        (1, 2, 1.0, 2.0),
+        (1, 3, 0.4, 2.0),
+        (1, 4, 0.4, 2.0),
+    ]
+    frame = pd.DataFrame(
+        [{"model": "UT+ACT", "seed": s, "hops": h, "accuracy": a, "steps": n, "params": 10} for s, h, a, n in rows]
+    )
+    seeds = HA.per_seed(frame, train_max=2).set_index("seed")
+    assert seeds["in distribution"].tolist() == [0.9, 1.0] and seeds["out of distribution"].round(6).tolist() == [
+        0.4,
+        0.4,
+    ]
+    assert seeds["steps slope"].round(6).tolist() == [1.0, 0.0] and seeds["steps"].tolist() == [3.5, 2.0]
+    summary = HA.summarize(frame, train_max=2).loc["UT+ACT"]
+    assert summary["in distribution"] == pytest.approx(0.95) and summary["in distribution se"] == pytest.approx(0.05)
+    assert summary["out of distribution se"] == pytest.approx(0.0) and summary["params"] == 10
+
+
 def test_depth_needed_is_the_smallest_depth_within_the_tolerance_of_the_best():
     import pandas as pd
 
@@ -484,12 +513,12 @@ def test_depth_needed_is_the_smallest_depth_within_the_tolerance_of_the_best():
             for h, a in zip((1, 2), accs)
         ]
     )
-    needed = H.depth_needed_per_hop(frame)
+    needed = HA.depth_needed_per_hop(frame)
     assert needed.loc[0].tolist() == [
         2,
         4,
     ]  # hop 1: 1.00 is the best, depth 2 has it; hop 2: 0.90 < 1.00 - 0.05 <= 0.97
-    assert H.depth_needed_per_hop(frame, tolerance=0.1).loc[0].tolist() == [2, 2]
+    assert HA.depth_needed_per_hop(frame, tolerance=0.1).loc[0].tolist() == [2, 2]
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -599,7 +628,8 @@ def test_rates_that_both_fit_are_told_apart_by_the_loss_and_an_exact_tie_goes_to
 def test_the_choices_evidence_names_each_rates_accuracy_and_loss(monkeypatch):
     fake_grid(monkeypatch, {3e-3: (1.0, 0.04), 6e-3: (0.99, 0.012)})
     choices = H.lr_choices("smoke", 0, {"UT": ("ut", None)})
-    assert H.describe_choices(choices) == "grid 0.003 / 0.006; UT 0.006 (1.00 / 0.99, loss 0.040 / 0.012)"
+    assert describe_choices(choices, HA.LR_SCORES) == "grid 0.003 / 0.006; UT 0.006 (1.00 / 0.99, loss 0.040 / 0.012)"
+    assert describe_choices(choices, {"accuracy": 3}) == "grid 0.003 / 0.006; UT 0.006 (1.000 / 0.990)"
 
 
 def test_a_one_rate_grid_trains_nothing_to_choose(monkeypatch):
@@ -667,6 +697,6 @@ def test_by_router_means_each_seeds_accuracy_on_and_beyond_the_training_hops():
             ("block", 4, True, 0, 4, 0.9),  # another pool size: left out
         ]
     ]
-    split = H.by_router(pd.DataFrame(rows), "block", 16, train_max=3)
+    split = HA.by_router(pd.DataFrame(rows), "block", 16, train_max=3)
     assert split["in"].loc[0].to_dict() == {False: 0.8, True: 1.0}
     assert split["out"].loc[0].round(6).to_dict() == {False: 0.2, True: 0.5}

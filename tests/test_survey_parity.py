@@ -9,7 +9,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from ponder.experiments import survey
+from ponder.analysis import survey
+from ponder.analysis import survey_parity as pa
 from ponder.experiments import survey_parity as sp
 from ponder.plots.survey import draw_parity
 from ponder.profiles import PROFILES
@@ -57,7 +58,7 @@ def metrics(accuracy: dict[int, float], steps: float = 2.0) -> dict:
 
 
 def test_run_frame_orders_difficulties_numerically():
-    frame = sp.run_frame(metrics({d: d / 100 for d in range(1, 13)}), train_max=6, method="ACT")
+    frame = pa.run_frame(metrics({d: d / 100 for d in range(1, 13)}), train_max=6, method="ACT")
     assert frame["difficulty"].tolist() == list(range(1, 13))
     assert frame["in_training"].tolist() == [True] * 6 + [False] * 6
     assert frame["accuracy"].tolist() == [d / 100 for d in range(1, 13)] and (frame["method"] == "ACT").all()
@@ -66,7 +67,7 @@ def test_run_frame_orders_difficulties_numerically():
 def grid_frame(trained: dict, beyond: float = 0.5) -> pd.DataFrame:
     """A parity_frame with runs ``{(method, seed, cell): accuracy on every training difficulty}``."""
     parts = [
-        sp.run_frame(
+        pa.run_frame(
             metrics({1: acc, 2: acc, 3: beyond + seed / 10, 4: beyond}),
             train_max=2,
             method=m,
@@ -82,13 +83,13 @@ def grid_frame(trained: dict, beyond: float = 0.5) -> pd.DataFrame:
 
 def test_run_summary_success_is_training_accuracy_at_least_the_threshold():
     frame = grid_frame({("ACT", 0, 0): 0.96, ("ACT", 1, 0): 0.949, ("PonderNet", 0, 0): 0.95, ("PonderNet", 1, 0): 1.0})
-    runs = sp.run_summary(frame).set_index(["method", "seed"])
+    runs = pa.run_summary(frame).set_index(["method", "seed"])
     assert runs["success"].to_dict() == {("ACT", 0): 1, ("ACT", 1): 0, ("PonderNet", 0): 1, ("PonderNet", 1): 1}
     assert runs.loc[("ACT", 1), "trained"] == pytest.approx(0.949)
     assert runs.loc[("ACT", 1), "beyond"] == pytest.approx(0.55)  # mean of 0.5 + 1/10 and 0.5
     assert runs["steps"].eq(2.0).all()
-    assert sp.run_summary(frame).groupby("method")["success"].mean().to_dict() == {"ACT": 0.5, "PonderNet": 1.0}
-    assert sp.run_summary(frame, threshold=0.99)["success"].sum() == 1
+    assert pa.run_summary(frame).groupby("method")["success"].mean().to_dict() == {"ACT": 0.5, "PonderNet": 1.0}
+    assert pa.run_summary(frame, threshold=0.99)["success"].sum() == 1
 
 
 def test_by_cell_pairs_runs_of_the_same_seed_and_knob_index():
@@ -96,14 +97,14 @@ def test_by_cell_pairs_runs_of_the_same_seed_and_knob_index():
     frame = grid_frame(
         {(m, seed, cell): 0.6 + 0.1 * seed + 0.01 * cell + (0.2 if m == "PonderNet" else 0) for m, seed, cell in cells}
     )
-    cells = sp.by_cell(sp.run_summary(frame), "trained")
+    cells = pa.by_cell(pa.run_summary(frame), "trained")
     assert list(cells.index) == [(0, 0), (0, 1), (1, 0), (1, 1)]
     assert (cells["PonderNet"] - cells["ACT"]).to_numpy() == pytest.approx([0.2] * 4)  # same cell, same seed offset
 
 
 def test_draw_parity_joins_difficulties_in_numeric_order():
     frame = pd.concat(
-        [sp.run_frame(metrics({d: 0.5 for d in range(1, 13)}), train_max=6, setting=s, seed=0) for s in ("a", "b")]
+        [pa.run_frame(metrics({d: 0.5 for d in range(1, 13)}), train_max=6, setting=s, seed=0) for s in ("a", "b")]
     )
     frame["difficulty"] = frame["difficulty"].astype(str)  # as metrics keep them, and in string order
     frame = frame.sort_values("difficulty")
@@ -116,7 +117,7 @@ def test_draw_parity_joins_difficulties_in_numeric_order():
 
 
 def test_control_takes_one_step_and_the_knob_frame_is_ordered():
-    control = sp.control_frame("smoke")
-    assert control["steps"].eq(1.0).all() and (control["method"] == sp.CONTROL).all()
+    control = pa.control_frame("smoke")
+    assert control["steps"].eq(1.0).all() and (control["method"] == pa.CONTROL).all()
     knob = survey.knob_ponder_weight("smoke", "pondernet", 0.5)
     assert knob["difficulty"].tolist() == list(range(1, sp.PARITY["smoke"]["dim"] + 1)) and knob["knob"].eq(0.5).all()

@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from ponder.experiments import survey
+from ponder.analysis import survey
 from ponder.widgets import survey as survey_widgets
 
 TITLES = ["halting bias (UT+ACT)", "exit threshold", "MoD capacity", "τ / λp (parity)"]

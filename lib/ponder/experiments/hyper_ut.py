@@ -1,4 +1,5 @@
-"""Hyper-UT on C-PVR (targets hut-2 … hut-6, hut-9, hut-10): the models, their runs, their numbers.
+"""Hyper-UT on C-PVR (targets hut-2 … hut-6, hut-9, hut-10): the models and their runs (read in
+:mod:`ponder.analysis.hyper_ut`).
 
 Every model is a :class:`ponder.models.classifier.Classifier` named by a *kind*:
 
@@ -31,9 +32,7 @@ import torch.nn.functional as F
 
 from .. import ensemble, parallel, streams
 from ..checks import check_choice
-from ..models.classifier import ACTDepth, Classifier
-from ..models.hyper import HyperCore
-from ..models.hyper_block import HyperBlockCore
+from ..models.classifier import Classifier
 from ..models.kinds import ACT_KINDS, GENERATORS, KINDS, LABELS, build, parameter_count
 from ..profiles import by_profile
 from ..runs import Run
@@ -95,15 +94,10 @@ def stream_chunks(profile: str, seed: int = 0, depth_grid: bool = False) -> list
     ]
 
 
-def test_examples(length: int, hops: Sequence[int], n: int) -> tuple[torch.Tensor, ...]:
-    """``n`` examples per hop count, fixed (:func:`ponder.tasks.cpvr.fixed_test_set`): ``x, hops, label,
-    decoy_end, decoy_value`` (:func:`ponder.tasks.cpvr_decoys.sample`)."""
-    return cpvr.fixed_test_set(cpvr_decoys.sample, length, hops, n)
-
-
 def test_set(length: int, hops: Sequence[int], n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``x, hops, label`` of :func:`test_examples`."""
-    return test_examples(length, hops, n)[:3]
+    """``x, hops, label``: ``n`` examples per hop count, fixed (:func:`ponder.tasks.cpvr.fixed_test_set` of
+    :func:`ponder.tasks.cpvr_decoys.sample`)."""
+    return cpvr.fixed_test_set(cpvr_decoys.sample, length, hops, n)[:3]
 
 
 def validation_set(length: int, hops: Sequence[int], n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -339,21 +333,6 @@ def lr_choices(profile: str, seed: int, configs: dict[str, tuple[str, dict | Non
     return pd.DataFrame(rows).set_index("model")
 
 
-def describe_choices(choices: pd.DataFrame) -> str:
-    """:func:`lr_choices` in one line: ``"grid 0.003 / 0.006; UT 0.006 (1.00 / 1.00, loss 0.031 / 0.012), ..."``
-    (the validation accuracy and loss at each rate of the grid, in its order)."""
-    rates = [c.removeprefix("loss ") for c in choices.columns if c.startswith("loss ")]
-
-    def at(row, what, digits):
-        return " / ".join(f"{row[f'{what} {r}']:.{digits}f}" for r in rates)
-
-    parts = [
-        f"{name} {row['chosen']:g} ({at(row, 'accuracy', 2)}, loss {at(row, 'loss', 3)})"
-        for name, row in choices.iterrows()
-    ]
-    return f"grid {' / '.join(rates)}; " + ", ".join(parts)
-
-
 # -- one function per target ---------------------------------------------------------------
 def seeds_of(profile: str, name: str) -> tuple[int, ...]:
     """The seeds (offsets from the notebook's ``seed``) a kind or generator ``name`` trains on: the
@@ -507,17 +486,6 @@ def pool_sizes(profile: str, seed: int = 0) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def by_router(variants: pd.DataFrame, generator: str, pool_size: int, train_max: int) -> dict[str, pd.DataFrame]:
-    """hut-10's router ablation from :func:`pool_sizes`' rows: mean accuracy per seed (rows) and
-    router (columns ``True``: it reads the step) of ``generator`` at ``pool_size``, on the training
-    hops (``"in"``) and beyond them (``"out"``)."""
-    runs = variants[(variants.generator == generator) & (variants.pool_size == pool_size)]
-    return {
-        split: runs[inside].groupby(["router_step", "seed"])["accuracy"].mean().unstack("router_step")
-        for split, inside in (("in", runs.hops <= train_max), ("out", runs.hops > train_max))
-    }
-
-
 def tuned_configs(profile: str) -> dict[str, tuple[str, dict | None]]:
     """Every C-PVR model whose learning rate is chosen on validation, by name: the six kinds (hut-3)
     and hut-10's variants."""
@@ -550,145 +518,4 @@ def upstream(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
         "hyper_ut_depth": stream_chunks(profile, seed, depth_grid=True),
         "hyper_ut_modules": main
         + tuning_jobs(profile, seed, [("hyper_act", m) for m in pool_configs(profile).values()]),
-    }
-
-
-@torch.no_grad()
-def routing(profile: str, seed: int = 0) -> pd.DataFrame:
-    """hut-6: Hyper-UT's routing weights over the pool, per step and test hop count.
-
-    The core is stepped on the test set directly (ACT's masked loop computes the same states);
-    a row is kept only for the steps each example actually took before halting.
-    """
-    sizes = by_profile(SIZES, profile)
-    model, _ = train_cpvr("hyper_act", profile, seed)
-    x, m, _ = test_set(sizes["length"], sizes["test_hops"], sizes["n_test"])
-    device = default_device()
-    x = x.to(device)
-    used = model(x).steps.cpu()
-    h = model.embedding(x)
-    rows = []
-    for t in range(model.core.max_steps):
-        h = model.core.step(h, t)
-        alpha = model.core.last_routing.cpu()
-        ran = used > t
-        for hops in sizes["test_hops"]:
-            keep = ran & (m == hops)
-            if keep.any():
-                mean = alpha[keep].mean(0)
-                rows += [{"step": t + 1, "hops": hops, "module": j, "weight": w} for j, w in enumerate(mean.tolist())]
-    return pd.DataFrame(rows)
-
-
-def configurations(profile: str) -> pd.DataFrame:
-    """hut-9: every model's width, depth or steps, pool size, parameters and ACT settings."""
-    sizes = by_profile(SIZES, profile)
-    m = sizes["model"]
-    rows = []
-    for kind in KINDS:
-        net = build(kind, sizes["length"], m)
-        uses_pool = kind.startswith("hyper")
-        rows.append(
-            {
-                "model": LABELS[kind],
-                "width x heads": f"{m['dim']} x {m['heads']}",
-                "depth / max steps": m["steps"],
-                "weights shared in depth": kind != "transformer",
-                "pool size N": m["pool_size"] if uses_pool else "—",
-                "generated": (
-                    f"the block (code dim {m['code_dim']})"
-                    if m["generator"] == "block"
-                    else f"MLP delta (code dim {m['code_dim']}, rank {m['rank']})"
-                )
-                if uses_pool
-                else "—",
-                "parameters": parameter_count(net),
-                "ACT (bias, eps, tau, level)": f"{m['act_bias']}, {m['act_eps']}, {m['tau']}, {m['act_level']}"
-                if kind in ACT_KINDS
-                else "—",
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-# -- the numbers the claims are checked on -------------------------------------------------
-def per_seed(frame: pd.DataFrame, train_max: int) -> pd.DataFrame:
-    """Per model and seed: mean accuracy in / out of distribution (hop counts weighted equally),
-    mean steps, the slope of steps against hop count, and the parameter count."""
-    rows = []
-    for (model, seed), part in frame.groupby(["model", "seed"], sort=False):
-        inside = part["hops"] <= train_max
-        rows.append(
-            {
-                "model": model,
-                "seed": seed,
-                "in distribution": part.loc[inside, "accuracy"].mean(),
-                "out of distribution": part.loc[~inside, "accuracy"].mean(),
-                "steps": part["steps"].mean(),
-                "steps slope": float(np.polyfit(part["hops"].to_numpy(float), part["steps"].to_numpy(), 1)[0]),
-                "params": int(part["params"].iloc[0]),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def summarize(frame: pd.DataFrame, train_max: int) -> pd.DataFrame:
-    """Per model: :func:`per_seed`'s numbers, mean over seeds, with the standard error of the accuracies."""
-    seeds = per_seed(frame, train_max).drop(columns="seed")
-    summary = seeds.groupby("model", sort=False).mean()
-    for split in ("in distribution", "out of distribution"):
-        summary[f"{split} se"] = np.nan_to_num(seeds.groupby("model", sort=False)[split].sem())
-    summary["params"] = summary["params"].astype(int)
-    return summary
-
-
-# the rules :func:`baselines` draws (of :func:`ponder.tasks.cpvr_decoys.decoy_baselines`' columns)
-BASELINES = ("majority label", "best position-only rule", "pruning, 2 rounds", "one of the two ends")
-
-
-def baselines(profile: str) -> pd.DataFrame:
-    """Per test hop count, rules that do not follow the chain, on the fixed test set: the majority
-    label, the best "answer ``x[j]``" for a fixed ``j`` chosen per hop count (an upper bound on any
-    one-position shortcut), pruning dead ends for two rounds and picking one of the two chain ends
-    (:func:`ponder.tasks.cpvr_decoys.decoy_baselines`)."""
-    sizes = by_profile(SIZES, profile)
-    table = cpvr_decoys.decoy_baselines(*test_examples(sizes["length"], sizes["test_hops"], sizes["n_test"]))
-    return table[["hops", *BASELINES]]
-
-
-def depth_needed_per_hop(frame: pd.DataFrame, tolerance: float = 0.05) -> pd.DataFrame:
-    """hut-2: per seed (rows) and hop count (columns), the smallest depth within ``tolerance`` of that
-    seed's best depth at that hop count."""
-    needed = {}
-    for (seed, hops), part in frame.groupby(["seed", "hops"]):
-        best = part["accuracy"].max()
-        needed[seed, hops] = int(part.loc[part["accuracy"] >= best - tolerance, "depth"].min())
-    return pd.Series(needed, name="depth needed").rename_axis(["seed", "hops"]).unstack("hops")
-
-
-@torch.no_grad()
-def ponder_trace(model: Classifier, x: torch.Tensor) -> dict:
-    """One example ``x`` ``[L]`` through ``model``: its answer, steps and per-step halting.
-
-    ``halting_probability`` is ``p^n`` of every step ``n`` the core can take (read from the
-    state after step ``n``, as ACT does; empty for fixed-depth models); ``weights`` the
-    halting weights ``w^n`` ACT actually gave; ``routing`` Hyper-UT's ``alpha_t`` per step.
-    """
-    model.eval()
-    x = x[None].to(default_device())
-    out = model(x)
-    h, probabilities, routing = model.embedding(x), [], []
-    for t in range(model.core.max_steps):
-        h = model.core.step(h, t)
-        if isinstance(model.depth, ACTDepth):
-            probabilities.append(model.depth.halting(h.mean(dim=1)).item())
-        if isinstance(model.core, (HyperCore, HyperBlockCore)):
-            routing.append(model.core.last_routing[0].tolist())
-    return {
-        "answer": int(out.logits.argmax(-1)),
-        "confidence": float(out.logits.softmax(-1).max()),
-        "steps": float(out.steps),
-        "halting_probability": probabilities,
-        "weights": out.halting[0].tolist() if out.halting is not None else [],
-        "routing": routing,
     }

@@ -9,7 +9,8 @@ step (``max_steps=1``), trained alike, checks that one step does not solve the t
 the PonderNet paper: over a grid of runs per method, every seed of the profile times every
 value of the method's knob (:data:`KNOBS`: ACT's ponder cost ``tau``, PonderNet's prior
 ``lambda_p``; the first value of a grid is the default, the second asks for fewer steps, the
-paper profile's third for more). With ``acc_k`` a run's test accuracy at difficulty ``k``:
+paper profile's third for more), read in :mod:`ponder.analysis.survey_parity`. With ``acc_k`` a run's test
+accuracy at difficulty ``k``:
 
     trained(run)   = mean_{k <= train_max} acc_k              interpolation: on the training difficulties
     success(run)   = 1[trained(run) >= SUCCESS]               did training succeed (SUCCESS = 0.95)
@@ -24,7 +25,6 @@ batches (the model's parameters do not depend on the halting rule), so a *cell*
 from collections.abc import Sequence
 from functools import partial
 
-import pandas as pd
 import torch
 import torch.nn.functional as F
 
@@ -40,9 +40,6 @@ from ..training import TrainConfig, default_device
 
 KNOBS = {"act": "tau", "pondernet": "lambda_p"}  # the hyper-parameter each method's grid varies
 LABELS = {"act": "ACT", "pondernet": "PonderNet"}
-SYMBOLS = {"tau": "τ", "lambda_p": "λp"}
-CONTROL = "GRU, 1 step"
-SUCCESS = 0.95  # accuracy on the training difficulties of a run that trained
 
 
 def parity_settings(profile: str, **overrides) -> dict:
@@ -145,69 +142,3 @@ def control_runs(profile: str, seed: int = 0) -> dict[int, parallel.Job]:
 def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
     """Every survey-1 run, as the survey_parity notebook's jobs for :func:`ponder.parallel.prefetch`."""
     return {"survey_parity": [*grid_runs(profile, seed).values(), *control_runs(profile, seed).values()]}
-
-
-# -- what the notebook reads --------------------------------------------------------------------
-def run_frame(metrics: dict, train_max: int, **columns) -> pd.DataFrame:
-    """One run: one row per test difficulty, in increasing order (the metrics' keys are strings):
-    ``difficulty`` (int), ``accuracy``, ``steps``, ``in_training`` and the given constant columns."""
-    rows = [
-        {
-            "difficulty": int(d),
-            "accuracy": a,
-            "steps": metrics["steps"][d],
-            "in_training": int(d) <= train_max,
-            **columns,
-        }
-        for d, a in metrics["accuracy"].items()
-    ]
-    return pd.DataFrame(rows).sort_values("difficulty", ignore_index=True)
-
-
-def parity_frame(profile: str, seed: int = 0, methods: Sequence[str] = HALTING) -> pd.DataFrame:
-    """survey-1's grid: one row per run and test difficulty, with ``method``, ``knob``, ``value``,
-    ``cell`` (index of the value), ``seed`` and ``setting`` (e.g. ``"ACT τ=0.001"``)."""
-    train_max = by_profile(PARITY, profile)["train_max"]
-    parts = []
-    for (h, s, j), job in grid_runs(profile, seed, methods).items():
-        knob, value = KNOBS[h], job.keywords[KNOBS[h]]
-        parts.append(
-            run_frame(
-                job()[1],
-                train_max,
-                method=LABELS[h],
-                knob=knob,
-                value=value,
-                cell=j,
-                seed=s,
-                setting=f"{LABELS[h]} {SYMBOLS[knob]}={value:g}",
-            )
-        )
-    return pd.concat(parts, ignore_index=True)
-
-
-def control_frame(profile: str, seed: int = 0) -> pd.DataFrame:
-    """The one-step control, as :func:`parity_frame` rows (``method`` and ``setting`` :data:`CONTROL`)."""
-    train_max = by_profile(PARITY, profile)["train_max"]
-    parts = [
-        run_frame(job()[1], train_max, method=CONTROL, setting=CONTROL, seed=s)
-        for s, job in control_runs(profile, seed).items()
-    ]
-    return pd.concat(parts, ignore_index=True)
-
-
-def run_summary(frame: pd.DataFrame, threshold: float = SUCCESS) -> pd.DataFrame:
-    """One row per run of ``frame`` (from :func:`parity_frame` or :func:`control_frame`): ``trained``
-    and ``beyond`` (mean accuracy on and beyond the training difficulties), ``steps`` (mean over
-    every test difficulty) and ``success`` = ``1[trained >= threshold]`` (0/1)."""
-    keys = [c for c in ("method", "knob", "value", "cell", "seed") if c in frame]
-    on = frame.groupby([*keys, "in_training"])["accuracy"].mean().unstack("in_training")
-    out = pd.DataFrame({"trained": on[True], "beyond": on[False], "steps": frame.groupby(keys)["steps"].mean()})
-    out["success"] = (out["trained"] >= threshold).astype(int)
-    return out.reset_index()
-
-
-def by_cell(summary: pd.DataFrame, column: str) -> pd.DataFrame:
-    """``column`` of :func:`run_summary`, one row per cell ``(seed, cell)`` and one column per method:
-    the paired values :func:`ponder.analysis.verdicts.greater` compares."""
-    return summary.pivot(index=["seed", "cell"], columns="method", values=column)

@@ -22,7 +22,7 @@ def shade_out_of_distribution(ax: plt.Axes, train_max: int, hops_max: int) -> No
 
 def draw_depth_heatmap(ax: plt.Axes, frame: pd.DataFrame, baselines: pd.DataFrame | None = None) -> None:
     """hut-2: accuracy of each depth of Transformer (trained on every hop count) per hop count, mean over seeds;
-    ``baselines`` (``hops`` and one column per baseline, as ``hyper_ut.baselines``) as rows below, set
+    ``baselines`` (``hops`` and one column per baseline, as ``ponder.analysis.hyper_ut.baselines``) as rows below, set
     apart by a line."""
     table = frame.pivot_table(index="depth", columns="hops", values="accuracy").sort_index(ascending=False)
     table.index = [f"depth {d}" for d in table.index]
@@ -119,27 +119,6 @@ def mean_se(values: pd.Series, digits: int = 2, sign: bool = False) -> str:
     )
 
 
-FIT_LEVEL = 0.95  # a run "fits" its training hops at this accuracy on every one of them
-
-
-def with_fit(seeds: pd.DataFrame, frame: pd.DataFrame, train_max: int, level: float = FIT_LEVEL) -> pd.DataFrame:
-    """``seeds`` (one row per model and seed, ``hyper_ut.per_seed``) with a column ``fits``: whether
-    the run reaches ``level`` accuracy at every training hop count 1..``train_max`` of ``frame``
-    (``hops``, ``accuracy`` per model and seed). A run that does not has not learned the task it is
-    then tested beyond, so its out-of-distribution accuracy says little about extrapolation."""
-    worst = frame[frame["hops"] <= train_max].groupby(["model", "seed"], sort=False)["accuracy"].min()
-    return seeds.merge(
-        (worst >= level).rename("fits").reset_index(), on=["model", "seed"], how="left", validate="one_to_one"
-    )
-
-
-def fit_counts(seeds: pd.DataFrame, order: list[str]) -> str:
-    """``"Transformer 3/3, UT 2/3, ..."``: per model, the seeds whose run fits its training hops (:func:`with_fit`)."""
-    return ", ".join(
-        f"{m} {int(seeds.loc[seeds['model'] == m, 'fits'].sum())}/{int((seeds['model'] == m).sum())}" for m in order
-    )
-
-
 def results_table(
     seeds: pd.DataFrame, order: list[str], act_order: list[str], train_max: int, test_max: int
 ) -> pd.DataFrame:
@@ -147,7 +126,7 @@ def results_table(
     mean steps and steps per extra hop (ACT models), parameters, as mean ± s.e. over the seeds, and
     how many seeds fit the training hops.
 
-    ``seeds``: one row per model and seed (``hyper_ut.per_seed``, with :func:`with_fit`'s ``fits``).
+    ``seeds``: one row per model and seed (:func:`ponder.analysis.hyper_ut.per_seed`, with ``with_fit``'s ``fits``).
     """
     rows = []
     for model in order:
@@ -202,16 +181,6 @@ def draw_routing(fig: plt.Figure, frame: pd.DataFrame) -> None:
             ax=ax,
         )
         ax.set(title=f"{h} hop{'s' if h != 1 else ''}", xlabel="step", ylabel="pool entry" if ax is axes[0] else None)
-
-
-def routing_entropy(frame: pd.DataFrame) -> pd.DataFrame:
-    """Entropy (nats) of the mean routing distribution per (hops, step)."""
-
-    def entropy(w):
-        p = w.to_numpy()
-        return float(-(p * np.log(np.clip(p, 1e-12, None))).sum())
-
-    return frame.groupby(["hops", "step"])["weight"].apply(entropy).rename("entropy").reset_index()
 
 
 def draw_pool_sizes(

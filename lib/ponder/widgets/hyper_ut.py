@@ -1,13 +1,14 @@
 """The Hyper-UT explorer: pick a trained model and a hop count, see what it answers and how long it pondered.
 
-Widgets only wire controls to library functions (``ponder.experiments.hyper_ut.ponder_trace``,
+Widgets only wire controls to library functions (``ponder.analysis.hyper_ut.ponder_trace``,
 ``ponder.plots``); the published figures are made by the notebooks' static cells.
 """
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 
-from ..experiments.hyper_ut import ponder_trace, sample
+from ..analysis.hyper_ut import ponder_trace
+from ..experiments.hyper_ut import sample
 from ..plots.cpvr import draw_chain
 from ..plots.hyper_ut import draw_ponder_trace
 from . import hop_status, sample_explorer

@@ -1,9 +1,9 @@
 """ipywidgets for the survey's knobs: each control re-evaluates a trained model through a
-``ponder.experiments.survey.knob_*`` function and redraws accuracy and compute per difficulty.
+``ponder.analysis.survey.knob_*`` function and redraws accuracy and compute per difficulty.
 
 While a knob computes, its controls are disabled and a status line says what is going on (the
 ponder weight trains a model that is not cached: for about
-:func:`~ponder.experiments.survey.knob_ponder_weight_seconds`, with training's progress bar in
+:func:`~ponder.analysis.survey.knob_ponder_weight_seconds`, with training's progress bar in
 the panel); an error lands in the panel's output, not in the log console."""
 
 import time
@@ -15,7 +15,9 @@ import pandas as pd
 from IPython.display import display
 from matplotlib.ticker import MaxNLocator
 
-from ..experiments import survey, survey_parity
+from ..analysis import survey
+from ..analysis import survey_parity as parity_analysis
+from ..experiments import survey_parity
 from ..profiles import by_profile
 from ..sizes.survey_parity import PARITY
 
@@ -84,7 +86,7 @@ def weight_options(profile: str) -> list[tuple[str, tuple[str, float]]]:
     options = []
     for halting, values in WEIGHTS.items():
         knob = survey_parity.KNOBS[halting]
-        name = f"{'ACT' if halting == 'act' else 'PonderNet'} {survey_parity.SYMBOLS[knob]} = {{:g}}"
+        name = f"{'ACT' if halting == 'act' else 'PonderNet'} {parity_analysis.SYMBOLS[knob]} = {{:g}}"
         options += [(name.format(v) + (" (trained)" if v in grid[knob] else ""), (halting, v)) for v in values]
     return sorted(options, key=lambda option: not option[0].endswith("(trained)"))
 

@@ -24,9 +24,9 @@ from sklearn.manifold import TSNE
 from sklearn.metrics import f1_score
 from sklearn.preprocessing import StandardScaler
 
+from ..experiments import hyla
 from ..models.attention import recording
 from ..tasks import fuzzy, sraven
-from . import hyla
 
 
 @torch.no_grad()
