@@ -174,16 +174,6 @@ def draw_latency(ax: plt.Axes, result: dict) -> None:
     ax.legend(fontsize=7, loc="lower right")  # below the linear ideal: no point is there
 
 
-def draw_cost_histograms(ax: plt.Axes, costs: dict) -> None:
-    """Per-sample compute fraction histograms, one per configuration."""
-    palette = colors(len(costs))
-    bins = np.linspace(0, 1, 41)
-    for (name, values), c in zip(costs.items(), palette):
-        ax.hist(values, bins=bins, histtype="step", lw=1.8, color=c, label=name)
-    ax.set(xlabel="compute per sample (fraction of the most)", ylabel="samples")
-    ax.legend(fontsize=8)
-
-
 def draw_frames(
     ax_bars: plt.Axes,
     ax_wave: plt.Axes,
