@@ -7,7 +7,9 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from ponder.analysis import acm as acm_analysis
 from ponder.analysis.acm import compared, leads, learners_needed, mean_points
+from ponder.analysis.tuning import describe_choices
 from ponder.models import acmize as A
 from ponder.models import flops
 from ponder.models.acm import ACM, Learners, _gumbel_noise, hard_gumbel, softmax_choices
@@ -411,9 +413,10 @@ def test_each_method_trains_at_the_rate_with_the_best_validation_score(monkeypat
     )
     fake_tuning(monkeypatch, {5e-4: 0.9, 2e-3: 0.9})
     assert tuning.chosen_lr("ZTW", "smoke", "digits") == 5e-4  # a tie: the first of the grid
-    choices = tuning.lr_choices("smoke", "speech")
+    choices = acm_analysis.lr_choices("smoke", "speech")
     assert list(choices.index) == list(tuning.METHODS["speech"]) and set(choices["chosen"]) == {5e-4}
-    assert tuning.describe_choices(choices).startswith("grid 0.0005 / 0.002; ACM 0.0005 (0.90 / 0.90)")
+    described = describe_choices(choices, acm_analysis.LR_SCORES)
+    assert described.startswith("grid 0.0005 / 0.002; ACM 0.0005 (0.90 / 0.90)")
 
 
 def test_without_a_grid_every_method_keeps_its_own_rate_and_nothing_is_tuned():
@@ -668,14 +671,13 @@ def test_mean_points_average_each_setting_over_seeds():
 
 
 def test_realised_betas_reads_every_seed_and_budget_of_the_task(monkeypatch):
-    from ponder.experiments import acm
     from ponder.experiments.acm import phases
 
     calls = []
     monkeypatch.setattr(
-        acm, "acm_model", lambda profile, b, s, task: calls.append(task) or (None, {"beta": b + s / 100})
+        acm_analysis, "acm_model", lambda profile, b, s, task: calls.append(task) or (None, {"beta": b + s / 100})
     )
-    frame = acm.realised_betas("cpu", 5, task="speech")
+    frame = acm_analysis.realised_betas("cpu", 5, task="speech")
     assert set(calls) == {"speech"} and len(frame) == 3 * 4
     assert frame.groupby("target").realised.mean().round(6).to_dict() == {
         b: round(b + 0.06, 6) for b in phases.budgets("cpu", "speech")
@@ -716,7 +718,7 @@ def test_latency_bench_measures_one_thread_and_every_core_on_any_cpu(monkeypatch
 
 
 def test_spending_is_one_pass_of_the_maps_and_the_costs_whatever_the_batch():
-    from ponder.experiments.acm.phases import spending
+    from ponder.analysis.acm import spending
 
     torch.manual_seed(0)
     model = A.acmize(ViT(image=8, patch=4, dim=8, depth=2, heads=2), n=4).eval()

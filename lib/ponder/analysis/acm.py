@@ -1,11 +1,39 @@
-"""ACM analysis: how many learners a token needs after phase I (acm-5), acm-3/acm-4's points over seeds and
-leads over the baselines, acm-8's diversities."""
+"""ACM analysis: the trained runs of :mod:`ponder.experiments.acm` read as the claims read them: acm-3/acm-4's
+points per method and their leads over the baselines, the realised budgets, where the gates spend (acm-1, acm-6,
+acm-7), how many learners a token needs after phase I (acm-5), acm-8's diversities, acm-10's corruptions and the
+learning-rate grids' evidence.
+
+Nothing here trains a run it does not find in :mod:`ponder.experiments.acm`, so nothing here is part of a run's cache
+key (:func:`ponder.runs.import_closure`): an edit retrains no run."""
 
 import numpy as np
+import pandas as pd
 import torch
+import torch.nn.functional as F
+from torch import nn
 
-from ..models.acm_phases import GATING_ERROR_FACTOR, gate_labels
+from ..experiments.acm.baselines import avit_depths, dense, early_exits, halting, moefied
+from ..experiments.acm.phases import (
+    TEST_COPIES,
+    acm_model,
+    base_model,
+    budgets,
+    evaluate_acm,
+    scene,
+    seeds,
+    settled_phase1,
+    sizes,
+    test_set,
+)
+from ..experiments.acm.tuning import METHODS, chosen_lr, lr_scores
+from ..models import acmize as acmize_lib
+from ..models.acm_phases import GATING_ERROR_FACTOR, capture, distances, gate_labels
+from ..tasks import images
 from .verdicts import Estimate
+
+# the score of an ACM learning-rate grid (:func:`lr_choices`) and the digits the ledger shows it to
+# (:func:`ponder.analysis.tuning.describe_choices`)
+LR_SCORES = {"validation": 2}
 
 
 def learners_needed(d: torch.Tensor, factor: float = GATING_ERROR_FACTOR) -> torch.Tensor:
@@ -67,3 +95,120 @@ def diversity_margins(stats):
     when both diversities are at or above the median."""
     both = stats[["spatial", "per_sample"]]
     return (both / both.median()).min(axis=1) - 1
+
+
+def tradeoff(profile: str, seed: int = 0, task: str = "digits") -> dict[str, list[tuple[float, float]]]:
+    """acm-3 (digits) or acm-4 (speech) for one seed: ``{method: [(MMACs, accuracy), ...]}``: ACM at each of
+    :func:`budgets`, MoEfication at each top-k, on the digits A-ViT at each target depth and ZTW at each
+    threshold, the ``base`` model and it fine-tuned densely for the same steps (``dense, fine-tuned``,
+    :func:`~.baselines.dense`)."""
+    point = lambda m: (m["macs"] / 1e6, m["accuracy"])  # noqa: E731
+    methods = {
+        "ACM": [point(acm_model(profile, b, seed, task=task)[1]) for b in budgets(profile, task)],
+        "MoEfication": [point(p) for p in moefied(profile, seed, task)[1]["curve"]],
+    }
+    if task == "digits":
+        methods |= {
+            "A-ViT": [point(halting(profile, d, seed)[1]) for d in avit_depths(profile)],
+            "ZTW": [point(p) for p in early_exits(profile, seed)[1]["curve"]],
+        }
+    return methods | {
+        "dense, fine-tuned": [point(dense(profile, seed, task)[1])],
+        "base": [point(base_model(profile, seed, task)[1])],
+    }
+
+
+def realised_betas(profile: str, seed: int = 0, task: str = "digits"):
+    """The realised compute fraction at evaluation (arg-max gates) of every phase-III model of ``task``: a DataFrame
+    with a row per seed of :func:`seeds` and target of :func:`budgets` (columns ``seed``, ``target``, ``realised``)."""
+    return pd.DataFrame(
+        [
+            {"seed": s, "target": b, "realised": acm_model(profile, b, s, task=task)[1]["beta"]}
+            for s in seeds(profile, seed)
+            for b in budgets(profile, task)
+        ]
+    )
+
+
+@torch.no_grad()
+def spending(model: nn.Module, x: torch.Tensor, batch: int = 128) -> tuple[torch.Tensor, torch.Tensor]:
+    """Where and how much the gates spend on images ``x`` (one pass, ``batch`` images at a time):
+    ``[B, grid, grid]`` per-patch learner MACs over every ACM, normalised by the most a token can
+    cost, and ``[B]`` the realised compute fraction ``β_i`` of each image."""
+    model.eval()
+    device = next(model.parameters()).device
+    maps, costs = [], []
+    for start in range(0, len(x), batch):
+        model(x[start : start + batch].to(device))
+        per_token = acmize_lib.compute_map(model) / acmize_lib.max_token_cost(model)
+        maps.append(per_token[:, 1:].unflatten(1, (model.grid, model.grid)).float().cpu())
+        costs.append(acmize_lib.cost_fraction(model).cpu())
+    return torch.cat(maps), torch.cat(costs)
+
+
+def compute_maps(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """``[B, grid, grid]`` per-patch learner MACs over every ACM, normalised by the most a token can cost."""
+    return spending(model, x)[0]
+
+
+@torch.no_grad()
+def mean_learners(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """``[B, T]`` learners run per token, averaged over every ACM (acm-7's bars)."""
+    model.eval()
+    model(x.to(next(model.parameters()).device))
+    ks = [m.k.float() for m in acmize_lib.acms(model)]
+    return (sum(ks) / len(ks)).cpu()
+
+
+def content_patches(profile: str, grid: int, threshold: float = 0.05) -> torch.Tensor:
+    """``[B, grid, grid]`` bool: the patches of :func:`test_set`'s images whose mean ink (the digit layer,
+    not the textured background) exceeds ``threshold``."""
+    ink = images.content("test", scene=scene(profile), copies=TEST_COPIES)[: sizes(profile)["eval_images"]]
+    return F.adaptive_avg_pool2d(ink, grid)[:, 0] > threshold
+
+
+@torch.no_grad()
+def distillation_errors(
+    profile: str, seed: int = 0, module: str | None = None, images_: int = 64, warm_start: bool = False
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """acm-5: per-token MSE of ``h(z, k)``, ``k = 1..N``, after :func:`settled_phase1` for one MLP (default: the
+    second-to-last block's), on test images; also the phase-II labels (learners needed, ``2..N``)
+    of those tokens."""
+    base, _ = base_model(profile, seed)
+    model, _ = settled_phase1(profile, seed, warm_start)
+    module = module or f"blocks.{len(base.blocks) - 2}.mlp"
+    x, _ = test_set(profile)
+    z, target = capture(base, [module], x[:images_].to(next(base.parameters()).device))[module]
+    d = distances(model.get_submodule(module), z, target).flatten(0, 1).cpu()  # [tokens, N]
+    return d.pow(2) / target.shape[-1], gate_labels(d)
+
+
+@torch.no_grad()
+def robustness(model: nn.Module, profile: str, severities=range(6)) -> list[dict]:
+    """acm-10: accuracy, MACs and realised β under each corruption of :data:`images.CORRUPTIONS` at each severity,
+    on the first ``robustness_copies`` renderings of every test digit."""
+    x, y = test_set(profile)
+    count = (
+        len(x) * sizes(profile)["robustness_copies"] // TEST_COPIES
+    )  # the test set holds every digit once, then again, ...
+    x, y = x[:count], y[:count]
+    clean = evaluate_acm(model, x, y)  # severity 0 leaves the images as they are: evaluated once
+    rows = []
+    for kind in images.CORRUPTIONS:
+        for severity in severities:
+            metrics = (
+                clean if severity == 0 else evaluate_acm(model, images.corrupt(x, kind, severity, seed=severity), y)
+            )
+            rows.append({"corruption": kind, "severity": severity, **metrics})
+    return rows
+
+
+def lr_choices(profile: str, task: str = "digits") -> pd.DataFrame:
+    """Per method of acm-3 or acm-4: the validation score at each rate of the grid (columns ``validation <lr>``) and the
+    rate chosen (``chosen``), for :func:`ponder.analysis.tuning.describe_choices`."""
+    rows = [
+        {"method": method, **{f"validation {lr:g}": v for lr, v in lr_scores(method, profile, task).items()}}
+        | {"chosen": chosen_lr(method, profile, task)}
+        for method in METHODS[task]
+    ]
+    return pd.DataFrame(rows).set_index("method")

@@ -1,9 +1,9 @@
 """ACM (Adaptive Computation Modules, arXiv 2312.10193) on the digits and speech stand-ins: which runs
-each ACM notebook trains (:func:`jobs`, :func:`upstream`) and the frames built over them.
+each ACM notebook trains (:func:`jobs`, :func:`upstream`).
 
 :mod:`.phases` holds the data, the base model and the three phases; :mod:`.baselines` MoEfication,
-A-ViT and ZTW; :mod:`.ablations` acm-8 and acm-10; the checks of the claims are in
-:mod:`ponder.analysis.acm`. :func:`ponder.experiments.train_all` trains :func:`jobs` without plotting.
+A-ViT and ZTW; :mod:`.ablations` acm-8 and acm-10; :mod:`.tuning` each method's learning rate; what the
+notebooks read off the runs, and the checks of the claims, are in :mod:`ponder.analysis.acm`. :func:`ponder.experiments.train_all` trains :func:`jobs` without plotting.
 """
 
 from functools import partial
@@ -12,7 +12,7 @@ from ... import parallel
 from . import tuning
 from .ablations import ABLATIONS, PRETRAINING, ablation, granularity, pretraining_variant
 from .baselines import avit_depths, dense, early_exits, halting, moefied
-from .phases import acm_model, base_model, budgets, gates_pretrained, seeds, settled_phase1, sizes
+from .phases import acm_model, budgets, gates_pretrained, seeds, settled_phase1, sizes
 
 
 def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
@@ -62,38 +62,3 @@ def upstream(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
         + chosen_on[notebook]
         for notebook in jobs(profile, seed)
     }
-
-
-def tradeoff(profile: str, seed: int = 0, task: str = "digits") -> dict[str, list[tuple[float, float]]]:
-    """acm-3 (digits) or acm-4 (speech) for one seed: ``{method: [(MMACs, accuracy), ...]}``: ACM at each of
-    :func:`budgets`, MoEfication at each top-k, on the digits A-ViT at each target depth and ZTW at each
-    threshold, the ``base`` model and it fine-tuned densely for the same steps (``dense, fine-tuned``,
-    :func:`~.baselines.dense`)."""
-    point = lambda m: (m["macs"] / 1e6, m["accuracy"])  # noqa: E731
-    methods = {
-        "ACM": [point(acm_model(profile, b, seed, task=task)[1]) for b in budgets(profile, task)],
-        "MoEfication": [point(p) for p in moefied(profile, seed, task)[1]["curve"]],
-    }
-    if task == "digits":
-        methods |= {
-            "A-ViT": [point(halting(profile, d, seed)[1]) for d in avit_depths(profile)],
-            "ZTW": [point(p) for p in early_exits(profile, seed)[1]["curve"]],
-        }
-    return methods | {
-        "dense, fine-tuned": [point(dense(profile, seed, task)[1])],
-        "base": [point(base_model(profile, seed, task)[1])],
-    }
-
-
-def realised_betas(profile: str, seed: int = 0, task: str = "digits"):
-    """The realised compute fraction at evaluation (arg-max gates) of every phase-III model of ``task``: a DataFrame
-    with a row per seed of :func:`seeds` and target of :func:`budgets` (columns ``seed``, ``target``, ``realised``)."""
-    import pandas as pd
-
-    return pd.DataFrame(
-        [
-            {"seed": s, "target": b, "realised": acm_model(profile, b, s, task=task)[1]["beta"]}
-            for s in seeds(profile, seed)
-            for b in budgets(profile, task)
-        ]
-    )

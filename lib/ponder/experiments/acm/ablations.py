@@ -2,12 +2,10 @@
 variants and robustness to corruptions.
 """
 
-import torch
 from torch import nn
 
 from ...checks import check_choice
-from ...tasks import images
-from .phases import TEST_COPIES, acm_model, evaluate_acm, loss_weights, sizes, test_set
+from .phases import acm_model, loss_weights, sizes
 
 ABLATIONS = {  # acm-8: which auxiliary terms are off
     "all": (),
@@ -36,23 +34,3 @@ def pretraining_variant(profile: str, variant: str, seed: int = 0) -> tuple[nn.M
     """acm-10: with both pre-training phases, without phase I, without either (same total steps: a short
     phase III of ``ablation_steps`` plus the steps the variant skips), β = 0.6."""
     return acm_model(profile, ABLATION_BUDGET, seed, pretraining=variant, steps=sizes(profile)["ablation_steps"])
-
-
-@torch.no_grad()
-def robustness(model: nn.Module, profile: str, severities=range(6)) -> list[dict]:
-    """acm-10: accuracy, MACs and realised β under each corruption of :data:`images.CORRUPTIONS` at each severity,
-    on the first ``robustness_copies`` renderings of every test digit."""
-    x, y = test_set(profile)
-    count = (
-        len(x) * sizes(profile)["robustness_copies"] // TEST_COPIES
-    )  # the test set holds every digit once, then again, ...
-    x, y = x[:count], y[:count]
-    clean = evaluate_acm(model, x, y)  # severity 0 leaves the images as they are: evaluated once
-    rows = []
-    for kind in images.CORRUPTIONS:
-        for severity in severities:
-            metrics = (
-                clean if severity == 0 else evaluate_acm(model, images.corrupt(x, kind, severity, seed=severity), y)
-            )
-            rows.append({"corruption": kind, "severity": severity, **metrics})
-    return rows

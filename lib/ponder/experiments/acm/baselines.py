@@ -3,7 +3,6 @@ MoEfication, A-ViT-style token halting, ZTW-style early exits and the base model
 """
 
 import copy
-from collections.abc import Callable
 from functools import partial
 
 import numpy as np
@@ -18,7 +17,7 @@ from ...models.avit import AViT, halting_loss
 from ...models.ztw import ZTWViT, exit_at, exit_loss
 from ...runs import Run
 from ...training import TrainConfig
-from .phases import PREFIX, base_model, base_spec, batches, evaluate, learning_rate, sizes, test_set, validation_set
+from .phases import PREFIX, accuracy, base_model, base_spec, batches, evaluate, learning_rate, sizes, with_validation
 
 MOE_TOP_K_FRACTIONS = (1 / 8, 1 / 4, 3 / 8, 1 / 2, 3 / 4, 1)  # of the experts (official: 2..128 of 128)
 
@@ -52,18 +51,6 @@ def avit_loss(model: nn.Module, batch: tuple, target_depth: float) -> torch.Tens
 
 def _acm_steps(s: dict) -> int:
     return s["distill_steps"] + s["gate_steps"] + s["finetune_steps"]
-
-
-def with_validation(evaluated: Callable[[nn.Module], dict], score: Callable[[dict], float], profile: str, task: str):
-    """``evaluated`` (a model's metrics on the test set) plus ``validation``: ``score`` of the same metrics on the
-    validation set (:func:`~.phases.validation_set`), what the method's learning rate is chosen on."""
-    xv, yv = validation_set(profile, task)
-    return lambda m: evaluated(m, *test_set(profile, task)) | {"validation": score(evaluated(m, xv, yv))}
-
-
-def accuracy(metrics: dict) -> float:
-    """A point method's validation score: its accuracy."""
-    return metrics["accuracy"]
 
 
 def curve_accuracy(metrics: dict) -> float:

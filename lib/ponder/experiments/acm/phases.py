@@ -117,6 +117,18 @@ def test_set(profile: str, task: str = "digits") -> tuple[torch.Tensor, torch.Te
     return x[:n], y[:n]
 
 
+def with_validation(evaluated: Callable[[nn.Module], dict], score: Callable[[dict], float], profile: str, task: str):
+    """``evaluated`` (a model's metrics on the test set) plus ``validation``: ``score`` of the same metrics on the
+    validation set (:func:`validation_set`), what the method's learning rate is chosen on."""
+    xv, yv = validation_set(profile, task)
+    return lambda m: evaluated(m, *test_set(profile, task)) | {"validation": score(evaluated(m, xv, yv))}
+
+
+def accuracy(metrics: dict) -> float:
+    """A point method's validation score: its accuracy."""
+    return metrics["accuracy"]
+
+
 @torch.no_grad()
 def evaluate(
     model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch: int = 128, macs: Callable | None = None
@@ -336,15 +348,13 @@ def acm_model(
     loss, capture = finetune_execution(
         partial(phase3_loss, budget=budget, weights=weights, argmax_budget=argmax_budget), step
     )
-    x, y = test_set(profile, task)
-    xv, yv = validation_set(profile, task)
     return parallel.train_one_thread(
         run,
         make,
         loss,
         batches(profile, cfg.batch_size, seed, task),
         cfg,
-        evaluate=lambda m: evaluate_acm(m, x, y) | {"validation": evaluate_acm(m, xv, yv)["accuracy"]},
+        evaluate=with_validation(evaluate_acm, accuracy, profile, task),
         capture=capture,
     )
 
@@ -373,64 +383,9 @@ def evaluate_acm(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> dict:
     return metrics
 
 
-@torch.no_grad()
-def spending(model: nn.Module, x: torch.Tensor, batch: int = 128) -> tuple[torch.Tensor, torch.Tensor]:
-    """Where and how much the gates spend on images ``x`` (one pass, ``batch`` images at a time):
-    ``[B, grid, grid]`` per-patch learner MACs over every ACM, normalised by the most a token can
-    cost, and ``[B]`` the realised compute fraction ``β_i`` of each image."""
-    model.eval()
-    device = next(model.parameters()).device
-    maps, costs = [], []
-    for start in range(0, len(x), batch):
-        model(x[start : start + batch].to(device))
-        per_token = acmize_lib.compute_map(model) / acmize_lib.max_token_cost(model)
-        maps.append(per_token[:, 1:].unflatten(1, (model.grid, model.grid)).float().cpu())
-        costs.append(acmize_lib.cost_fraction(model).cpu())
-    return torch.cat(maps), torch.cat(costs)
-
-
-def compute_maps(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
-    """``[B, grid, grid]`` per-patch learner MACs over every ACM, normalised by the most a token can cost."""
-    return spending(model, x)[0]
-
-
-@torch.no_grad()
-def mean_learners(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
-    """``[B, T]`` learners run per token, averaged over every ACM (acm-7's bars)."""
-    model.eval()
-    model(x.to(next(model.parameters()).device))
-    ks = [m.k.float() for m in acmize_lib.acms(model)]
-    return (sum(ks) / len(ks)).cpu()
-
-
-def content_patches(profile: str, grid: int, threshold: float = 0.05) -> torch.Tensor:
-    """``[B, grid, grid]`` bool: the patches of :func:`test_set`'s images whose mean ink (the digit layer,
-    not the textured background) exceeds ``threshold``."""
-    ink = images.content("test", scene=scene(profile), copies=TEST_COPIES)[: sizes(profile)["eval_images"]]
-    return F.adaptive_avg_pool2d(ink, grid)[:, 0] > threshold
-
-
 def settled_phase1(profile: str, seed: int = 0, warm_start: bool = False) -> tuple[nn.Module, dict]:
     """acm-5's phase I: :func:`distilled` for the profile's ``phase1_plateau_steps``, long enough for its loss to
     flatten (:func:`ponder.analysis.convergence.plateau` checks each run): the paper reads the learners a token
     needs off a phase I that has finished, not off the short one phase III starts from. ``warm_start=False``:
     random learners, as the paper; ``True``: ours (:func:`distilled`)."""
     return distilled(profile, seed, steps=sizes(profile)["phase1_plateau_steps"], warm_start=warm_start)
-
-
-@torch.no_grad()
-def distillation_errors(
-    profile: str, seed: int = 0, module: str | None = None, images_: int = 64, warm_start: bool = False
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """acm-5: per-token MSE of ``h(z, k)``, ``k = 1..N``, after :func:`settled_phase1` for one MLP (default: the
-    second-to-last block's), on test images; also the phase-II labels (learners needed, ``2..N``)
-    of those tokens."""
-    from ...models.acm_phases import capture, distances, gate_labels
-
-    base, _ = base_model(profile, seed)
-    model, _ = settled_phase1(profile, seed, warm_start)
-    module = module or f"blocks.{len(base.blocks) - 2}.mlp"
-    x, _ = test_set(profile)
-    z, target = capture(base, [module], x[:images_].to(next(base.parameters()).device))[module]
-    d = distances(model.get_submodule(module), z, target).flatten(0, 1).cpu()  # [tokens, N]
-    return d.pow(2) / target.shape[-1], gate_labels(d)

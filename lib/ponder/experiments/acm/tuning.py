@@ -6,13 +6,11 @@ and keeps the rate with the best validation score (:func:`~.phases.validation_se
 utterances rendered afresh; the test set never chooses). That rate then trains the method at every setting and
 seed. A point method scores its accuracy, a curve method (MoEfication's top-k, ZTW's thresholds) its mean accuracy
 over the curve. With fewer than two rates nothing is tuned and each method keeps its own rate
-(:data:`OWN_RATES`).
+(:func:`own_rate`).
 """
 
 from collections.abc import Callable
 from functools import partial
-
-import pandas as pd
 
 from ... import parallel
 from .baselines import avit_depths, dense, early_exits, halting, moefied
@@ -70,23 +68,3 @@ def tuning_jobs(profile: str, task: str = "digits") -> list[parallel.Job]:
     if len(grid(profile, task)) < 2:
         return []
     return [tuning_run(method, profile, task, lr) for method in METHODS[task] for lr in grid(profile, task)]
-
-
-def lr_choices(profile: str, task: str = "digits") -> pd.DataFrame:
-    """Per method: the validation score at each rate of the grid (columns) and the rate chosen (``chosen``)."""
-    rows = [
-        {"method": method, **{f"{lr:g}": v for lr, v in lr_scores(method, profile, task).items()}}
-        | {"chosen": chosen_lr(method, profile, task)}
-        for method in METHODS[task]
-    ]
-    return pd.DataFrame(rows).set_index("method")
-
-
-def describe_choices(choices: pd.DataFrame) -> str:
-    """:func:`lr_choices` in one line: ``"grid 0.0005 / 0.002; ACM 0.002 (0.91 / 0.93), ..."``."""
-    rates = [c for c in choices.columns if c != "chosen"]
-    parts = [
-        f"{method} {row['chosen']:g} (" + " / ".join(f"{row[r]:.2f}" for r in rates) + ")"
-        for method, row in choices.iterrows()
-    ]
-    return f"grid {' / '.join(rates)}; " + ", ".join(parts)
