@@ -3,7 +3,8 @@ each ACM notebook trains (:func:`jobs`, :func:`upstream`).
 
 :mod:`.phases` holds the data, the base model and the three phases; :mod:`.baselines` MoEfication,
 A-ViT and ZTW; :mod:`.ablations` acm-8 and acm-10; :mod:`.tuning` each method's learning rate; what the
-notebooks read off the runs, and the checks of the claims, are in :mod:`ponder.analysis.acm`. :func:`ponder.experiments.train_all` trains :func:`jobs` without plotting.
+notebooks read off the runs, and the checks of the claims, are in :mod:`ponder.analysis.acm`.
+:func:`ponder.experiments.train_all` trains :func:`jobs` without plotting.
 """
 
 from functools import partial
