@@ -426,9 +426,21 @@ def test_without_a_grid_every_method_keeps_its_own_rate_and_nothing_is_tuned():
     own = {m: tuning.chosen_lr(m, "smoke", "digits") for m in tuning.METHODS["digits"]}
     finetune = phases.sizes("smoke")["finetune_lr"]
     assert own == {"ACM": finetune, "MoEfication": 5e-4, "A-ViT": 5e-4, "ZTW": 1e-3, "dense, fine-tuned": finetune}
+    assert acm_analysis.describe_tuning("smoke", "speech") == (
+        f"not tuned, each method at its own rate: ACM {finetune:g}, MoEfication 0.0005, dense, fine-tuned {finetune:g}"
+    )
     jobs = tuning.tuning_jobs("cpu", "speech")
     assert len(jobs) == len(tuning.METHODS["speech"]) * len(tuning.grid("cpu")) == 6
     assert {job.keywords["lr"] for job in jobs} == set(tuning.grid("cpu"))
+
+
+def test_with_a_grid_of_one_rate_every_method_trains_at_it_and_nothing_is_tuned():
+    from ponder.experiments.acm import tuning
+
+    for task in tuning.METHODS:
+        assert tuning.grid("quick", task) == (5e-4,) and tuning.tuning_jobs("quick", task) == []
+        assert {tuning.chosen_lr(m, "quick", task) for m in tuning.METHODS[task]} == {5e-4}
+        assert acm_analysis.describe_tuning("quick", task) == "every method at 0.0005, not tuned"
 
 
 def test_the_validation_set_is_the_training_digits_rendered_afresh():
@@ -647,10 +659,12 @@ def test_quick_thins_cpus_grids_and_keeps_what_its_figures_draw():
         1,
         2,
     )  # cpu judges acm-1, acm-3 and acm-5 on three
-    quick = {k: v for k, v in phases.sizes("quick").items() if k not in phases.GRIDS and k != "seeds"}
-    assert quick == {
-        k: v for k, v in phases.sizes("cpu").items() if k not in phases.GRIDS and k != "seeds"
-    }  # the same runs: one cache serves both
+    quick, cpu = (phases.sizes(p) for p in ("quick", "cpu"))
+    own = {k for k in quick if k not in phases.GRIDS and quick[k] != cpu[k]}
+    assert own == {"seeds", "base_steps", "phase1_plateau_steps", "lr_grid"}  # cpu's models, trained shorter
+    assert quick["base_steps"] < cpu["base_steps"] and quick["phase1_plateau_steps"] < cpu["phase1_plateau_steps"]
+    speech_base = [phases.base_spec(p, 0, "speech")[0].key for p in ("quick", "cpu")]
+    assert speech_base[0] == speech_base[1]  # one speech base model serves both
 
     def runs(profile):  # every notebook's jobs, the profile argument left out
         return {

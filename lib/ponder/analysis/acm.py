@@ -25,10 +25,11 @@ from ..experiments.acm.phases import (
     sizes,
     test_set,
 )
-from ..experiments.acm.tuning import METHODS, chosen_lr, lr_scores
+from ..experiments.acm.tuning import METHODS, chosen_lr, grid, lr_scores
 from ..models import acmize as acmize_lib
 from ..models.acm_phases import GATING_ERROR_FACTOR, capture, distances, gate_labels
 from ..tasks import images
+from .tuning import describe_choices
 from .verdicts import Estimate
 
 # the score of an ACM learning-rate grid (:func:`lr_choices`) and the digits the ledger shows it to
@@ -212,3 +213,17 @@ def lr_choices(profile: str, task: str = "digits") -> pd.DataFrame:
         for method in METHODS[task]
     ]
     return pd.DataFrame(rows).set_index("method")
+
+
+def describe_tuning(profile: str, task: str = "digits") -> str:
+    """The learning rates of acm-3's (``digits``) or acm-4's (``speech``) methods in one line for the ledger: the grid
+    and each choice with its validation scores (:func:`lr_choices`); with one rate, that every method trains at it;
+    without a grid, each method's own rate."""
+    rates = grid(profile, task)
+    if len(rates) > 1:
+        return describe_choices(lr_choices(profile, task), LR_SCORES)
+    if rates:
+        return f"every method at {rates[0]:g}, not tuned"
+    return "not tuned, each method at its own rate: " + ", ".join(
+        f"{method} {chosen_lr(method, profile, task):g}" for method in METHODS[task]
+    )

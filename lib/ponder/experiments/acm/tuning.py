@@ -5,8 +5,8 @@ heads, the dense fine-tuning) tries every rate of the profile's ``lr_grid`` in o
 and keeps the rate with the best validation score (:func:`~.phases.validation_set`: the training digits or
 utterances rendered afresh; the test set never chooses). That rate then trains the method at every setting and
 seed. A point method scores its accuracy, a curve method (MoEfication's top-k, ZTW's thresholds) its mean accuracy
-over the curve. With fewer than two rates nothing is tuned and each method keeps its own rate
-(:func:`own_rate`).
+over the curve. With one rate nothing is tuned and every method trains at it; with none each method keeps its own
+rate (:func:`own_rate`).
 """
 
 from collections.abc import Callable
@@ -54,10 +54,11 @@ def lr_scores(method: str, profile: str, task: str) -> dict[float, float]:
 
 
 def chosen_lr(method: str, profile: str, task: str) -> float:
-    """The rate of :func:`grid` with the best validation score (ties: the first); :func:`own_rate` with fewer than
-    two rates."""
-    if len(grid(profile, task)) < 2:
-        return own_rate(method, profile, task)
+    """The rate of :func:`grid` with the best validation score (ties: the first); the one rate of a grid of one;
+    :func:`own_rate` without a grid."""
+    rates = grid(profile, task)
+    if len(rates) < 2:
+        return rates[0] if rates else own_rate(method, profile, task)
     scores = lr_scores(method, profile, task)
     return max(scores, key=lambda lr: (scores[lr], -list(scores).index(lr)))
 
