@@ -814,3 +814,36 @@ def test_learner_shares_count_each_seeds_tokens_by_the_learners_they_need():
     second_stalls = torch.tensor([[16.0, 4.0, 4.0, 4.0]])  # the third learner no longer helps
     shares = learner_shares([torch.cat([each_helps, second_stalls]), second_stalls])
     assert shares.tolist() == [[0.0, 0.0, 0.5, 0.0, 0.5], [0.0, 0.0, 1.0, 0.0, 0.0]]  # 2 needed, or all 4
+
+
+def test_diversity_is_the_spread_over_patches_and_over_images():
+    maps = torch.tensor([[[0.0, 1.0], [0.0, 1.0]], [[0.5, 0.5], [0.5, 0.5]]])  # [B=2, 2, 2]
+    per_image = torch.tensor([0.25, 0.75])
+    d = acm_analysis.diversity(maps, per_image)
+    assert d["spatial"] == pytest.approx(maps[0].flatten().std().item() / 2)  # the second image is flat
+    assert d["per_sample"] == pytest.approx(per_image.std().item())
+
+
+def test_diversity_margins_are_at_least_zero_only_where_both_diversities_reach_their_median():
+    import pandas as pd
+
+    stats = pd.DataFrame(
+        {"spatial": [2.0, 1.0, 4.0], "per_sample": [2.0, 4.0, 1.0]}, index=["both", "spatial low", "per-sample low"]
+    )
+    margins = acm_analysis.diversity_margins(stats)  # medians 2 and 2
+    assert margins.to_dict() == {"both": 0.0, "spatial low": -0.5, "per-sample low": -0.5}
+
+
+def test_ablation_frame_and_margins_read_each_seed_apart():
+    flat, spread = torch.full((4, 2, 2), 0.5), torch.rand(4, 2, 2, generator=torch.Generator().manual_seed(0))
+    ablations, spent = {}, {}
+    for s in (0, 1):
+        for name, maps in (("all", spread), ("neither", flat)):
+            ablations[s, name] = (None, {"accuracy": 0.9 - s / 10, "beta": 0.6})
+            spent[s, name] = (maps, maps.flatten(1).mean(1))
+    frame = acm_analysis.ablation_frame(ablations, spent)
+    assert len(frame) == 4 and list(frame.columns) == ["seed", "setting", "spatial", "per_sample", "accuracy", "beta"]
+    assert frame.set_index(["seed", "setting"]).loc[(1, "all"), "accuracy"] == pytest.approx(0.8)
+    margins = acm_analysis.margins_per_seed(frame)
+    assert list(margins.index) == [0, 1] and list(margins.columns) == ["all", "neither"]
+    assert (margins["all"] >= 0).all() and (margins["neither"] < 0).all()  # a flat map has no spread at all

@@ -700,3 +700,19 @@ def test_by_router_means_each_seeds_accuracy_on_and_beyond_the_training_hops():
     split = HA.by_router(pd.DataFrame(rows), "block", 16, train_max=3)
     assert split["in"].loc[0].to_dict() == {False: 0.8, True: 1.0}
     assert split["out"].loc[0].round(6).to_dict() == {False: 0.2, True: 0.5}
+
+
+def test_ood_by_generator_means_each_seeds_accuracy_beyond_the_training_hops():
+    rows = [
+        {"generator": g, "seed": seed, "hops": h, "accuracy": acc}
+        for g, seed, h, acc in [
+            ("block", 0, 3, 1.0),  # a training hop count: left out
+            ("block", 0, 4, 0.6),
+            ("block", 0, 5, 0.4),
+            ("block", 1, 4, 0.8),
+            ("delta", 0, 4, 0.3),
+        ]
+    ]
+    ood = HA.ood_by_generator(pd.DataFrame(rows), train_max=3)
+    assert ood["block"].round(6).to_dict() == {0: 0.5, 1: 0.8}
+    assert ood.loc[0, "delta"] == 0.3 and math.isnan(ood.loc[1, "delta"])  # delta trained on seed 0 only

@@ -98,6 +98,24 @@ def diversity_margins(stats):
     return (both / both.median()).min(axis=1) - 1
 
 
+def ablation_frame(ablations: dict, spent: dict) -> pd.DataFrame:
+    """acm-8, one row per seed and loss setting: the two diversities (:func:`diversity`), accuracy and realised
+    ``beta``. ``ablations``: ``{(seed, setting): (model, metrics)}``; ``spent``: ``{(seed, setting): (maps,
+    costs)}`` (:func:`spending`)."""
+    rows = [
+        {"seed": s, "setting": name, **diversity(*spent[s, name]), "accuracy": m["accuracy"], "beta": m["beta"]}
+        for (s, name), (_, m) in ablations.items()
+    ]
+    return pd.DataFrame(rows)
+
+
+def margins_per_seed(frame: pd.DataFrame) -> pd.DataFrame:
+    """acm-8, ``[seed, setting]``: :func:`diversity_margins` within each seed of :func:`ablation_frame`'s
+    ``frame``."""
+    seeds = frame["seed"].unique()
+    return pd.DataFrame({s: diversity_margins(frame[frame.seed == s].set_index("setting")) for s in seeds}).T
+
+
 def tradeoff(profile: str, seed: int = 0, task: str = "digits") -> dict[str, list[tuple[float, float]]]:
     """acm-3 (digits) or acm-4 (speech) for one seed: ``{method: [(MMACs, accuracy), ...]}``: ACM at each of
     :func:`budgets`, MoEfication at each top-k, on the digits A-ViT at each target depth and ZTW at each
