@@ -847,3 +847,101 @@ def test_ablation_frame_and_margins_read_each_seed_apart():
     margins = acm_analysis.margins_per_seed(frame)
     assert list(margins.index) == [0, 1] and list(margins.columns) == ["all", "neither"]
     assert (margins["all"] >= 0).all() and (margins["neither"] < 0).all()  # a flat map has no spread at all
+
+
+def test_best_at_is_the_best_quality_at_no_more_cost_and_nan_where_nothing_is_that_cheap():
+    points = [(1.0, 0.5), (2.0, 0.9), (3.0, 0.7), (5.0, 0.99)]
+    assert acm_analysis.best_at(3.0, points) == 0.9  # the best, not the most expensive, of those within the cost
+    assert acm_analysis.best_at(2.0, points) == 0.9 and acm_analysis.best_at(1.99, points) == 0.5
+    assert acm_analysis.best_at(10.0, points) == 0.99
+    assert math.isnan(acm_analysis.best_at(0.5, points)) and math.isnan(acm_analysis.best_at(1.0, []))
+
+
+def test_tradeoff_reads_each_methods_points_in_mmacs_and_the_digits_baselines_only_on_the_digits(monkeypatch):
+    from ponder.experiments.acm import baselines, phases
+
+    point = lambda macs, accuracy: {"macs": macs * 1e6, "accuracy": accuracy}  # noqa: E731
+    curve_points = [(1.0, 0.1), (2.0, 0.2)]
+    curve = {"curve": [point(*p) for p in curve_points]}
+    monkeypatch.setattr(acm_analysis, "acm_model", lambda p, b, s, task: (None, point(b, s + b)))
+    monkeypatch.setattr(acm_analysis, "moefied", lambda p, s, task: (None, curve))
+    monkeypatch.setattr(acm_analysis, "halting", lambda p, d, s: (None, point(d, -d)))
+    monkeypatch.setattr(acm_analysis, "early_exits", lambda p, s: (None, curve))
+    monkeypatch.setattr(acm_analysis, "dense", lambda p, s, task: (None, point(3.0, 0.8)))
+    monkeypatch.setattr(acm_analysis, "base_model", lambda p, s, task: (None, point(3.0, 0.7)))
+    digits = acm_analysis.tradeoff("quick", seed=2)
+    assert list(digits) == ["ACM", "MoEfication", "A-ViT", "ZTW", "dense, fine-tuned", "base"]
+    np.testing.assert_allclose(digits["ACM"], [(b, 2 + b) for b in phases.budgets("quick")])
+    np.testing.assert_allclose(digits["A-ViT"], [(d, -d) for d in baselines.avit_depths("quick")])
+    for name, points in (("MoEfication", curve_points), ("ZTW", curve_points), ("dense, fine-tuned", [(3.0, 0.8)])):
+        np.testing.assert_allclose(digits[name], points)
+    np.testing.assert_allclose(digits["base"], [(3.0, 0.7)])
+    speech = acm_analysis.tradeoff("quick", seed=2, task="speech")
+    assert list(speech) == ["ACM", "MoEfication", "dense, fine-tuned", "base"]
+    np.testing.assert_allclose(speech["ACM"], [(b, 2 + b) for b in phases.budgets("quick", "speech")])
+    assert len(speech["ACM"]) < len(digits["ACM"])  # quick trains fewer speech budgets
+
+
+def test_robustness_evaluates_each_corruption_and_severity_on_the_first_copies_and_the_clean_set_once(monkeypatch):
+    from ponder.tasks import images
+
+    x, y = torch.rand(32, 1, 8, 8, generator=torch.Generator().manual_seed(0)), torch.arange(32) % 10
+    monkeypatch.setattr(acm_analysis, "test_set", lambda profile: (x, y))
+    seen = []
+
+    def evaluate(model, images_, labels):
+        seen.append(labels)
+        return {"accuracy": images_.sum().item(), "macs": float(len(images_)), "beta": 0.5}
+
+    monkeypatch.setattr(acm_analysis, "evaluate_acm", evaluate)
+    rows = acm_analysis.robustness(None, "quick")  # 4 of the 16 renderings of each digit
+    first = x[: 32 * 4 // 16]
+    assert len(seen) == 1 + len(images.CORRUPTIONS) * 5 and all(torch.equal(s, y[:8]) for s in seen)
+    assert [(r["corruption"], r["severity"]) for r in rows] == [(k, s) for k in images.CORRUPTIONS for s in range(6)]
+    for r in rows:
+        assert r["macs"] == 8.0 and r["beta"] == 0.5
+        expected = images.corrupt(first, r["corruption"], r["severity"], seed=r["severity"]).sum().item()
+        assert r["accuracy"] == pytest.approx(expected)
+    assert len({r["accuracy"] for r in rows if r["severity"] == 0}) == 1
+
+
+def test_distillation_errors_are_per_token_mses_of_every_learner_count_of_the_second_to_last_mlp(monkeypatch):
+    torch.manual_seed(0)
+    base = ViT(image=8, patch=4, dim=8, depth=3, heads=2).eval()
+    model = A.acmize(base, n=4, warm_start=True).eval()  # all 4 learners give the MLP less its output bias
+    starts = []
+    monkeypatch.setattr(acm_analysis, "base_model", lambda profile, seed: (base, {}))
+    monkeypatch.setattr(acm_analysis, "settled_phase1", lambda profile, seed, warm: starts.append(warm) or (model, {}))
+    monkeypatch.setattr(acm_analysis, "test_set", lambda profile: (torch.rand(10, 1, 8, 8), torch.zeros(10)))
+    errors, labels = acm_analysis.distillation_errors("smoke", images_=6, warm_start=True)
+    assert starts == [True] and errors.shape == (6 * 5, 4) and labels.shape == (6 * 5,)  # 4 patches and the class
+    assert ((2 <= labels) & (labels <= 4)).all() and (errors >= 0).all()
+    bias_mse = lambda block: base.blocks[block].mlp.fc2.bias.pow(2).mean().item()  # noqa: E731
+    assert errors[:, -1] == pytest.approx(torch.full((30,), bias_mse(1)), abs=1e-5)
+    first, _ = acm_analysis.distillation_errors("smoke", module="blocks.0.mlp", images_=6)
+    assert first[:, -1] == pytest.approx(torch.full((30,), bias_mse(0)), abs=1e-5)
+    assert bias_mse(0) != pytest.approx(bias_mse(1), abs=1e-3)
+
+
+def test_compute_maps_are_the_learners_run_per_patch_over_the_most_a_token_can_run():
+    torch.manual_seed(0)
+    model = A.acmize(ViT(image=8, patch=4, dim=8, depth=2, heads=2), n=4).eval()
+    x = torch.rand(3, 1, 8, 8)
+    for k, share in ((4, 1.0), (2, 0.5)):
+        A.force_k(model, k)
+        maps = acm_analysis.compute_maps(model, x)
+        assert maps.shape == (3, 2, 2) and torch.allclose(maps, torch.full((3, 2, 2), share))
+    A.force_k(model, None)
+    assert torch.equal(acm_analysis.compute_maps(model, x), acm_analysis.spending(model, x)[0])
+
+
+def test_content_patches_are_where_the_test_images_carry_ink():
+    x, _ = acm_analysis.test_set("smoke")
+    pixels = acm_analysis.content_patches("smoke", 32, threshold=0.99)  # one patch a pixel: full ink
+    inkless = ~acm_analysis.content_patches("smoke", 32, threshold=0.0)
+    assert pixels.shape == (len(x), 32, 32) and pixels.any() and inkless.any()
+    assert x[:, 0][pixels].min() > 0.9 and x[:, 0][inkless].max() < 0.5  # bright ink on a darker background
+    patches = acm_analysis.content_patches("smoke", 8)
+    assert patches.shape == (len(x), 8, 8) and patches.dtype == torch.bool
+    assert patches.flatten(1).any(1).all() and (~patches).flatten(1).any(1).all()  # every image: digit and background
+    assert (acm_analysis.content_patches("smoke", 8, threshold=0.3) <= patches).all()

@@ -287,3 +287,89 @@ def test_sraven_ood_reads_every_seed(monkeypatch):
     scores = HA.sraven_ood("cpu", "linear", seed=4)
     assert calls == [("linear", 4), ("linear", 5), ("linear", 6)]
     assert scores == {"acc": [0.4, 0.5, 0.6], "feature": [0.04, 0.05, 0.06]}
+
+
+def test_fuzzy_ood_reads_the_base_run_of_the_kind_on_every_seed(monkeypatch):
+    calls = []
+
+    def fake_train(s, profile, seed):
+        calls.append((s, seed))
+        return None, {"test_r2": seed / 10, "test_r2_task_average": seed / 100}
+
+    monkeypatch.setattr(HA, "train_fuzzy", fake_train)
+    scores = HA.fuzzy_ood("cpu", "softmax", seed=4)
+    assert calls == [(H.fuzzy_setup("cpu", kind="softmax"), s) for s in (4, 5, 6)]
+    assert scores == {"r2": [0.4, 0.5, 0.6], "no_context": [0.04, 0.05, 0.06]}
+
+
+def test_fuzzy_drops_are_the_r2_at_the_lowest_held_out_fraction_less_at_the_highest_per_seed_and_kind(monkeypatch):
+    weight = {"softmax": 1.0, "linear": 2.0, "hyla": 0.5}
+    calls = []
+
+    def fake_train(s, profile, seed):
+        calls.append((s.kind, s.frac_test, s.length, seed))
+        return None, {"test_r2": seed / 100 + weight[s.kind] * (1 - s.frac_test)}
+
+    monkeypatch.setattr(HA, "train_fuzzy", fake_train)
+    drops = HA.fuzzy_drops("paper", seed=4)  # held-out fractions 0.3, 0.5, 0.7 at N = 16 … 96
+    assert {(frac, length) for _, frac, length, _ in calls} == {(0.3, 96), (0.7, 96)}
+    assert {seed for *_, seed in calls} == {4, 5, 6} and len(calls) == 3 * 2 * len(H.MAIN_KINDS)
+    assert list(drops.index) == [4, 5, 6] and drops.index.name == "seed" and list(drops.columns) == list(H.MAIN_KINDS)
+    for kind in H.MAIN_KINDS:
+        assert drops[kind].tolist() == pytest.approx([0.4 * weight[kind]] * 3)
+
+
+def test_language_models_keep_each_seeds_curves_and_read_the_final_loss_off_their_last_point(monkeypatch):
+    calls = []
+
+    def fake_train(s, profile, seed):
+        calls.append((s, seed))
+        last = seed + H.MAIN_KINDS.index(s.kind) / 10
+        return None, {"valid": [{"step": 0, "loss": 9.0}, {"step": 5, "loss": last}]}
+
+    monkeypatch.setattr(HA, "train_text", fake_train)
+    curves, final = HA.language_models("cpu", seed=1)
+    assert calls == [(H.text_setup("cpu", kind=k), s) for s in (1, 2, 3) for k in H.MAIN_KINDS]
+    assert list(curves) == [1, 2, 3] and all(list(c) == list(H.MAIN_KINDS) for c in curves.values())
+    assert curves[2]["linear"] == [{"step": 0, "loss": 9.0}, {"step": 5, "loss": 2.1}]
+    assert final.index.name == "seed" and list(final.columns) == list(H.MAIN_KINDS)
+    assert final.loc[3].tolist() == pytest.approx([3.0, 3.1, 3.2])
+
+
+def test_layer_codes_are_each_layers_scores_of_the_pairs_in_any_chunking():
+    s = H.fuzzy_setup("smoke", kind="softmax", depth=2)
+    torch.manual_seed(0)
+    model = H.fuzzy_model(s).eval()
+    x = torch.randn(7, s.length, s.n_vars + 1)
+    last = s.length - 1
+    every_key = [(last, k) for k in range(s.length)]
+    codes = L.layer_codes(model, x, every_key, chunk=3)
+    assert codes.shape == (2, 7, s.length * s.heads)
+    np.testing.assert_allclose(codes.reshape(2, 7, s.length, s.heads).sum(2), 1.0, rtol=1e-5)  # softmax over keys
+    np.testing.assert_allclose(codes, L.layer_codes(model, x, every_key), rtol=1e-6)
+    np.testing.assert_allclose(L.layer_codes(model, x, [(last, 2)]), codes[..., 2 * s.heads : 3 * s.heads], rtol=1e-6)
+    assert not np.allclose(codes[0], codes[1])
+    attention = [m for m in model.modules() if hasattr(m, "record")]
+    assert attention and all(not m.record and m.latent is None for m in attention)
+
+
+def test_hyla_term_decoding_reads_each_seeds_best_logistic_layer_and_names_each_term_by_its_bits(monkeypatch):
+    s = H.fuzzy_setup("cpu", kind="hyla")
+    trained, decoded = [], []
+    monkeypatch.setattr(L.hyla, "train_fuzzy", lambda c, profile, seed: trained.append((c, seed)) or (seed, {}))
+
+    def fake_decoding(model, setup, seed, n):
+        decoded.append((model, setup, seed, n))
+        logistic = np.array([[0.9, 0.1, np.nan], [0.5, 0.6, 0.3 + seed / 5]])  # layer 0 best on seed 0 only
+        return {"logistic": logistic, "ridge": np.array([0.7, 0.8, 0.9]), "terms": [0, 5, 15], "present": 0.4}
+
+    monkeypatch.setattr(L, "fuzzy_term_decoding", fake_decoding)
+    frame = L.hyla_term_decoding("cpu", seed=0, n=32)
+    assert trained == [(s, 0), (s, 1), (s, 2)] and decoded == [(r, s, r, 32) for r in (0, 1, 2)]
+    assert list(frame.columns) == ["seed", "term", "logistic, best layer", "ridge, all layers", "always present"]
+    assert frame["seed"].tolist() == [0] * 3 + [1] * 3 + [2] * 3
+    assert frame["term"].tolist()[:3] == ["0000", "0101", "1111"]
+    first, second = frame[frame.seed == 0], frame[frame.seed == 1]
+    np.testing.assert_allclose(first["logistic, best layer"], [0.9, 0.1, np.nan])  # mean 0.5 without the nan
+    np.testing.assert_allclose(second["logistic, best layer"], [0.5, 0.6, 0.5])
+    assert frame["ridge, all layers"].tolist()[3:6] == [0.7, 0.8, 0.9] and (frame["always present"] == 0.4).all()

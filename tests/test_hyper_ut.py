@@ -716,3 +716,33 @@ def test_ood_by_generator_means_each_seeds_accuracy_beyond_the_training_hops():
     ood = HA.ood_by_generator(pd.DataFrame(rows), train_max=3)
     assert ood["block"].round(6).to_dict() == {0: 0.5, 1: 0.8}
     assert ood.loc[0, "delta"] == 0.3 and math.isnan(ood.loc[1, "delta"])  # delta trained on seed 0 only
+
+
+def test_routing_entropy_is_ln_n_for_uniform_and_zero_for_one_hot():
+    weights = {(1, 1): [0.25] * 4, (1, 2): [0.0, 1.0, 0.0, 0.0], (2, 1): [0.5, 0.0, 0.5, 0.0]}
+    frame = pd.DataFrame(
+        [
+            {"step": step, "hops": hops, "module": j, "weight": w}
+            for (hops, step), ws in weights.items()
+            for j, w in enumerate(ws)
+        ]
+    )
+    entropy = HA.routing_entropy(frame)
+    assert list(entropy.columns) == ["hops", "step", "entropy"]
+    assert entropy.set_index(["hops", "step"])["entropy"].to_dict() == pytest.approx(
+        {(1, 1): math.log(4), (1, 2): 0.0, (2, 1): math.log(2)}
+    )
+
+
+def test_decoy_rules_score_the_shortcuts_per_hop_count_on_the_fixed_decoy_test_set():
+    n = 100
+    table = HA.decoy_rules(12, [1, 2, 3, 4], n)
+    assert list(table.columns) == ["hops", *HA.BASELINES] and table["hops"].tolist() == [1, 2, 3, 4]
+    assert table[list(HA.BASELINES)].stack().between(0, 1).all()
+    counts = table["majority label"] * n  # a share of the n examples of each hop count
+    assert (counts - counts.round()).abs().max() < 1e-4 and (counts >= n / 12).all()  # labels 0..11
+    assert (table["one of the two ends"] >= 0.5).all()  # right whenever it picks the real end
+    pruned = table.set_index("hops")["pruning, 2 rounds"]
+    assert min(pruned[[1, 2]]) > max(pruned[[3, 4]])  # two rounds remove a decoy of at most two hops
+    assert table.iloc[[0, 2]].reset_index(drop=True).equals(HA.decoy_rules(12, [3, 1], n))  # fixed per hop count
+    assert HA.two_ends_rule(12, [1, 2, 3, 4], n).equals(table[["hops", "one of the two ends"]])
