@@ -128,10 +128,13 @@ SIZES = {
         expert_units=24,
     ),
 }
-# quick: a look at every ACM figure in about 25 of its 70 CPU-minutes, judging nothing (one seed). Its digits base
-# model trains 2,000 steps (cpu's 16,000 cost about 26 CPU-minutes alone): unconverged, which the convergence
-# check names in acm-3's and acm-4's evidence. Every method trains at one rate, 5e-4 (the rate cpu's grid chose
-# for four of the five digits methods), so none is tuned and none is set apart; acm-5's phase I runs 1,000 steps.
+# quick: a look at every ACM figure, judging nothing (one seed). Its 25 ACM runs take 2,271 CPU-seconds on a 2-core
+# AMD EPYC with AVX-512, two side by side (16 minutes): 700 for the two base models with phases I-II, 700 for
+# acm-3's eight digits methods, 350 for acm-4's four speech ones, 170 for acm-5's phase I, 350 for acm-8 and acm-10.
+# Its digits base model trains 2,000 steps (cpu's 16,000 cost about 26 CPU-minutes alone): unconverged, which the
+# convergence check names in acm-3's and acm-4's evidence. Every method trains at one rate, 5e-4 (the rate cpu's
+# grid chose for four of the five digits methods), so none is tuned and none is set apart; acm-5's phase I runs
+# 1,000 steps.
 # Thinner grids: three budgets on the digits (acm-1's 0.4 and acm-6's 0.6 among them; acm-10's robustness uses
 # the largest), two on the speech (acm-7's 0.25), A-ViT at 4 and 8 of 12 blocks, N = 2, 4, 8 learners, acm-10's
 # robustness on 4 of the 16 renderings of each test digit (1,436 images). Its speech base model is cpu's.
