@@ -702,7 +702,7 @@ def test_by_router_means_each_seeds_accuracy_on_and_beyond_the_training_hops():
     assert split["out"].loc[0].round(6).to_dict() == {False: 0.2, True: 0.5}
 
 
-def test_ood_by_generator_means_each_seeds_accuracy_beyond_the_training_hops():
+def test_ood_per_seed_means_each_seeds_accuracy_beyond_the_training_hops():
     rows = [
         {"generator": g, "seed": seed, "hops": h, "accuracy": acc}
         for g, seed, h, acc in [
@@ -713,7 +713,7 @@ def test_ood_by_generator_means_each_seeds_accuracy_beyond_the_training_hops():
             ("delta", 0, 4, 0.3),
         ]
     ]
-    ood = HA.ood_by_generator(pd.DataFrame(rows), train_max=3)
+    ood = HA.ood_per_seed(pd.DataFrame(rows), train_max=3, column="generator")
     assert ood["block"].round(6).to_dict() == {0: 0.5, 1: 0.8}
     assert ood.loc[0, "delta"] == 0.3 and math.isnan(ood.loc[1, "delta"])  # delta trained on seed 0 only
 

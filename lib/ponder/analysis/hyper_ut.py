@@ -141,12 +141,12 @@ def by_router(variants: pd.DataFrame, generator: str, pool_size: int, train_max:
     }
 
 
-def ood_by_generator(pools: pd.DataFrame, train_max: int) -> pd.DataFrame:
-    """hut-10's generators: mean accuracy beyond the training hops per seed (rows) and generator (columns), from
-    :func:`ponder.experiments.hyper_ut.pool_sizes`' rows at one pool size and router (a generator trained on
-    fewer seeds has ``NaN`` on the others)."""
-    beyond = pools[pools["hops"] > train_max]
-    return beyond.groupby(["generator", "seed"])["accuracy"].mean().unstack("generator")
+def ood_per_seed(runs: pd.DataFrame, train_max: int, column: str) -> pd.DataFrame:
+    """hut-10: mean accuracy beyond the training hops per seed (rows) and value of ``column`` (columns: the
+    generator, the pool size), from :func:`ponder.experiments.hyper_ut.pool_sizes`' rows (a value trained on fewer
+    seeds has ``NaN`` on the others)."""
+    beyond = runs[runs["hops"] > train_max]
+    return beyond.groupby([column, "seed"])["accuracy"].mean().unstack(column)
 
 
 def routing_entropy(frame: pd.DataFrame) -> pd.DataFrame:
