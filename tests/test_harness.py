@@ -161,6 +161,19 @@ def test_rows_of_an_older_format_are_named_and_cleared(isolated_outputs):
     assert ledger.rows("smoke") == []
 
 
+def test_record_writes_an_analysis_functions_claims_as_rows_in_order():
+    claims = [
+        verdicts.Claim("hut-5", "UT beats the Transformer", ours="0.8 vs 0.7", verdict=verdicts.exact(True)),
+        verdicts.Claim("hut-5", "params", ours=1200, verdict=None, paper=1000),
+    ]
+    rows = ledger.record(claims, "smoke")
+    assert [(r["claim"], r["ours"], r["paper"], r["verdict"]) for r in rows] == [
+        ("UT beats the Transformer", "0.8 vs 0.7", "—", "holds"),
+        ("params", "1200", "1000", None),
+    ]
+    assert ledger.rows("smoke") == rows
+
+
 def test_claim_rejects_a_verdict_not_made_by_the_rule():
     with pytest.raises(TypeError, match="verdict must come from ponder.analysis.verdicts"):
         ledger.claim("hut-2", "x", ours=1, verdict=True, profile="smoke")

@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -519,6 +520,17 @@ def test_depth_needed_is_the_smallest_depth_within_the_tolerance_of_the_best():
         4,
     ]  # hop 1: 1.00 is the best, depth 2 has it; hop 2: 0.90 < 1.00 - 0.05 <= 0.97
     assert HA.depth_needed_per_hop(frame, tolerance=0.1).loc[0].tolist() == [2, 2]
+
+
+@pytest.mark.parametrize(
+    "deep, verdict", [([4, 4, 5], "holds"), ([2, 2, 2], "does not hold"), ([2, 4, 3], "inconclusive")]
+)
+def test_depth_claims_judge_the_depth_at_the_most_hops_against_one_hop(deep, verdict):
+    """hut-2: per seed, the depth needed at the most hops minus at one hop (here 3 at one hop on every seed)."""
+    needed = pd.DataFrame({1: [3, 3, 3], 4: deep}, index=pd.Index([0, 1, 2], name="seed"))
+    (row,) = HA.depth_claims(needed)
+    assert row.target == "hut-2" and row.verdict.verdict == verdict
+    assert row.ours == f"1:3.0 4:{np.mean(deep):.1f} (hops:mean depth needed)"
 
 
 @pytest.mark.parametrize("profile", PROFILES)

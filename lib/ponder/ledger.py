@@ -1,9 +1,11 @@
 """The claims ledger: the judged rows of every notebook, gathered per profile.
 
-A notebook measures, judges the claim with a rule of :mod:`ponder.analysis.verdicts` and calls
-:func:`claim`; the row goes to ``results/<profile>/claims/<target>.json``. :func:`gather` collects
-every row of a profile into ``CLAIMS.md`` in the profile's figures folder (``figures/CLAIMS.md``
-for ``quick``), with :data:`~ponder.analysis.verdicts.RULE` in its header.
+An analysis function measures and judges a target's claims with the rule of
+:mod:`ponder.analysis.verdicts` and returns them as :class:`~ponder.analysis.verdicts.Claim` values;
+a notebook calls :func:`record` on them (:func:`claim` records one row), and each row goes to
+``results/<profile>/claims/<target>.json``. :func:`gather` collects every row of a profile into
+``CLAIMS.md`` in the profile's figures folder (``figures/CLAIMS.md`` for ``quick``), with
+:data:`~ponder.analysis.verdicts.RULE` in its header.
 """
 
 import functools
@@ -11,10 +13,11 @@ import json
 import math
 import re
 import subprocess
+from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
 
-from .analysis.verdicts import RULE, VERDICTS, Verdict
+from .analysis.verdicts import RULE, VERDICTS, Claim, Verdict
 from .paths import ROOT, claims_dir, figures_dir, seed
 from .profiles import check_profile
 from .runs import write_json
@@ -67,6 +70,11 @@ def claim(target: str, text: str, ours, verdict: Verdict | None, *, profile: str
     write_json(path, rows)
     _RECORDED[(target, text)] = row
     return row
+
+
+def record(claims: Iterable[Claim], profile: str) -> list[dict]:
+    """Record every row of ``claims`` (:func:`claim`), in order; return the rows."""
+    return [claim(c.target, c.text, c.ours, c.verdict, profile=profile, paper=c.paper) for c in claims]
 
 
 def recorded() -> list[dict]:

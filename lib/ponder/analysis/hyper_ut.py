@@ -21,7 +21,9 @@ from ..profiles import by_profile
 from ..sizes.hyper_ut import SIZES
 from ..tasks import cpvr, cpvr_decoys
 from ..training import default_device
+from . import verdicts
 from .convergence import FIT
+from .verdicts import Claim
 
 # the scores of a C-PVR learning-rate grid (``experiments.hyper_ut.lr_choices``) and the digits the ledger shows them
 # to (:func:`ponder.analysis.tuning.describe_choices`)
@@ -128,6 +130,22 @@ def depth_needed_per_hop(frame: pd.DataFrame, tolerance: float = 0.05) -> pd.Dat
         best = part["accuracy"].max()
         needed[seed, hops] = int(part.loc[part["accuracy"] >= best - tolerance, "depth"].min())
     return pd.Series(needed, name="depth needed").rename_axis(["seed", "hops"]).unstack("hops")
+
+
+def depth_claims(needed: pd.DataFrame) -> list[Claim]:
+    """hut-2's row from :func:`depth_needed_per_hop`'s ``[seed, hops]`` table: the depth needed at the most
+    hops is larger than at the fewest, per seed."""
+    few, most = needed.columns.min(), needed.columns.max()
+    means = " ".join(f"{h}:{d:.1f}" for h, d in needed.mean().items())
+    return [
+        Claim(
+            "hut-2",
+            "a fixed-depth Transformer needs more layers for more hops (depth needed at the most hops minus at one "
+            "hop, per seed)",
+            ours=f"{means} (hops:mean depth needed)",
+            verdict=verdicts.greater(needed[most], needed[few]),
+        )
+    ]
 
 
 def by_router(variants: pd.DataFrame, generator: str, pool_size: int, train_max: int) -> dict[str, pd.DataFrame]:

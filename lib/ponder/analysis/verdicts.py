@@ -16,6 +16,10 @@ otherwise the standard errors add in quadrature. A claim made of parts ("at ever
 if every part holds and does not hold if one part does not (:func:`every`). A row whose check involves no noise (a
 generator's exactness, a count) is judged :func:`exact`. A row that only describes what is
 seen has no verdict.
+
+An analysis function states a target's rows as :class:`Claim` values (what is claimed, what we
+measured, the verdict), so they can be tested on made-up frames; a notebook records them in the
+ledger with :func:`ponder.ledger.record`.
 """
 
 import math
@@ -64,6 +68,19 @@ class Verdict:
 
     verdict: str
     noise: str
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One row of the ledger before it is recorded: ``target``'s claim ``text``, our measurement
+    ``ours`` and the ``paper``'s (numbers or short strings), and the ``verdict`` (``None``: the row
+    describes what is seen)."""
+
+    target: str
+    text: str
+    ours: object
+    verdict: Verdict | None
+    paper: object = None
 
 
 def judge(d: Estimate, delta: float = 0.0, min_seeds: int = MIN_SEEDS) -> Verdict:
