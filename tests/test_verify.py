@@ -56,6 +56,22 @@ def test_an_unchanged_remake_is_identical_whatever_commit_the_ledger_names(tmp_p
     assert out[-1] == "2 identical, 0 differ (none), 1 timing"
 
 
+def test_a_row_that_was_marked_older_is_identical_to_the_same_row_made_anew(tmp_path, capsys):
+    """The mark of a row made by older code says where the row came from: a remake that gives the
+    same row by the current code is identical."""
+    figures = repository(tmp_path)
+    committed = (
+        (figures / "CLAIMS.md")
+        .read_text()
+        .replace("| d = +1 ± 0 (n=3) | holds |", "| d = +1 ± 0 (n=3) | holds (*older*) |")
+    )
+    (figures / "CLAIMS.md").write_text(committed)
+    git(tmp_path, "commit", "-qam", "older row")
+    (figures / "CLAIMS.md").write_text(committed.replace("holds (*older*)", "holds"))
+    assert verify.verify(tmp_path, "figures") == 0
+    assert "hut-2     identical pdf identical, png identical; ledger rows identical" in capsys.readouterr().out
+
+
 def test_a_changed_target_is_named_with_its_rows_side_by_side(tmp_path, capsys):
     figures = repository(tmp_path)
     (figures / "hut-2.png").write_bytes(b"redrawn")

@@ -3,7 +3,8 @@
 For each target of a profile's figures folder (``figures/`` for ``quick``) it compares the files
 made anew (``<target>.png``, ``.pdf``, ``.md``) byte for byte with ``git show <ref>:<path>``, and
 the target's rows of ``CLAIMS.md`` with the committed ones (the ledger's header, which names the
-commit, is not compared). The figures are saved without timestamps or software metadata
+commit, is not compared, nor the mark of a row made by older code, which says where a row came from,
+not what it says). The figures are saved without timestamps or software metadata
 (:func:`ponder.plots.save_figure`), so on a pinned platform (:mod:`ponder.numerics`) an unchanged
 target gives the same bytes. The targets of :data:`ponder.regression.TIMED_TARGETS` show
 wall-clock times: they are reported, marked as timing ones, and expected to differ. For a target
@@ -15,7 +16,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .ledger import target_order
+from .ledger import OLDER, target_order
 from .regression import TIMED_TARGETS
 
 FILE = re.compile(r"^(?P<target>[a-z]+-[a-z0-9]+)\.(png|pdf|md)$")
@@ -45,7 +46,8 @@ def _cells(line: str) -> list[str]:
 
 
 def ledger(text: str) -> dict[str, list[dict]]:
-    """The rows of a ``CLAIMS.md`` per target id, each a dict of its columns."""
+    """The rows of a ``CLAIMS.md`` per target id, each a dict of its columns (a verdict without the mark
+    :data:`~ponder.ledger.OLDER`)."""
     lines = [line for line in text.splitlines() if line.startswith("| ")]
     if not lines:
         return {}
@@ -54,6 +56,7 @@ def ledger(text: str) -> dict[str, list[dict]]:
         raise ValueError(f"not a claims ledger: its table has no id column ({header})")
     by_target: dict[str, list[dict]] = {}
     for row in rows:
+        row["verdict"] = row["verdict"].removesuffix(OLDER)
         by_target.setdefault(row["id"], []).append(row)
     return by_target
 
