@@ -1,9 +1,12 @@
 """hut-7's seq2seq stand-in: relative positions, the two decoding rules, the smoke run."""
 
+import numpy as np
+import pandas as pd
 import pytest
 import torch
 from torch import nn
 
+from ponder.analysis import hyper_ut_scratchpad as SA
 from ponder.experiments import hyper_ut_scratchpad as S
 from ponder.models.seq2seq import CausalLM, RelativeBias, greedy_decode
 from ponder.profiles import PROFILES, by_profile
@@ -173,3 +176,59 @@ def test_training_batches_carry_a_decoy_and_hops_beyond_its_room_are_refused(mon
     monkeypatch.setitem(S.SIZES, "smoke", dict(sizes, test_hops=(1, 2, 3, 4)))  # length 8 leaves room for 3 hops
     with pytest.raises(ValueError, match="test hops"):
         S.train_seq2seq("answer", "smoke", 0)
+
+
+# -- the claims --------------------------------------------------------------------------------
+PAD, ANSWER, EOS_RULE, TASK_RULE = S.LABELS["scratchpad"], S.LABELS["answer"], *S.DECODING_LABELS.values()
+
+
+def seq2seq_frame(ood: dict, iid: dict | None = None) -> pd.DataFrame:
+    """:func:`S.scratchpad`'s rows for seeds 0..2: per (target, decoding), ``ood``'s per-seed accuracy at hop 3 (out
+    of distribution) and, at hops 1 and 2, ``iid``'s per target (1.0 where not given)."""
+    iid = iid or {}
+    rows = []
+    for (target, decoding), accuracies in ood.items():
+        inside = iid.get(target, [1.0] * len(accuracies))
+        for seed, (a_in, a_out) in enumerate(zip(inside, accuracies)):
+            run = {"seed": seed, "target": target, "decoding": decoding}
+            rows += [{**run, "hops": h, "accuracy": a_in, "split": "in distribution"} for h in (1, 2)]
+            rows.append({**run, "hops": 3, "accuracy": a_out, "split": "out of distribution"})
+    return pd.DataFrame(rows)
+
+
+def ood_accuracies(pad_eos, pad_task, answer) -> dict:
+    return {
+        (PAD, EOS_RULE): pad_eos,
+        (PAD, TASK_RULE): pad_task,
+        (ANSWER, EOS_RULE): answer,
+        (ANSWER, TASK_RULE): answer,
+    }
+
+
+@pytest.mark.parametrize(
+    "pad_eos, pad_task, verdict",
+    [([0.8, 0.85, 0.9], [0.7, 0.75, 0.8], "holds"), ([0.4, 0.45, 0.5], [0.4, 0.45, 0.5], "does not hold")],
+)
+def test_scratchpad_claims_judge_the_scratchpad_against_answer_only_out_of_distribution(pad_eos, pad_task, verdict):
+    """hut-7: answer-only scores 0.5-0.6 out of distribution and both models 1.0 on the training hops."""
+    rows = SA.scratchpad_claims(seq2seq_frame(ood_accuracies(pad_eos, pad_task, [0.5, 0.55, 0.6])))
+    assert [r.target for r in rows] == ["hut-7"] * 5 and all(r.paper is None for r in rows)
+    assert [r.verdict and r.verdict.verdict for r in rows] == [verdict] * 3 + [None, None]
+    eos, task = np.mean(pad_eos), np.mean(pad_task)
+    assert [r.ours for r in rows] == [
+        f"{eos:.2f} vs 0.55",
+        f"{task:.2f} vs 0.55",
+        f"0.45 vs {1 - eos:.2f}",
+        "1.00 vs 1.00",
+        f"{eos:.2f} vs {task:.2f}",
+    ]
+    assert "stopped by the task's rule" in rows[1].text and "loses less" in rows[2].text
+
+
+def test_scratchpad_claims_are_inconclusive_where_a_run_does_not_fit_its_training_hops():
+    ood = ood_accuracies([0.8, 0.85, 0.9], [0.8, 0.85, 0.9], [0.5, 0.55, 0.6])
+    rows = SA.scratchpad_claims(seq2seq_frame(ood, iid={ANSWER: [1.0, 0.9, 1.0]}))
+    assert [r.verdict and r.verdict.verdict for r in rows] == ["inconclusive"] * 3 + [None, None]
+    why = "answer only, seed 1: its accuracy on the training hops is 0.90, below 0.95"
+    assert all(why in r.verdict.noise and "by the noise rule alone: holds" in r.verdict.noise for r in rows[:3])
+    assert rows[3].ours == "1.00 vs 0.97"

@@ -72,9 +72,10 @@ def claim(target: str, text: str, ours, verdict: Verdict | None, *, profile: str
     return row
 
 
-def record(claims: Iterable[Claim], profile: str) -> list[dict]:
-    """Record every row of ``claims`` (:func:`claim`), in order; return the rows."""
-    return [claim(c.target, c.text, c.ours, c.verdict, profile=profile, paper=c.paper) for c in claims]
+def record(claims: Iterable[Claim], profile: str) -> None:
+    """Record every row of ``claims`` (:func:`claim`), in order (a notebook's cell ends on it and shows nothing)."""
+    for c in claims:
+        claim(c.target, c.text, c.ours, c.verdict, profile=profile, paper=c.paper)
 
 
 def recorded() -> list[dict]:

@@ -1,7 +1,8 @@
 """Hyper-UT analysis: the C-PVR runs' frames (:mod:`ponder.experiments.hyper_ut`) turned into the numbers the
 claims are checked on: accuracy in and out of the training hops per seed, which runs fit their training hops, the
 depth a hop count needs (hut-2), the router ablation (hut-10), compute spent where accuracy is matched (hut-4), the
-shortcut hut-7 is read against.
+shortcut hut-7 is read against; and the ledger rows of hut-1 … hut-6, hut-9 and hut-10 stated from them
+(``*_claims``).
 
 Nothing here trains, so nothing here is part of a run's cache key (:func:`ponder.runs.import_closure`): an edit
 retrains no run."""
@@ -23,6 +24,7 @@ from ..tasks import cpvr, cpvr_decoys
 from ..training import default_device
 from . import verdicts
 from .convergence import FIT
+from .tuning import describe_choices
 from .verdicts import Claim
 
 # the scores of a C-PVR learning-rate grid (``experiments.hyper_ut.lr_choices``) and the digits the ledger shows them
@@ -74,6 +76,79 @@ def two_ends_rule(length: int, hops: Sequence[int], n: int) -> pd.DataFrame:
     return decoy_rules(length, hops, n)[["hops", "one of the two ends"]]
 
 
+def sampler_claims(checked: Sequence[bool], table: pd.DataFrame) -> list[Claim]:
+    """hut-1's rows on plain C-PVR. ``checked``: per example drawn by the samplers, whether its hop count and label
+    are the ones it was sampled with; ``table``: :func:`ponder.plots.cpvr.shortcuts`' rows, one per ``sampler``
+    (:data:`ponder.tasks.cpvr.ENDS`) and ``hops``, with columns ``majority label``, ``best position rule`` and
+    ``pruning dead ends, <k> round(s)``. The samplers are exact; the other rows describe the chance level, the best
+    position-only rule under both ends and pruning dead ends, at 1 / 4 / 8 hops."""
+    uniform = table[table.sampler == "uniform"].set_index("hops")
+    chance = uniform["majority label"]
+    best, shown = table.pivot(index="hops", columns="sampler", values="best position rule"), (1, 4, 8)
+    pruning = uniform.filter(like="pruning dead ends")
+
+    def at_shown(values: pd.Series) -> str:
+        return " / ".join(f"{values[h]:.2f}" for h in shown)
+
+    return [
+        Claim(
+            "hut-1",
+            "sampled C-PVR examples have exactly the requested hop count and label",
+            ours=f"{sum(checked):,} of {len(checked):,}",
+            verdict=verdicts.exact(all(checked)),
+        ),
+        Claim(
+            "hut-1",
+            "chance level (majority label) at 1 hop vs at the most hops",
+            ours=f"{chance[1]:.2f} vs {chance.iloc[-1]:.2f}",
+            verdict=None,
+        ),
+        Claim(
+            "hut-1",
+            "best position-only rule (answer x[j]) at 1 / 4 / 8 hops, chain ends uniform vs sorted (FactorExe's "
+            "draw), beside the majority label (describes, L=12)",
+            ours="; ".join(f"{end} {at_shown(best[end])}" for end in cpvr.ENDS) + f"; majority {at_shown(chance)}",
+            verdict=None,
+        ),
+        Claim(
+            "hut-1",
+            "pruning dead ends, no hop-by-hop following (about k+1 layers for k rounds, whatever the hop count): "
+            "accuracy at 1 / 4 / 8 hops (describes, uniform ends, L=12)",
+            ours="; ".join(f"{c.removeprefix('pruning dead ends, ')} {at_shown(pruning[c])}" for c in pruning),
+            verdict=None,
+        ),
+    ]
+
+
+def decoy_claims(decoys: tuple[torch.Tensor, ...], table: pd.DataFrame) -> list[Claim]:
+    """hut-1's rows on C-PVR with a decoy chain. ``decoys``: :func:`ponder.tasks.cpvr_decoys.sample`'s ``x`` ``[n, L]``,
+    ``hops``, ``label``, ``decoy_end``, ``decoy_value``; ``table``: its
+    :func:`~ponder.tasks.cpvr_decoys.decoy_baselines`, indexed by ``hops``. Exact: every example has its hop count and
+    label, and pruning keeps the decoy's end for ``M - 1`` rounds and removes it in the ``M``-th; described: the rules
+    that do not follow the chain at 3 / 4 / 5 hops."""
+    x, hops, label, decoy_end, _ = decoys
+    # kept for M - 1 rounds, removed in the M-th
+    in_m_rounds = torch.equal(cpvr_decoys.pruning_rounds(x, decoy_end, int(hops.max())), hops)
+    exact_hops = all(cpvr.count_hops(row) == (int(h), int(y)) for row, h, y in zip(x, hops, label))
+    rules = ("pruning, 2 rounds", "pruning, M rounds", "one of the two ends", "real end below the decoy's")
+    return [
+        Claim(
+            "hut-1",
+            f"with a decoy chain (L={x.shape[1]}): every example has its hop count and label, and pruning keeps the "
+            "decoy's end for M - 1 rounds and removes it in the M-th",
+            ours=f"{len(x):,} examples: {'yes' if exact_hops and in_m_rounds else 'no'}",
+            verdict=verdicts.exact(exact_hops and in_m_rounds),
+        ),
+        Claim(
+            "hut-1",
+            f"with a decoy chain (L={x.shape[1]}), rules that do not follow the chain at 3 / 4 / 5 hops: pruning 2 "
+            "rounds, M rounds, one of the two ends; share of real ends below the decoy's (describes)",
+            ours="; ".join(f"{c} " + " / ".join(f"{table.loc[h, c]:.2f}" for h in (3, 4, 5)) for c in rules),
+            verdict=None,
+        ),
+    ]
+
+
 def per_seed(frame: pd.DataFrame, train_max: int) -> pd.DataFrame:
     """Per model and seed: mean accuracy in / out of distribution (hop counts weighted equally),
     mean steps, the slope of steps against hop count, and the parameter count."""
@@ -122,6 +197,132 @@ def fit_counts(seeds: pd.DataFrame, order: list[str]) -> str:
     )
 
 
+def extrapolation_claims(
+    seeds: pd.DataFrame, order: list[str], train_max: int, rules: pd.DataFrame, choices: pd.DataFrame, seed: int
+) -> list[Claim]:
+    """hut-3's rows. ``seeds``: one row per model and seed (:func:`with_fit` of :func:`per_seed`); ``order``: the
+    models; ``rules``: :func:`baselines`' rows (one per test hop count); ``choices``: the learning-rate grid's
+    evidence (``experiments.hyper_ut.lr_choices``, one row per model), chosen on seed ``seed``. Judged: Hyper-UT is the
+    most accurate beyond the training hops ``1..train_max``, and the Transformer falls off beyond them (by more than
+    0.1); described: the runs that fit their training hops, the rules that do not follow the chain beside the models'
+    OOD accuracy, and the tuning."""
+    by_seed = seeds.pivot(index="seed", columns="model")
+    ood, inside = by_seed["out of distribution"], by_seed["in distribution"]
+    others = [m for m in order if m != "Hyper-UT"]
+    # mean over the OOD hop counts, as the models' OOD accuracy
+    shortcuts = rules.loc[rules.hops > train_max, ["pruning, 2 rounds", "one of the two ends"]].mean()
+    models = ", ".join(f"{m} {a:.2f}" for m, a in ood.mean().sort_values(ascending=False).items())
+    return [
+        Claim(
+            "hut-3",
+            "Hyper-UT is the most accurate beyond the training hops (mean OOD accuracy, all models)",
+            ours=f"best: {ood.mean().idxmax()} {ood.mean().max():.2f}; Hyper-UT {ood['Hyper-UT'].mean():.2f}",
+            verdict=verdicts.every([verdicts.greater(ood["Hyper-UT"], ood[m]) for m in others]),
+        ),
+        Claim(
+            "hut-3",
+            "a standard Transformer falls off beyond the training hops (OOD accuracy >= 0.1 below in-distribution)",
+            ours=f"{inside['Transformer'].mean():.2f} -> {ood['Transformer'].mean():.2f}",
+            verdict=verdicts.above(inside["Transformer"] - ood["Transformer"], 0.1),
+        ),
+        Claim(
+            "hut-3",
+            f"runs that fit their training hops (accuracy >= {FIT} at every hop count 1..{train_max}), per model: "
+            "only theirs is an extrapolation",
+            ours=fit_counts(seeds, order),
+            verdict=None,
+        ),
+        Claim(
+            "hut-3",
+            "OOD accuracy beside rules that find a chain's end without following it hop by hop: pruning dead ends "
+            "for 2 rounds, one of the two ends (mean over the OOD hops; describes)",
+            ours="; ".join(f"{c} {a:.2f}" for c, a in shortcuts.items()) + f"; models {models}",
+            verdict=None,
+        ),
+        Claim(
+            "hut-3",
+            f"every model at the learning rate of the grid with the lowest cross-entropy on a validation set of hops "
+            f"1..{train_max} (seed {seed}; describes the tuning: rate chosen, validation accuracy and loss per rate)",
+            ours=describe_choices(choices, LR_SCORES),
+            verdict=None,
+        ),
+    ]
+
+
+def allocation_claims(sweep: pd.DataFrame, taus: list[float], act_order: list[str], train_max: int) -> list[Claim]:
+    """hut-4's rows at every weight of the ponder cost in ``taus`` (the model's first: its rows name no tau), from
+    ``sweep``'s rows of ``model, seed, tau, hops, accuracy, steps, params``: the ponder steps of every ACT model
+    (``act_order``) grow with the hop count (slope above 0.05 steps per hop), and UT+FiLM+ACT and Hyper-UT each
+    allocate more fairly (larger slope) and efficiently (fewer steps on the training hops ``1..train_max``, both
+    fitting them) than UT+ACT."""
+    return [
+        row
+        for tau in taus
+        for row in _allocation_claims_at(
+            sweep[sweep.tau == tau], act_order, train_max, "" if tau == taus[0] else f" (tau = {tau})"
+        )
+    ]
+
+
+def _allocation_claims_at(part: pd.DataFrame, act_order: list[str], train_max: int, at: str) -> list[Claim]:
+    """:func:`allocation_claims` at one tau (``part``: its rows; ``at``: the texts' suffix)."""
+    part_seed = with_fit(per_seed(part, train_max), part, train_max)
+    slope = part_seed.pivot(index="seed", columns="model")["steps slope"]
+    # efficiency at matched accuracy: fewer steps on the training hops, where both models fit them
+    steps_in = steps_on_training_hops(part, train_max)  # [seed, model]
+    rows = [
+        Claim(
+            "hut-4",
+            f"ponder steps grow with the hop count (slope of mean steps vs hops > 0.05 steps per hop, every ACT "
+            f"model){at}",
+            ours=", ".join(f"{m} {slope[m].mean():+.2f}" for m in act_order),
+            verdict=verdicts.every([verdicts.above(slope[m], 0.05) for m in act_order]),
+        )
+    ]
+    for m in ["UT+FiLM+ACT", "Hyper-UT"]:
+        fewer_steps = verdicts.greater(steps_in["UT+ACT"], steps_in[m])
+        rows.append(
+            Claim(
+                "hut-4",
+                f"{m} allocates more fairly (steps slope) and efficiently (fewer steps on the training hops, both "
+                f"fitting them) than UT+ACT{at}",
+                ours=f"slope {slope[m].mean():+.2f} vs {slope['UT+ACT'].mean():+.2f}; steps on hops 1-{train_max} "
+                f"{steps_in[m].mean():.2f} vs {steps_in['UT+ACT'].mean():.2f}",
+                verdict=verdicts.every(
+                    [
+                        verdicts.greater(slope[m], slope["UT+ACT"]),
+                        verdicts.unconverged(fewer_steps, unmatched(part_seed, [m, "UT+ACT"])),
+                    ]
+                ),
+            )
+        )
+    return rows
+
+
+def sharing_claims(summary: pd.DataFrame, seeds: pd.DataFrame) -> list[Claim]:
+    """hut-5's rows from :func:`summarize`'s table (one row per model) and ``seeds`` (one row per model and seed,
+    :func:`per_seed`): sharing in depth (UT) generalizes better beyond the training hops than no sharing
+    (Transformer) with fewer parameters; described: sharing + modularity (Hyper-UT w/o ACT) against the UT."""
+    ood = seeds.pivot(index="seed", columns="model")["out of distribution"]
+    mean_ood, params = summary["out of distribution"], summary["params"]
+    fewer_params = verdicts.exact(bool(params["UT"] < params["Transformer"]), "parameter counts: exact")
+    return [
+        Claim(
+            "hut-5",
+            "sharing in depth improves OOD generalization despite fewer parameters (UT vs Transformer)",
+            ours=f"OOD {mean_ood['UT']:.2f} vs {mean_ood['Transformer']:.2f}; "
+            f"params {params['UT']:,} vs {params['Transformer']:,}",
+            verdict=verdicts.every([verdicts.greater(ood["UT"], ood["Transformer"]), fewer_params]),
+        ),
+        Claim(
+            "hut-5",
+            "sharing + modularity (Hyper-UT w/o ACT) vs plain sharing (UT): OOD accuracy",
+            ours=f"{mean_ood['Hyper-UT w/o ACT']:.2f} vs {mean_ood['UT']:.2f}",
+            verdict=None,
+        ),
+    ]
+
+
 def depth_needed_per_hop(frame: pd.DataFrame, tolerance: float = 0.05) -> pd.DataFrame:
     """hut-2: per seed (rows) and hop count (columns), the smallest depth within ``tolerance`` of that
     seed's best depth at that hop count."""
@@ -167,6 +368,72 @@ def ood_per_seed(runs: pd.DataFrame, train_max: int, column: str) -> pd.DataFram
     return beyond.groupby([column, "seed"])["accuracy"].mean().unstack(column)
 
 
+def pool_ablation_claims(
+    by_size: pd.DataFrame,
+    generators: pd.DataFrame,
+    ut_act: pd.DataFrame,
+    variants: pd.DataFrame,
+    choices: pd.DataFrame,
+    *,
+    generator: str,
+    pool_size: int,
+    train_max: int,
+    seed: int,
+) -> list[Claim]:
+    """hut-10's rows. ``by_size``: :func:`ponder.experiments.hyper_ut.pool_sizes`' rows of ``generator`` on seed
+    ``seed``, one run per pool size; ``generators``: :func:`ood_per_seed` by generator at ``pool_size``
+    (``[seed, generator]``); ``ut_act``: UT+ACT's rows of ``experiments.hyper_ut.generalization``; ``variants``: every
+    row of ``pool_sizes`` (the router ablation, :func:`by_router`); ``choices``: the learning-rate grid's evidence per
+    variant. Judged: generating the whole block beats a low-rank MLP delta beyond the training hops ``1..train_max``;
+    described: OOD accuracy by pool size, the pool of one against UT+ACT on the training hops, the router without the
+    step, and the tuning."""
+    by_pool_size = ood_per_seed(by_size, train_max, "pool_size").loc[seed]
+    routers = by_router(variants, generator, pool_size, train_max)
+    router_ood, router_in = routers["out"], routers["in"]
+    block, delta = generators["block"], generators["delta"]
+
+    def on_training_hops(part: pd.DataFrame) -> str:
+        return " / ".join(f"{a:.2f}" for a in part[(part.hops <= train_max) & (part.seed == seed)]["accuracy"])
+
+    return [
+        Claim(
+            "hut-10",
+            f"Hyper-UT OOD accuracy by pool size N (one run each, seed {seed})",
+            ours=", ".join(f"N={n}: {a:.2f}" for n, a in by_pool_size.items()),
+            verdict=None,
+        ),
+        Claim(
+            "hut-10",
+            "generating the whole block beats a low-rank MLP delta beyond the training hops (OOD accuracy, ours: "
+            "which should be the default)",
+            ours=f"block {block.mean():.2f} vs delta {delta.mean():.2f} (seeds: {block.count()} vs {delta.count()})",
+            verdict=verdicts.greater(block, delta),
+        ),
+        Claim(
+            "hut-10",
+            f"the pool of one (a UT+ACT with its block reparametrised) fits its training hops like UT+ACT (accuracy at "
+            f"hops 1..{train_max}, seed {seed}; describes)",
+            ours=f"N=1: {on_training_hops(by_size[by_size.pool_size == 1])}; UT+ACT: {on_training_hops(ut_act)}",
+            verdict=None,
+        ),
+        Claim(
+            "hut-10",
+            "the router without the step (reads the state only; ablation): OOD and in-distribution accuracy against "
+            "the default router (describes)",
+            ours=f"OOD {router_ood[False].mean():.2f} vs {router_ood[True].mean():.2f}; in distribution "
+            f"{router_in[False].mean():.2f} vs {router_in[True].mean():.2f} (seeds: {router_ood[False].count()})",
+            verdict=None,
+        ),
+        Claim(
+            "hut-10",
+            f"each variant at the learning rate of the grid with the lowest validation cross-entropy on hops "
+            f"1..{train_max} (seed {seed}; describes the tuning)",
+            ours=describe_choices(choices, LR_SCORES),
+            verdict=None,
+        ),
+    ]
+
+
 def routing_entropy(frame: pd.DataFrame) -> pd.DataFrame:
     """Entropy (nats) of the mean routing distribution per (hops, step)."""
 
@@ -204,6 +471,25 @@ def routing(profile: str, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def routing_claims(routes: pd.DataFrame, pool_size: int) -> list[Claim]:
+    """hut-6's row from :func:`routing`'s rows (``step, hops, module, weight``) over a pool of ``pool_size``: the mean
+    entropy of the routing (against a uniform one's, log N), the number of distinct top modules per hop count and
+    step, and the largest change of a module's weight across hop counts at one step (describes)."""
+    entropy = routing_entropy(routes)["entropy"].mean()
+    top = routes.loc[routes.groupby(["hops", "step"])["weight"].idxmax()]
+    spread = routes.groupby(["step", "module"])["weight"].agg(lambda w: w.max() - w.min()).max()
+    return [
+        Claim(
+            "hut-6",
+            "routing over the pool: mean entropy (uniform = log N), distinct top modules, largest change across hop "
+            "counts",
+            ours=f"entropy {entropy:.2f} of {np.log(pool_size):.2f}; {top['module'].nunique()} top module(s); "
+            f"{spread:.2f}",
+            verdict=None,
+        )
+    ]
+
+
 def configurations(profile: str) -> pd.DataFrame:
     """hut-9: every model's width, depth or steps, pool size, parameters and ACT settings."""
     sizes = by_profile(SIZES, profile)
@@ -233,6 +519,20 @@ def configurations(profile: str) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def configuration_claims(table: pd.DataFrame) -> list[Claim]:
+    """hut-9's row from :func:`configurations`' table (one row per model): the Transformer's and Hyper-UT's parameter
+    counts (describes)."""
+    params = table.set_index("model")["parameters"]
+    return [
+        Claim(
+            "hut-9",
+            "configuration table of every model (parameters: Transformer vs Hyper-UT)",
+            ours=f"{params['Transformer']:,} vs {params['Hyper-UT']:,}",
+            verdict=None,
+        )
+    ]
 
 
 @torch.no_grad()

@@ -1,6 +1,7 @@
 """Survey analysis on the trained C-PVR and parity runs (:mod:`ponder.experiments.survey`): early exit's sweep of
 thresholds and what it saves (survey-2), Mixture-of-Depths' accuracy against its MACs (survey-3), every adaptive
-method beside its dense twin, timed (survey-4), and the knobs the widget notebook turns on the trained models.
+method beside its dense twin, timed (survey-4), each target's ledger rows, and the knobs the widget notebook turns on
+the trained models.
 
 Nothing here trains a run it does not find in :mod:`ponder.experiments`, so nothing here is part of a run's cache key
 (:func:`ponder.runs.import_closure`): an edit retrains no run."""
@@ -22,7 +23,9 @@ from ..profiles import by_profile
 from ..sizes.survey import SURVEY
 from ..timing import time_it
 from ..training import default_device, num_threads
+from . import verdicts
 from .survey_parity import run_frame
+from .verdicts import Claim
 
 
 # -- survey-2: early exit -----------------------------------------------------------------
@@ -87,6 +90,23 @@ def exit_savings(sweep: pd.DataFrame, layers: int, train_hops: Sequence[int], to
     return pd.DataFrame(rows).set_index("seed")
 
 
+def exit_claims(savings: pd.DataFrame) -> list[Claim]:
+    """survey-2's row from :func:`exit_savings`' table (one row per seed; ``saved``, ``accuracy``, ``no-exit
+    accuracy``, ``layers (fewest hops)``, ``layers (most hops)``): early exit saves more than 20% of the layers
+    within the tolerance of no exit, and the fewest hops use fewer layers than the most, per seed."""
+    fewest, most = savings["layers (fewest hops)"], savings["layers (most hops)"]
+    return [
+        Claim(
+            "survey-2",
+            "early exit saves layers on easy examples at small accuracy cost (>20% layers saved within 2 points of "
+            "no-exit accuracy, 1-hop examples exit earlier; C-PVR stand-in)",
+            ours=f"{savings['saved'].mean():.0%} saved, acc {savings['accuracy'].mean():.3f} vs "
+            f"{savings['no-exit accuracy'].mean():.3f}; layers {fewest.mean():.2f} (1 hop) vs {most.mean():.2f}",
+            verdict=verdicts.every([verdicts.above(savings["saved"], 0.2), verdicts.greater(most, fewest)]),
+        )
+    ]
+
+
 # -- survey-3: Mixture-of-Depths ----------------------------------------------------------
 @num_threads(1)
 def mod_frame(profile: str, seed: int = 0) -> pd.DataFrame:
@@ -110,6 +130,26 @@ def mod_frame(profile: str, seed: int = 0) -> pd.DataFrame:
     frame = pd.concat(parts, ignore_index=True)
     frame["in_training"] = frame["hops"].isin(sizes["train_hops"])
     return frame
+
+
+def mod_claims(table: pd.DataFrame) -> list[Claim]:
+    """survey-3's row, a description: ``table`` has one row per model, indexed by ``(model, macs)`` (MACs relative
+    to the Transformer), with columns ``accuracy (in training)`` and ``accuracy (out of training)``; the row lists
+    every model's MACs and accuracies in increasing MACs."""
+    rows = table.reset_index().sort_values("macs")
+    seen = "; ".join(
+        f"{r['model']}: {r['macs']:.2f}× MACs, acc {r['accuracy (in training)']:.2f} in / "
+        f"{r['accuracy (out of training)']:.2f} out"
+        for _, r in rows.iterrows()
+    )
+    return [
+        Claim(
+            "survey-3",
+            "MoD on C-PVR (stand-in): accuracy in / out of training hops vs compute over capacities",
+            ours=seen,
+            verdict=None,
+        )
+    ]
 
 
 # -- survey-4: every adaptive method against its dense twin --------------------------------
@@ -198,6 +238,23 @@ def adaptive_table(profile: str, seed: int = 0) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(table)
+
+
+def adaptive_claims(table: pd.DataFrame) -> list[Claim]:
+    """survey-4's rows, descriptions: one per row of :func:`adaptive_table` (one row per method; ``method``,
+    ``dense twin``, ``accuracy (in training)``, ``accuracy (out of training)``, ``compute (share of dense)``,
+    ``time / twin``), in its order: the method's accuracies, compute share and time relative to its twin."""
+    return [
+        Claim(
+            "survey-4",
+            f"{row['method']} on C-PVR (stand-in): accuracy in / out of training hops, compute share, inference "
+            f"time vs {row['dense twin']}",
+            ours=f"{row['accuracy (in training)']:.2f} / {row['accuracy (out of training)']:.2f}, compute "
+            f"{row['compute (share of dense)']:.2f}, time {row['time / twin']:.2f}×",
+            verdict=None,
+        )
+        for _, row in table.iterrows()
+    ]
 
 
 # -- the knobs users ask about, on the trained models (widget notebook) ---------------------

@@ -1,5 +1,6 @@
 """survey-1's runs (:mod:`ponder.experiments.survey_parity`) as the notebook reads them: one row per run and test
-difficulty, one row per run with its success, and the runs paired by cell for the ledger's rule.
+difficulty, one row per run with its success, the runs paired by cell for the ledger's rule, and survey-1's ledger
+rows.
 
 Nothing here trains a run it does not find in :mod:`ponder.experiments.survey_parity`, so nothing here is part of a
 run's cache key (:func:`ponder.runs.import_closure`): an edit retrains no run."""
@@ -12,6 +13,8 @@ from ..experiments.survey_parity import KNOBS, LABELS, control_runs, grid_runs
 from ..models.recurrent import HALTING
 from ..profiles import by_profile
 from ..sizes.survey_parity import PARITY
+from . import verdicts
+from .verdicts import Claim
 
 SYMBOLS = {"tau": "τ", "lambda_p": "λp"}
 CONTROL = "GRU, 1 step"
@@ -81,3 +84,46 @@ def by_cell(summary: pd.DataFrame, column: str) -> pd.DataFrame:
     """``column`` of :func:`run_summary`, one row per cell ``(seed, cell)`` and one column per method:
     the paired values :func:`ponder.analysis.verdicts.greater` compares."""
     return summary.pivot(index=["seed", "cell"], columns="method", values=column)
+
+
+def parity_claims(runs: pd.DataFrame, controls: pd.DataFrame) -> list[Claim]:
+    """survey-1's rows from :func:`run_summary` of the grid (``runs``: one row per run of ACT and PonderNet, with
+    ``seed``, ``cell``, ``success``, ``trained``, ``beyond``) and of the one-step control (``controls``: one row per
+    run, ``trained``): PonderNet's share of runs that train is larger than ACT's (unpaired); its accuracy on and
+    beyond the training difficulties is higher, paired by cell (beyond: set aside when no method is above chance);
+    the one-step GRU stays below :data:`SUCCESS` on the training difficulties."""
+    success, trained, beyond = (by_cell(runs, column) for column in ("success", "trained", "beyond"))
+    one_step, n = controls["trained"], len(success)
+    return [
+        Claim(
+            "survey-1",
+            "PonderNet trains more stably than ACT (share of runs over seeds × values of τ or λp reaching 0.95 "
+            "parity accuracy on the training difficulties; small-scale stand-in)",
+            ours=f"PonderNet {success['PonderNet'].sum()}/{n} vs ACT {success['ACT'].sum()}/{n}",
+            verdict=verdicts.greater(success["PonderNet"], success["ACT"], paired=False),
+        ),
+        Claim(
+            "survey-1",
+            "PonderNet is more accurate than ACT on the training difficulties (per-run mean parity accuracy, paired "
+            "by seed and knob value; small-scale stand-in)",
+            ours=f"PonderNet {trained['PonderNet'].mean():.3f} vs ACT {trained['ACT'].mean():.3f}",
+            verdict=verdicts.greater(trained["PonderNet"], trained["ACT"]),
+        ),
+        Claim(
+            "survey-1",
+            "PonderNet extrapolates better than ACT (per-run mean parity accuracy beyond the training difficulties, "
+            "paired by seed and knob value; small-scale stand-in)",
+            ours=f"PonderNet {beyond['PonderNet'].mean():.3f} vs ACT {beyond['ACT'].mean():.3f} (chance 0.5)",
+            verdict=verdicts.outside_regime(
+                verdicts.greater(beyond["PonderNet"], beyond["ACT"]),
+                verdicts.chance_regime(beyond.to_dict("list"), 0.5, "accuracy beyond the training difficulties"),
+            ),
+        ),
+        Claim(
+            "survey-1",
+            "the task needs more than one step: a GRU held to one step, trained alike, stays below 0.95 on the "
+            "training difficulties",
+            ours=f"{one_step.mean():.3f}",
+            verdict=verdicts.below(one_step, SUCCESS),
+        ),
+    ]
