@@ -14,6 +14,9 @@ Decoders are class-balanced logistic regressions trained on codes of in-distribu
 held-out compositions (the paper's protocol, per layer and term); for the fuzzy-logic terms also the official
 code's, a ridge regression from every layer's code at once to all the terms, here thresholded at 1/2 to give
 an F1 per term. t-SNE uses scikit-learn's defaults with a fixed ``random_state``.
+
+The ledger rows these state: hyla-2's term decoding (:func:`term_decoding_claims`) and hyla-5's rule decoding
+(:func:`rule_decoding_claims`).
 """
 
 import numpy as np
@@ -27,6 +30,7 @@ from sklearn.preprocessing import StandardScaler
 from ..experiments import hyla
 from ..models.attention import recording
 from ..tasks import fuzzy, sraven
+from .verdicts import Claim, above, greater
 
 
 @torch.no_grad()
@@ -154,6 +158,54 @@ def hyla_term_decoding(profile: str, seed: int, n: int) -> pd.DataFrame:
             for name, a, b in zip(names, best, found["ridge"], strict=True)
         ]
     return pd.DataFrame(rows)
+
+
+# hyla-2's term decoders: a column of :func:`hyla_term_decoding` and how its row names it
+TERM_DECODERS = {
+    "logistic, best layer": "the paper's logistic decoder per term, best layer",
+    "ridge, all layers": "the official ridge decoder on every layer, thresholded",
+}
+
+
+def term_decoding_claims(decoded: pd.DataFrame) -> list[Claim]:
+    """hyla-2's decoding rows from :func:`hyla_term_decoding`'s rows (per seed and term: the F1 of each of
+    :data:`TERM_DECODERS` and of ``always present``): per decoder, HYLA's latent code predicts the task's terms on
+    held-out tasks, its mean F1 over the terms above always answering "present", per seed."""
+    per_seed = decoded.groupby("seed")[[*TERM_DECODERS, "always present"]].mean()
+    return [
+        Claim(
+            "hyla-2",
+            "fuzzy logic: HYLA's latent code predicts the task's terms on held-out tasks (mean F1 over the terms "
+            f"above always-present; {how})",
+            ours=f"F1 {per_seed[decoder].mean():.3f} vs {per_seed['always present'].mean():.3f}",
+            verdict=above(per_seed[decoder] - per_seed["always present"], 0),
+        )
+        for decoder, how in TERM_DECODERS.items()
+    ]
+
+
+def rule_decoding_claims(decoding: pd.DataFrame, majority: float, k: int) -> list[Claim]:
+    """hyla-5's decoding rows from the rule-decoding accuracy on held-out combinations of sraven at ``K = k`` (a row
+    per kind and layer: ``kind``, ``layer``, ``rule decoding accuracy (OOD)``) and the share of the majority rule
+    (``majority``): the rule can be decoded from HYLA's last-layer code above the majority rule, and better from
+    its last layer than from its first."""
+    by_layer = decoding[decoding.kind == "hyla"].set_index("layer")["rule decoding accuracy (OOD)"]
+    first, last = by_layer.iloc[0], by_layer.iloc[-1]
+    return [
+        Claim(
+            "hyla-5",
+            f"sraven K={k}: the rule can be decoded from HYLA's last-layer code on unseen compositions (above the "
+            "majority rule)",
+            ours=f"{last:.3f} vs {majority:.3f}",
+            verdict=greater([last], [majority]),
+        ),
+        Claim(
+            "hyla-5",
+            "sraven: rule decoding is better in the last layer than in the first (HYLA)",
+            ours=f"{first:.3f} -> {last:.3f}",
+            verdict=greater([last], [first]),
+        ),
+    ]
 
 
 def tsne(codes: np.ndarray, seed: int = 0) -> np.ndarray:
