@@ -1,7 +1,7 @@
 """ACM analysis: the trained runs of :mod:`ponder.experiments.acm` read as the claims read them: acm-3/acm-4's
 points per method and their leads over the baselines, the realised budgets, where the gates spend (acm-1, acm-6,
 acm-7), how many learners a token needs after phase I (acm-5), acm-8's diversities, acm-10's corruptions and the
-learning-rate grids' evidence.
+learning-rate grids' evidence; and the ledger rows the ACM notebooks record, stated from those (``*_claims``).
 
 Nothing here trains a run it does not find in :mod:`ponder.experiments.acm`, so nothing here is part of a run's cache
 key (:func:`ponder.runs.import_closure`): an edit retrains no run."""
@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..bench.acm import OVERHEAD_BOUND, quarter_bound
 from ..experiments.acm.baselines import avit_depths, dense, early_exits, halting, moefied
 from ..experiments.acm.phases import (
     TEST_COPIES,
@@ -25,16 +26,23 @@ from ..experiments.acm.phases import (
     sizes,
     test_set,
 )
-from ..experiments.acm.tuning import METHODS, chosen_lr, grid, lr_scores
+from ..experiments.acm.tuning import METHODS, TUNE_SEED, TUNING_BUDGET, chosen_lr, grid, lr_scores
 from ..models import acmize as acmize_lib
 from ..models.acm_phases import GATING_ERROR_FACTOR, capture, distances, gate_labels
 from ..tasks import images
 from .tuning import describe_choices
-from .verdicts import Estimate
+from .verdicts import Claim, Estimate, Verdict, above, below, every, greater, unconverged
 
 # the score of an ACM learning-rate grid (:func:`lr_choices`) and the digits the ledger shows it to
 # (:func:`ponder.analysis.tuning.describe_choices`)
 LR_SCORES = {"validation": 2}
+
+# acm-9's executions judged, as its rows name them
+TIMED = {
+    "grouped": "grouped ACM",
+    "fused": "fused ACM (Triton)",
+    "replayed": "fused ACM (Triton), it and the MLP replayed from CUDA graphs,",
+}
 
 
 def learners_needed(d: torch.Tensor, factor: float = GATING_ERROR_FACTOR) -> torch.Tensor:
@@ -245,3 +253,240 @@ def describe_tuning(profile: str, task: str = "digits") -> str:
     return "not tuned, each method at its own rate: " + ", ".join(
         f"{method} {chosen_lr(method, profile, task):g}" for method in METHODS[task]
     )
+
+
+def _tuning_claim(target: str, examples: str, described: str) -> Claim:
+    """``target``'s row describing the learning rates (``described``: :func:`describe_tuning`), each chosen on a
+    validation set of ``examples``."""
+    return Claim(
+        target,
+        f"every method at the learning rate of the grid with the best score on a validation set of {examples} "
+        f"(seed {TUNE_SEED}; ACM at beta={TUNING_BUDGET}; describes the tuning: rate chosen, validation accuracy per "
+        "rate)",
+        described,
+        None,
+    )
+
+
+def _front(lead: np.ndarray, budgets: list[float]) -> tuple[list[int], str, list[Verdict]]:
+    """The budgets of ``lead [seed, budget]`` (:func:`leads` per seed) compared on every seed (:func:`compared`), the
+    smallest mean lead over them for the ledger, and per budget compared the verdict that ACM leads there."""
+    judged = compared(lead)
+    least = f"min mean lead {lead[:, judged].mean(0).min():+.3f} over beta={', '.join(str(budgets[i]) for i in judged)}"
+    return judged, least, [above(lead[:, i], 0) for i in judged]
+
+
+def pareto_claims(
+    lead: np.ndarray, budgets: list[float], base: dict[str, str], tuning: str, realised: pd.Series
+) -> list[Claim]:
+    """acm-3's rows. ``lead [seed, budget]``: per seed, each ACM budget's accuracy minus the best other method's at no
+    more MACs (:func:`leads`, cheapest budget first, ``budgets`` in that order); ``base``: the base models that did not
+    finish learning (:func:`ponder.analysis.convergence.unfinished`), which make the judged rows inconclusive.
+    ACM is on the front (it leads at every budget compared) and leads most at the lowest budget compared; then
+    described: the learning rates (``tuning``, :func:`describe_tuning`) and the realised compute fraction per target
+    (``realised``, a Series indexed by target)."""
+    judged, least, front = _front(lead, budgets)
+    low, high = judged[0], judged[-1]
+    return [
+        Claim(
+            "acm-3",
+            "ACM on the Pareto front of accuracy vs MACs (digits stand-in; the budgets some other point is as cheap "
+            "as)",
+            least,
+            unconverged(every(front), base),
+            paper="on the front",
+        ),
+        Claim(
+            "acm-3",
+            "ACM's lead over the baselines is largest at the lowest budget compared (digits stand-in)",
+            f"lead {lead[:, low].mean():+.3f} at beta={budgets[low]} vs {lead[:, high].mean():+.3f} at {budgets[high]}",
+            unconverged(every(front + [greater(lead[:, low], lead[:, high])]), base),
+            paper="largest below 12.5 GFLOPs",
+        ),
+        _tuning_claim("acm-3", "training digits", tuning),
+        Claim(
+            "acm-3",
+            "realised compute fraction at evaluation (arg-max gates) per target, mean over seeds (describes)",
+            ", ".join(f"{b}: {r:.2f}" for b, r in realised.items()),
+            None,
+        ),
+    ]
+
+
+def content_claims(ratios_low: list[float], ratio_mid: float) -> list[Claim]:
+    """acm-1 and acm-6 from the mean per-patch compute on digit patches over that on background patches: per seed at
+    beta=0.4 (``ratios_low``), judged above 1; the first seed's at beta=0.6 (``ratio_mid``), described."""
+    return [
+        Claim(
+            "acm-1",
+            "compute goes to the content, not the background (mean per-patch compute on digit patches / on background "
+            "patches, beta=0.4, digits stand-in)",
+            f"{np.mean(ratios_low):.2f}x",
+            above(ratios_low, 1.0),
+            paper="qualitative",
+        ),
+        Claim(
+            "acm-6",
+            "compute maps at beta=0.6: content / background compute (describes what is seen, digits stand-in)",
+            f"{ratio_mid:.2f}x",
+            None,
+        ),
+    ]
+
+
+def _needing(shares: torch.Tensor) -> str:
+    """The mean shares of tokens that need 2-3 and fewer than 4 learners, from ``shares [seed, 0..4 learners]``."""
+    return f"{shares[:, 2:4].sum(1).mean().item():.0%} need 2-3; {shares.mean(0)[:4].sum().item():.0%} need <4"
+
+
+def learners_needed_claims(random: torch.Tensor, warm: torch.Tensor, settled: dict[str, str], seed: int) -> list[Claim]:
+    """acm-5's rows from :func:`learner_shares`' ``[seed, 0..4 learners]`` after phase I from random learners
+    (``random``, the paper's start) and from our warm start (``warm``, on the first seed ``seed``). Most tokens need
+    2-3 of the 4 learners from random learners (the per-seed share above one half; inconclusive where a phase I of
+    ``settled``, :func:`ponder.analysis.convergence.unfinished`, did not finish learning); the same count from the
+    warm start, described."""
+    return [
+        Claim(
+            "acm-5",
+            "most tokens need only 2-3 of 4 learners after phase I (random learners, phase I to its plateau; the "
+            "learners before the first that no longer helps, digits stand-in)",
+            _needing(random),
+            unconverged(above(random[:, 2:4].sum(1).tolist(), 0.5), settled),
+            paper="most tokens",
+        ),
+        Claim(
+            "acm-5",
+            f"the same count after phase I from our warm start (the learners start from the replaced MLP; seed {seed}, "
+            "describes)",
+            _needing(warm),
+            None,
+        ),
+    ]
+
+
+def moefication_claims(lead: np.ndarray, budgets: list[float], base: dict[str, str], tuning: str) -> list[Claim]:
+    """acm-4's rows. ``lead [seed, budget]``: per seed, each ACM budget's 1 - error minus the best MoEfication point's
+    at no more MACs (:func:`leads`, cheapest budget first, ``budgets`` in that order); ``base``: the base models that
+    did not finish learning (:func:`ponder.analysis.convergence.unfinished`), which make the judged row inconclusive.
+    ACM leads at every budget compared; then the learning rates (``tuning``, :func:`describe_tuning`), described."""
+    _, least, front = _front(lead, budgets)
+    return [
+        Claim(
+            "acm-4",
+            "ACM better than MoEfication at every budget a MoEfication point is as cheap as (1 - error at no more "
+            "MACs, eSpeak NG stand-in for CommonVoice)",
+            least,
+            unconverged(every(front), base),
+            paper="lower WER at every budget",
+        ),
+        _tuning_claim("acm-4", "training utterances", tuning),
+    ]
+
+
+def speech_frame_claims(on_speech: list[float], on_silence: list[float]) -> list[Claim]:
+    """acm-7's row from the mean learners per frame, per seed, on speech (``on_speech``) and on silence
+    (``on_silence``): more on speech."""
+    return [
+        Claim(
+            "acm-7",
+            "compute goes to the speech, not the silence (mean learners per frame, beta=0.25, eSpeak NG stand-in)",
+            f"{np.mean(on_speech):.2f} vs {np.mean(on_silence):.2f}",
+            greater(on_speech, on_silence),
+            paper="qualitative",
+        )
+    ]
+
+
+def diverse_settings(margins: pd.DataFrame) -> list[str]:
+    """The settings (columns of :func:`margins_per_seed`' ``[seed, setting]``) whose mean margin is at least 0: both
+    diversities at or above the median."""
+    return [name for name in margins.columns if margins[name].mean() >= 0]
+
+
+def diversity_claims(margins: pd.DataFrame) -> list[Claim]:
+    """acm-8's row from :func:`margins_per_seed`' ``[seed, setting]``: only ``all`` (the three auxiliary losses) has
+    both diversities at or above the median (margin above 0; every other setting's below)."""
+    only_all = every(
+        [above(margins["all"], 0)] + [below(margins[name], 0) for name in margins.columns if name != "all"]
+    )
+    return [
+        Claim(
+            "acm-8",
+            "only all three auxiliary losses give both spatial and per-sample diversity (both >= the median over the "
+            "5 settings, digits stand-in)",
+            ", ".join(diverse_settings(margins)) or "none",
+            only_all,
+            paper="only all three",
+        )
+    ]
+
+
+def appendix_claims(granular: dict, variants: dict, robust: pd.DataFrame, budget: float) -> list[Claim]:
+    """acm-10's rows, each describing what is seen: the most accurate number of learners (``granular``: ``{N: (model,
+    metrics)}``), the accuracy of each pre-training variant (``variants``: ``{variant: (model, metrics)}`` in the order
+    of :data:`ponder.experiments.acm.ablations.PRETRAINING`) and the beta=``budget`` model's accuracy clean and at
+    severity 5 (``robust``: :func:`robustness`' rows, columns ``corruption``, ``severity``, ``accuracy``)."""
+    best_n = max(granular, key=lambda n: granular[n][1]["accuracy"])
+    clean, worst = (robust[robust.severity == s].accuracy.mean() for s in (0, 5))
+    return [
+        Claim(
+            "acm-10",
+            "number of learners N at equal cost: most accurate N (describes what is seen, digits stand-in)",
+            f"N={best_n}",
+            None,
+        ),
+        Claim(
+            "acm-10",
+            "pre-training phases: accuracy with both / without phase I / without either (describes, digits stand-in)",
+            " / ".join(f"{m['accuracy']:.3f}" for _, m in variants.values()),
+            None,
+        ),
+        Claim(
+            "acm-10",
+            f"robustness: accuracy of the beta={budget} model, clean vs severity 5 averaged over corruptions "
+            "(describes, digits stand-in)",
+            f"{clean:.3f} -> {worst:.3f}",
+            None,
+        ),
+    ]
+
+
+def _execution_claims(result: dict, name: str, where: str) -> list[Claim]:
+    """acm-9's two rows of execution ``name`` in one ``result`` of :func:`ponder.bench.acm.measure_processes`
+    (measured ``where``)."""
+    what, cases = TIMED[name], result["cases"]
+    linear = [c["mean_learners"] / result["learners"] for c in cases]  # each case's ideal, of the MLP's time
+    overhead = max(c[name + "_ratio"] - ideal for c, ideal in zip(cases, linear))
+    bound = quarter_bound(result)
+    return [
+        Claim(
+            "acm-9",
+            f"{what} time scales linearly with the learners run: overhead above linear <= {OVERHEAD_BOUND} of the MLP "
+            f"({where})",
+            f"max overhead {overhead:+.2f}",
+            every([below([r - ideal for r in c[name + "_ratios"]], OVERHEAD_BOUND) for c, ideal in zip(cases, linear)]),
+            paper="negligible overhead (A100, Triton)",
+        ),
+        Claim(
+            "acm-9",
+            f"{what} at 1 of 4 learners takes <= {bound}x the dense MLP's time ({where})",
+            f"{cases[0][name + '_ratio']:.2f}x",
+            below(cases[0][name + "_ratios"], bound),
+        ),
+    ]
+
+
+def latency_claims(results: list[dict]) -> list[Claim]:
+    """acm-9's rows from :func:`ponder.bench.acm.measure_processes`' ``results``: one per device, dtype, thread count
+    and mix of learner counts, with ``learners`` and ``cases`` (the fewest learners first), each case with its
+    ``mean_learners`` and per execution the ratio to the dense MLP's time (``<name>_ratio``, the median) and one per
+    process (``<name>_ratios``). Per result, for each execution of :data:`TIMED` it timed: the time above linear in
+    the learners run is at most :data:`~ponder.bench.acm.OVERHEAD_BOUND` of the MLP's in every case, and the first
+    case (1 of 4 learners) takes at most :func:`~ponder.bench.acm.quarter_bound` of the MLP's time."""
+    rows = []
+    for result in results:
+        where = f"{result['device']}, {result['dtype']}, {result['threads']} thread(s), {result['mix']} k per token"
+        for name in TIMED:
+            if name + "_ratios" in result["cases"][0]:
+                rows += _execution_claims(result, name, where)
+    return rows
