@@ -46,8 +46,7 @@ def _cells(line: str) -> list[str]:
 
 
 def ledger(text: str) -> dict[str, list[dict]]:
-    """The rows of a ``CLAIMS.md`` per target id, each a dict of its columns (a verdict without the mark
-    :data:`~ponder.ledger.OLDER`)."""
+    """The rows of a ``CLAIMS.md`` per target id, each a dict of its columns."""
     lines = [line for line in text.splitlines() if line.startswith("| ")]
     if not lines:
         return {}
@@ -56,9 +55,17 @@ def ledger(text: str) -> dict[str, list[dict]]:
         raise ValueError(f"not a claims ledger: its table has no id column ({header})")
     by_target: dict[str, list[dict]] = {}
     for row in rows:
-        row["verdict"] = row["verdict"].removesuffix(OLDER)
         by_target.setdefault(row["id"], []).append(row)
     return by_target
+
+
+def same_rows(old: list[dict], new: list[dict]) -> bool:
+    """Whether two lists of ledger rows say the same, a verdict's mark :data:`~ponder.ledger.OLDER` aside."""
+
+    def content(rows: list[dict]) -> list[dict]:
+        return [{**row, "verdict": row["verdict"].removesuffix(OLDER)} for row in rows]
+
+    return content(old) == content(new)
 
 
 @dataclass
@@ -76,7 +83,7 @@ class Target:
 
     @property
     def identical(self) -> bool:
-        return set(self.files.values()) <= {"identical"} and self.old_rows == self.new_rows
+        return set(self.files.values()) <= {"identical"} and same_rows(self.old_rows, self.new_rows)
 
 
 def file_status(made: Path, old: bytes | None) -> str:
@@ -123,7 +130,7 @@ def summary(target: Target) -> str:
     files = ", ".join(f"{name.split('.', 1)[1]} {status}" for name, status in target.files.items()) or "no files"
     rows = (
         "ledger rows identical"
-        if target.old_rows == target.new_rows
+        if same_rows(target.old_rows, target.new_rows)
         else f"ledger rows differ ({len(target.old_rows)} committed, {len(target.new_rows)} new)"
     )
     verdict = "identical" if target.identical else "DIFFERS"
