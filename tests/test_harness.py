@@ -425,15 +425,14 @@ def first_runs(profile: str, monkeypatch) -> set[tuple[str, str]]:
     return seen
 
 
-def test_every_run_quick_trains_but_fuzzy_logics_is_one_cpu_trains_under_the_same_key(monkeypatch):
+def test_every_run_quick_trains_but_fuzzy_logics_and_hut_8s_is_one_cpu_trains_under_the_same_key(monkeypatch):
     quick, cpu = first_runs("quick", monkeypatch), first_runs("cpu", monkeypatch)
-    fuzzy = lambda seen: {(name, key) for name, key in seen if name.startswith("hyla/fuzzy/")}  # noqa: E731
-    assert (
-        fuzzy(quick) and fuzzy(cpu) and not fuzzy(quick) & fuzzy(cpu)
-    )  # cpu trains them 16 times longer (ponder.sizes.hyla)
-    assert (
-        quick - fuzzy(quick) < cpu
-    )  # one cache serves the rest: after make figures, PROFILE=cpu trains only what it adds
+    for prefix in ("hyla/fuzzy/", "hut/vision/"):  # cpu trains them longer (ponder.sizes.hyla, .hyper_ut_vision)
+        own_quick = {(name, key) for name, key in quick if name.startswith(prefix)}
+        own_cpu = {(name, key) for name, key in cpu if name.startswith(prefix)}
+        assert own_quick and own_cpu and not own_quick & own_cpu
+        quick = quick - own_quick
+    assert quick < cpu  # one cache serves the rest: after make figures, PROFILE=cpu trains only what it adds
 
 
 def test_train_all_trains_every_run_the_notebook_reads(tmp_path, monkeypatch):
