@@ -12,7 +12,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..bench.acm import OVERHEAD_BOUND, quarter_bound
 from ..experiments.acm.baselines import avit_depths, dense, early_exits, halting, moefied
 from ..experiments.acm.phases import (
     TEST_COPIES,
@@ -43,6 +42,13 @@ TIMED = {
     "fused": "fused ACM (Triton)",
     "replayed": "fused ACM (Triton), it and the MLP replayed from CUDA graphs,",
 }
+OVERHEAD_BOUND = 0.15  # above the linear ideal an execution may take at most this of the MLP's time
+
+
+def quarter_bound(result: dict) -> float:
+    """acm-9's bound at 1 of 4 learners, as a multiple of the MLP's time, where ``result`` was
+    measured: 0.4 on the CPU, 0.325 on a GPU (the issue's goal: within 1.3x of the ideal 0.25)."""
+    return 0.4 if result["device"] == "cpu" else 0.325
 
 
 def learners_needed(d: torch.Tensor, factor: float = GATING_ERROR_FACTOR) -> torch.Tensor:
@@ -481,7 +487,7 @@ def latency_claims(results: list[dict]) -> list[Claim]:
     and mix of learner counts, with ``learners`` and ``cases`` (the fewest learners first), each case with its
     ``mean_learners`` and per execution the ratio to the dense MLP's time (``<name>_ratio``, the median) and one per
     process (``<name>_ratios``). Per result, for each execution of :data:`TIMED` it timed: the time above linear in
-    the learners run is at most :data:`~ponder.bench.acm.OVERHEAD_BOUND` of the MLP's in every case, and the first
+    the learners run is at most :data:`OVERHEAD_BOUND` of the MLP's in every case, and the first
     case (1 of 4 learners) takes at most :func:`~ponder.bench.acm.quarter_bound` of the MLP's time."""
     rows = []
     for result in results:

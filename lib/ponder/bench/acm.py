@@ -63,15 +63,6 @@ FRACTIONS = (0.25, 0.4, 0.5, 0.6, 0.75, 1.0)
 MIXES = ("single", "mixed")
 EXECUTIONS = ("naive", "grouped", "fused", "replayed")
 BASELINE = {"replayed": "dense_replayed"}  # what an execution is timed against, where not the eager dense MLP
-OVERHEAD_BOUND = 0.15  # acm-9: above the linear ideal an execution may take at most this of the MLP's time
-
-
-def quarter_bound(result: dict) -> float:
-    """acm-9's bound at 1 of 4 learners, as a multiple of the MLP's time, where ``result`` was
-    measured: 0.4 on the CPU, 0.325 on a GPU (the issue's goal: within 1.3x of the ideal 0.25)."""
-    return 0.4 if result["device"] == "cpu" else 0.325
-
-
 def random_choices(
     tokens: int, fraction: float, n: int, generator: torch.Generator, mix: str = "single"
 ) -> torch.Tensor:
