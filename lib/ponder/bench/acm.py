@@ -63,6 +63,8 @@ FRACTIONS = (0.25, 0.4, 0.5, 0.6, 0.75, 1.0)
 MIXES = ("single", "mixed")
 EXECUTIONS = ("naive", "grouped", "fused", "replayed")
 BASELINE = {"replayed": "dense_replayed"}  # what an execution is timed against, where not the eager dense MLP
+
+
 def random_choices(
     tokens: int, fraction: float, n: int, generator: torch.Generator, mix: str = "single"
 ) -> torch.Tensor:
