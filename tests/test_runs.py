@@ -104,12 +104,34 @@ def test_editing_any_module_a_run_imports_changes_its_key(package_copy, experime
     for name in [*closure, "ponder.plots.survey", "ponder.sizes.hyla"]:
         path = module_file(name, package_copy)
         source = path.read_bytes()
-        path.write_bytes(source + b"\n# an edit\n")
+        path.write_bytes(source + b"\n_EDITED = 1\n")
         try:
             edited = code_version.__wrapped__((experiment,), package_copy)
         finally:
             path.write_bytes(source)
         assert (edited != before) == (name in closure), name
+
+
+def test_docstrings_comments_and_layout_leave_the_key_and_code_moves_it(package_copy):
+    path = module_file("ponder.tasks.cpvr", package_copy)
+    source = path.read_text()
+    before = code_version.__wrapped__(("ponder.tasks.cpvr",), package_copy)
+    module_doc = source.index('"""', source.index('"""') + 3) + 3  # the end of the module's docstring
+    edits = {
+        "a docstring": (source[: module_doc - 3] + ' More words."""' + source[module_doc:], False),
+        "a comment": (source.replace("\n\n\ndef ", "\n\n\n# a note\ndef ", 1), False),
+        "a bare string": (source + '\n"""A note on the module."""\n', False),
+        "the layout": (source.replace("\n\n\ndef ", "\n\n\n\n\ndef ", 1), False),
+        "a statement": (source + "\n_EDITED = 1\n", True),
+        "an operator": (source[:module_doc] + source[module_doc:].replace(" + ", " - ", 1), True),
+    }
+    try:
+        for what, (edited, moves) in edits.items():
+            assert edited is not None and edited != source, what
+            path.write_text(edited)
+            assert (code_version.__wrapped__(("ponder.tasks.cpvr",), package_copy) != before) == moves, what
+    finally:
+        path.write_text(source)
 
 
 def _train_in_child(results: Path, kill_at: int | None) -> subprocess.CompletedProcess:

@@ -1,16 +1,15 @@
 """Profiles: how big every experiment is.
 
 * ``smoke`` — tests and CI: every notebook end to end in seconds; numbers are meaningless.
-* ``quick`` — default of ``make figures``: a 2-core laptop without a GPU, all notebooks ≤ 35 min (met
-  on an AVX-512 CPU; about an hour on AVX2-only ones: docs/reproducibility.md).
+* ``quick`` — default of ``make figures``, sized for a 2-core laptop without a GPU within 35 minutes;
+  a cold run takes about an hour on 2 AMD EPYC cores (docs/reproducibility.md), so the budget is not met.
   The comparisons that need several seeds to be judged mostly get one here (the ledger then says
   inconclusive), and the grids are thinned; ``cpu`` has the rest.
-* ``cpu``   — the same models and steps as ``quick`` (fuzzy logic's steps aside: 16 times
-  more, since the attention kinds' order settles late) on the same laptop, about 95 minutes after
-  ``quick`` on 2 AVX-512 cores (docs/reproducibility.md): every judged comparison on 3 seeds and
-  the full grids (pool sizes, budgets, depths, ablations). Its runs are ``quick``'s plus more, in
-  one cache (:func:`ponder.paths.runs_dir`); its figures and ledger are committed under
-  ``figures/cpu/``.
+* ``cpu``   — ``quick``'s task sizes on the same laptop, with longer training where a reference must
+  converge (the ACM base models, fuzzy logic): every judged comparison on 3 seeds and the full grids
+  (learning rates, pool sizes, budgets, depths, ablations); several hours. Its runs are mostly
+  ``quick``'s plus more, in one cache (:func:`ponder.paths.runs_dir`); its figures and ledger are
+  committed under ``figures/cpu/``.
 * ``gpu``   — one GPU, about 59 minutes of an H200 at the rates ``python -m ponder.bench train``
   measured (the aim was 20): the claims that need scale at the papers' model sizes (HYLA sraven at
   K = 4 and 10.24M instances, Hyper-UT at length 16 with 8 steps on 3 seeds, ACM on a 12-block

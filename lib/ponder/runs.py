@@ -1,7 +1,7 @@
 """The run cache: ``results/<profile>/<name>/<key>/`` (``cpu`` shares ``quick``'s: :func:`~ponder.paths.runs_dir`).
 
-A run is keyed by its full config and the code version (a hash of the source of every library
-module the run's defining module imports, found from its import statements), so re-running a
+A run is keyed by its full config and the code version (a hash of the syntax trees, without docstrings, of every
+library module the run's defining module imports, found from its import statements), so re-running a
 notebook reuses finished runs, a changed config or model retrains, and an interrupted run resumes
 from its last checkpoint. A run folder holds
 
@@ -96,8 +96,8 @@ def import_closure(roots: Sequence[str], package: Path = PACKAGE) -> list[str]:
 
 @functools.cache
 def code_version(roots: tuple[str, ...] = (), package: Path = PACKAGE) -> str:
-    """Hash of the source of every module a run defined in ``roots`` runs: the import closure of
-    ``roots`` and the training loop (:func:`import_closure`), found from the import statements,
+    """Hash of the code of every module a run defined in ``roots`` runs (:func:`source_shape`): the import
+    closure of ``roots`` and the training loop (:func:`import_closure`), found from the import statements,
     so no list of modules can miss one.
 
     Computed once per process, like the imports themselves: a process runs the code it imported.
@@ -106,8 +106,32 @@ def code_version(roots: tuple[str, ...] = (), package: Path = PACKAGE) -> str:
     for name in import_closure((*roots, _TRAINER), package):
         path = module_file(name, package)
         digest.update(path.relative_to(package).as_posix().encode())
-        digest.update(path.read_bytes())
+        digest.update(source_shape(path).encode())
     return digest.hexdigest()[:12]
+
+
+def source_shape(path: Path) -> str:
+    """What of a module's source :func:`code_version` hashes: its syntax tree without its docstrings and other
+    bare strings, written out field by field. Comments, docstrings and layout can change without retraining a
+    run; any change to what the code does changes the shape. Fields Python leaves empty (``None``, ``[]``) are
+    left out, so a Python that adds a field to a node does not change the shape of code that does not use it."""
+
+    def shape(node) -> str:
+        if isinstance(node, list):
+            return "[" + ",".join(shape(item) for item in node if not _bare_string(item)) + "]"
+        if isinstance(node, ast.AST):
+            fields = [
+                f"{name}={shape(value)}" for name, value in ast.iter_fields(node) if value is not None and value != []
+            ]
+            return f"{type(node).__name__}({','.join(fields)})"
+        return repr(node)
+
+    return shape(ast.parse(path.read_bytes(), filename=str(path)))
+
+
+def _bare_string(node) -> bool:
+    """A statement that is only a string (a docstring): it does nothing when it runs."""
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
 def config_key(config: dict, code: Sequence[str] = ()) -> str:
