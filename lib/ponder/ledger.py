@@ -40,6 +40,11 @@ def _fmt(value) -> str:
     return str(value)
 
 
+def table_cells(line: str) -> list[str]:
+    """The cells of a Markdown table line ``| a | b |``, stripped (``\\|`` inside a cell is a literal bar)."""
+    return [cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\) \| ", line.strip()[2:-2])]
+
+
 def claim(target: str, text: str, ours, verdict: Verdict | None, *, profile: str, paper=None) -> dict:
     """Record one claim of ``target`` with its ``verdict`` (None: describes what is seen); return its row.
 

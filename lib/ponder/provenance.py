@@ -11,7 +11,7 @@ import os
 import platform
 from pathlib import Path
 
-from .ledger import commit
+from .ledger import commit, table_cells
 
 COLUMNS = ("made by", "files", "command", "commit", "device", "torch", "wall time", "status")
 TITLE = """# Where these figures came from
@@ -36,21 +36,17 @@ def device() -> str:
     return f"{model}, {os.cpu_count()} cores"
 
 
-def _cells(line: str) -> list[str]:
-    return [cell.strip().replace("\\|", "|") for cell in line.strip().strip("|").split(" | ")]
-
-
 def read(path: Path) -> tuple[str, dict[str, dict]]:
     """``(the text above the table, {made by: row})`` of an existing ``RUN.md`` (empty if none)."""
     if not path.exists():
         return TITLE, {}
     lines = path.read_text().splitlines()
     start = next((i for i, line in enumerate(lines) if line.startswith("| ")), len(lines))
-    header = _cells(lines[start]) if start < len(lines) else list(COLUMNS)
+    header = table_cells(lines[start]) if start < len(lines) else list(COLUMNS)
     rows = {}
     for line in lines[start + 2 :]:
         if line.startswith("| "):
-            row = dict(zip(header, _cells(line)))
+            row = dict(zip(header, table_cells(line)))
             rows[row[header[0]]] = {column: row.get(column, "—") for column in COLUMNS}
     return "\n".join(lines[:start]).rstrip() + "\n", rows
 

@@ -16,7 +16,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .ledger import OLDER, target_order
+from .ledger import OLDER, table_cells, target_order
 from .regression import TIMED_TARGETS
 
 FILE = re.compile(r"^(?P<target>[a-z]+-[a-z0-9]+)\.(png|pdf|md)$")
@@ -40,17 +40,12 @@ def committed_names(root: Path, ref: str, folder: str) -> list[str]:
     return [Path(line).name for line in listed.stdout.decode().splitlines()]
 
 
-def _cells(line: str) -> list[str]:
-    """The cells of a Markdown table line (``\\|`` inside a cell is a literal bar)."""
-    return [c.replace("\\|", "|") for c in re.split(r"(?<!\\) \| ", line.strip()[2:-2])]
-
-
 def ledger(text: str) -> dict[str, list[dict]]:
     """The rows of a ``CLAIMS.md`` per target id, each a dict of its columns."""
     lines = [line for line in text.splitlines() if line.startswith("| ")]
     if not lines:
         return {}
-    header, rows = _cells(lines[0]), [dict(zip(_cells(lines[0]), _cells(line))) for line in lines[2:]]
+    header, rows = table_cells(lines[0]), [dict(zip(table_cells(lines[0]), table_cells(line))) for line in lines[2:]]
     if "id" not in header:
         raise ValueError(f"not a claims ledger: its table has no id column ({header})")
     by_target: dict[str, list[dict]] = {}
