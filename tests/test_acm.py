@@ -647,7 +647,8 @@ def test_quick_thins_cpus_grids_and_keeps_what_its_figures_draw():
     from ponder.experiments import acm
     from ponder.experiments.acm import baselines, phases
 
-    assert phases.budgets("cpu") == phases.budgets("cpu", "speech") == phases.budgets("paper") == (0.25, 0.4, 0.6, 0.75)
+    assert phases.budgets("paper") == (0.25, 0.4, 0.6, 0.75)  # the paper's grid
+    assert phases.budgets("cpu") == phases.budgets("cpu", "speech") == (0.1, 0.25, 0.4, 0.6, 0.75)  # and one below
     assert {0.4, 0.6} <= set(phases.budgets("quick")) < set(phases.budgets("cpu"))  # acm-1 and acm-6 draw 0.4 and 0.6
     assert 0.25 in phases.budgets("quick", "speech")  # acm-7 draws 0.25
     assert set(baselines.avit_depths("quick")) < set(baselines.avit_depths("cpu")) and baselines.avit_depths(
@@ -692,7 +693,7 @@ def test_realised_betas_reads_every_seed_and_budget_of_the_task(monkeypatch):
         acm_analysis, "acm_model", lambda profile, b, s, task: calls.append(task) or (None, {"beta": b + s / 100})
     )
     frame = acm_analysis.realised_betas("cpu", 5, task="speech")
-    assert set(calls) == {"speech"} and len(frame) == 3 * 4
+    assert set(calls) == {"speech"} and len(frame) == 3 * len(phases.budgets("cpu", "speech"))
     assert frame.groupby("target").realised.mean().round(6).to_dict() == {
         b: round(b + 0.06, 6) for b in phases.budgets("cpu", "speech")
     }  # seeds 5, 6, 7
