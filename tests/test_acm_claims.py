@@ -189,3 +189,11 @@ def test_latency_claims_state_every_execution_timed_on_every_result():
         "fused ACM (Triton), it and the MLP replayed from CUDA graphs,",
     ]
     assert "<= 0.325x the dense MLP's time (cuda," in rows[3].text
+
+
+def test_content_ratio_is_mean_compute_on_content_over_background(monkeypatch):
+    maps = torch.tensor([[[4.0, 1.0], [1.0, 1.0]], [[2.0, 0.5], [0.5, 0.5]]])  # [B, 2, 2]
+    content = torch.tensor([[[True, False], [False, False]]] * 2)
+    monkeypatch.setattr(acm_analysis, "compute_maps", lambda model, x: maps)
+    monkeypatch.setattr(acm_analysis, "content_patches", lambda profile, grid: content)
+    assert acm_analysis.content_ratio(None, None, "smoke") == pytest.approx(3.0 / 0.75)

@@ -191,3 +191,20 @@ def test_shifted_halting_bias_moves_the_bias_for_the_block_and_restores_it_even_
         assert unit.linear.bias.item() == 3.0
         raise RuntimeError
     assert unit.linear.bias.item() == -2.0
+
+
+def test_knob_settings_gives_a_row_per_setting_with_mean_accuracy_and_compute(monkeypatch):
+    def knob(compute):
+        return lambda profile, value, seed: pd.DataFrame(
+            {"hops": [1, 2], "accuracy": [value, 0.0], compute: [2.0, 4.0]}  # mean accuracy value / 2
+        )
+
+    monkeypatch.setattr(survey, "knob_halting_bias", knob("steps"))
+    monkeypatch.setattr(survey, "knob_exit_threshold", knob("steps"))
+    monkeypatch.setattr(survey, "knob_mod_capacity", knob("macs"))
+    table = survey.knob_settings("smoke")
+    assert list(table.columns) == ["setting", "knob", "accuracy", "compute"] and len(table) == 9
+    assert table.groupby("setting", sort=False).size().tolist() == [3, 3, 3]
+    assert table["setting"].iloc[-1].startswith("MoD capacity (trained at ")
+    assert table["accuracy"].tolist() == pytest.approx([v / 2 for v in table["knob"]])
+    assert (table["compute"] == 3.0).all()

@@ -319,6 +319,14 @@ def pareto_claims(
     ]
 
 
+def content_ratio(model: nn.Module, x: torch.Tensor, profile: str) -> float:
+    """acm-1's and acm-6's measure: the mean per-patch compute (:func:`compute_maps`) of ``x``, the profile's test
+    images, on digit patches (:func:`content_patches`) over that on background patches."""
+    maps = compute_maps(model, x)
+    content = content_patches(profile, maps.shape[-1])
+    return (maps[content].mean() / maps[~content].mean().clamp_min(1e-9)).item()
+
+
 def content_claims(ratios_low: list[float], ratio_mid: float) -> list[Claim]:
     """acm-1 and acm-6 from the mean per-patch compute on digit patches over that on background patches: per seed at
     beta=0.4 (``ratios_low``), judged above 1; the first seed's at beta=0.6 (``ratio_mid``), described."""

@@ -270,6 +270,24 @@ def shifted_halting_bias(unit: torch.nn.Module, offset: float):
             unit.linear.bias -= offset
 
 
+def knob_settings(profile: str, seed: int = 0) -> pd.DataFrame:
+    """A few settings of each knob (:func:`knob_halting_bias`, :func:`knob_exit_threshold`, :func:`knob_mod_capacity`):
+    a row per setting with the mean accuracy over the test hop counts and the mean compute (MoD's relative MACs, the
+    others' steps or layers)."""
+    capacity = by_profile(SURVEY, profile)["table_capacity"]
+    settings = [
+        *(("UT+ACT halting-bias shift", shift, knob_halting_bias) for shift in (-2.0, 0.0, 2.0)),
+        *(("early-exit threshold", threshold, knob_exit_threshold) for threshold in (0.5, 0.9, 0.99)),
+        *((f"MoD capacity (trained at {capacity:g})", c, knob_mod_capacity) for c in (0.25, 0.5, 1.0)),
+    ]
+    rows = []
+    for setting, knob, measure in settings:
+        frame = measure(profile, knob, seed)
+        compute = frame["macs" if "macs" in frame else "steps"].mean()
+        rows.append({"setting": setting, "knob": knob, "accuracy": frame["accuracy"].mean(), "compute": compute})
+    return pd.DataFrame(rows)
+
+
 def knob_halting_bias(profile: str, offset: float, seed: int = 0) -> pd.DataFrame:
     """UT+ACT on C-PVR with its trained halting bias shifted by ``offset``: accuracy and steps per hop."""
     sizes = by_profile(hyper_ut.SIZES, profile)
