@@ -4,9 +4,9 @@ Prints one JSON object of SHA-256 prefixes in three groups, each named by its pr
 
 - ``op:``     single operations (GEMMs of the models' shapes, bmm, a linear layer's backward,
               convolutions, the STFT, interpolation, grid sampling, transcendental functions,
-              attention, numpy's BLAS, a t-SNE map, a logistic probe), each on inputs drawn from
-              one generator in a fixed order, so that hashes recorded on another machine with the
-              same draws apply (tests/numerics_hashes.json holds an Intel Xeon's);
+              attention, ponder.exact's square root, numpy's BLAS, a t-SNE map, a logistic probe),
+              each on inputs drawn from one generator in a fixed order, so that hashes recorded on
+              another machine with the same draws apply (tests/numerics_hashes.json);
 - ``data:``   the generated data sets that pass through those libraries (textured digits, the
               speech clips' log-mel features);
 - ``train:``  a few training steps of each model family (its weights), and a small transformer
@@ -28,6 +28,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ponder import exact
 from ponder.analysis import hyla_latent
 from ponder.experiments import hyla, hyper_ut
 from ponder.experiments.survey_parity import parity_loss
@@ -79,6 +80,7 @@ def operations() -> dict[str, str]:
     out["gelu softmax layer_norm"] = digest(F.gelu(v), v.view(64, 64).softmax(-1), F.layer_norm(v.view(64, 64), (64,)))
     out["sdpa"] = digest(F.scaled_dot_product_attention(r(4, 2, 65, 16), r(4, 2, 65, 16), r(4, 2, 65, 16)))
     out["cumsum cumprod sum"] = digest(v.cumsum(0), v.sigmoid().cumprod(0), v.view(64, 64).sum(0))
+    out["exact sqrt"] = digest(exact.sqrt(v.abs()), exact.sqrt(v.abs().double()))
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((200, 64)), rng.standard_normal((64, 100))
     out["numpy dot"] = digest(a @ b, np.linalg.svd(a[:64], compute_uv=False))

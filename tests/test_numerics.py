@@ -2,6 +2,7 @@
 win over what the environment asks for, reach papermill kernels and prefetch workers, and a late
 import is warned about."""
 
+import itertools
 import json
 import os
 import subprocess
@@ -69,12 +70,13 @@ def test_the_same_bits_as_recorded_on(machine, pinned_hashes):
 
 
 def test_the_recorded_machines_agree_where_both_ran():
-    """The Intel and AMD hashes were recorded apart; where both hold an entry they are equal, and the
-    Intel machine's cover every single operation of the probe."""
-    (amd, *_), (intel, *_) = ([m for m in RECORDED if m.startswith(vendor)] for vendor in ("AMD", "Intel"))
-    shared = RECORDED[amd].keys() & RECORDED[intel].keys()
-    assert {name for name in RECORDED[amd] if name.startswith("op: ")} <= shared
-    assert {name: RECORDED[amd][name] for name in shared} == {name: RECORDED[intel][name] for name in shared}
+    """The machines' hashes were recorded apart; where two hold an entry they are equal, and the Intel
+    machines' together cover every single operation of the probe the AMD machine ran."""
+    for one, other in itertools.combinations(RECORDED.values(), 2):
+        shared = one.keys() & other.keys()
+        assert {name: one[name] for name in shared} == {name: other[name] for name in shared}
+    (amd, *_), intel = ([RECORDED[m] for m in RECORDED if m.startswith(v)] for v in ("AMD", "Intel"))
+    assert {name for name in amd if name.startswith("op: ")} <= set().union(*intel)
 
 
 def test_the_pins_win_over_another_dispatch(pinned_hashes):

@@ -29,11 +29,14 @@ MKL is the one library that also chooses by vendor: under ``AVX2,STRICT`` (or ``
 an Intel CPU runs other GEMM, FFT and vector-math code than an AMD one, and the results differ
 (GEMMs of 8x8x8 and 2048x64x10, the STFT, exp/log/sin/cos/tanh, grid sampling, attention).
 ``COMPATIBLE`` is MKL's vendor-independent branch: with it every operation of
-``tests/numerics_probe.py`` gives the same bits on an Intel Xeon (AVX-512, AMX) as on an AMD EPYC
-(``tests/test_numerics.py`` holds both machines' hashes). It costs GEMM speed; what it costs each
-family's training steps, ``python -m ponder.bench numerics`` measures (docs/reproducibility.md).
+``tests/numerics_probe.py`` gives the same bits on two Intel Xeons (AVX-512) as on an AMD EPYC
+(``tests/numerics_hashes.json`` holds the machines' hashes, ``tests/test_numerics.py`` compares).
+It costs GEMM speed; what it costs each family's training steps, ``python -m ponder.bench
+numerics`` measures (docs/reproducibility.md).
 ATen's dropout draws its mask with MKL on Intel only; :mod:`ponder.models.dropout` draws it the
-same way everywhere.
+same way everywhere. MKL's vector square root (``torch.sqrt`` on the CPU) is not correctly rounded,
+and which results miss depends on the processor's square-root estimate, which no setting pins;
+:mod:`ponder.exact` takes the square roots whose bits decide a run correctly rounded.
 
 The values *override* what the environment asked for (a machine choosing by itself is what they
 guard against). Every entry point imports ``ponder`` first (``make figures | results | test | lab``,

@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .. import exact
 from ..experiments.acm.baselines import avit_depths, dense, early_exits, halting, moefied
 from ..experiments.acm.phases import (
     TEST_COPIES,
@@ -67,7 +68,7 @@ def learner_shares(errors: list[torch.Tensor], learners: int = 4) -> torch.Tenso
     return torch.stack(
         [
             torch.bincount(n, minlength=learners + 1)[: learners + 1].float() / len(n)
-            for n in map(learners_needed, (e.sqrt() for e in errors))
+            for n in map(learners_needed, map(exact.sqrt, errors))
         ]
     )
 

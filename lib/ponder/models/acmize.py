@@ -25,6 +25,7 @@ import copy
 import torch
 from torch import nn
 
+from .. import exact
 from ..checks import check_int
 from .acm import ACM
 from .transformer import MLP
@@ -77,7 +78,7 @@ def split_linear(acm: ACM, linear: nn.Linear) -> None:
     """Deal the largest singular directions of ``W`` to the learners, ``r`` each; the bias to learner 1."""
     units = acm.learners.n * acm.learners.hidden
     u, sigma, vh = torch.linalg.svd(linear.weight, full_matrices=False)
-    root = sigma[:units].sqrt()
+    root = exact.sqrt(sigma[:units])
     w1 = torch.zeros_like(acm.learners.w1)
     w2 = torch.zeros_like(acm.learners.w2)
     kept = min(units, len(sigma))

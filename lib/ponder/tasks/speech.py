@@ -26,6 +26,7 @@ from functools import lru_cache
 import numpy as np
 import torch
 
+from .. import exact
 from ..checks import check_choice, check_int
 from ..paths import data_cache_dir
 
@@ -219,7 +220,7 @@ def _clips(waves: list[np.ndarray], picks: list[int], generator: torch.Generator
     low, high = SNR_DB
     snr_db = low + (high - low) * torch.rand(len(picks), 1, generator=generator)
     power = clean.pow(2).sum(1, keepdim=True) / (clean != 0).sum(1, keepdim=True).clamp_min(1)
-    noise = torch.randn(clean.shape, generator=generator) * (power / 10 ** (snr_db / 10)).sqrt()
+    noise = torch.randn(clean.shape, generator=generator) * exact.sqrt(power / 10 ** (snr_db / 10))
     return clean + noise, clean
 
 
