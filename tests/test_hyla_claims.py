@@ -197,3 +197,65 @@ def test_language_model_claims_judge_hyla_against_linear_and_within_5_percent_of
     assert "lower validation loss than linear attention" in rows[0].text and "within 5%" in rows[1].text
     assert [r.ours for r in rows] == [f"{np.mean(hyla):.3f} vs 1.810", f"{np.mean(hyla):.3f} vs 1.450"]
     assert [r.verdict.verdict for r in rows] == verdicts
+
+
+def stub_runs(monkeypatch, module) -> list[Sraven]:
+    """Replace ``module``'s ``train_sraven`` by a stub whose metrics are read off the setup; return the setups asked."""
+    asked = []
+
+    def train_sraven(s: Sraven, profile: str, seed: int = 0):
+        asked.append(s)
+        acc = s.k / 10 + s.heads / 100 + s.holdout + {"softmax": 0.001, "linear": 0.002, "hyla": 0.003}[s.kind]
+        history = [{"loss": float(i)} for i in range(8)]  # the last five: 3..7, mean 5
+        return None, {"ood_acc": acc, "ood_feature_acc": acc / 2, "id_acc": 1 - acc, "history": history}
+
+    monkeypatch.setattr(module, "train_sraven", train_sraven)
+    return asked
+
+
+def test_sweep_scaling_and_holdouts_are_a_row_per_run_with_its_metrics(monkeypatch):
+    asked = stub_runs(monkeypatch, HA)
+    sweep = HA.sweep("quick")
+    sweeps = HA.sweeps("quick")
+    assert len(sweep) == len(HA.MAIN_KINDS) * (len(sweeps["heads"]) + len(sweeps["ks"])) == len(asked)
+    per_k = sweep.dropna(subset=["K"])
+    assert (per_k["OOD per-feature accuracy"] == per_k["OOD accuracy"] / 2).all()
+    assert per_k["chance (all features)"].tolist() == [HA.sraven_setup("quick").f ** -k for k in per_k.K]
+    heads = sweep.dropna(subset=["heads"])
+    assert {(s.kind, s.heads) for s in asked} >= set(zip(heads.kind, heads.heads.astype(int), strict=True))
+
+    scaling = HA.scaling("quick")
+    assert len(scaling) == len(HA.scaling_setups("quick"))
+    assert (scaling["final training loss"] == 5.0).all()
+    assert scaling.instances.tolist() == [row["setup"].instances for row in HA.scaling_setups("quick")]
+
+    holdouts = HA.holdouts("quick")
+    assert len(holdouts) == len(HA.MAIN_KINDS) * len(sweeps["holdouts"])
+    assert np.allclose(holdouts["in-distribution accuracy"], 1 - holdouts["OOD accuracy"])
+
+
+def test_ambiguity_is_the_share_of_instances_another_panel_solves_with_its_binomial_se():
+    frame = HA.ambiguity((4, 8), n=60, seed=0)
+    assert frame.f.tolist() == [4, 8] and frame.paper.tolist() == [0.0642, 0.0032]
+    grids = sraven.sample(60, sraven.combinations(4), 4, seed=100)["grid"]
+    share = np.mean([sraven.is_ambiguous(g, 4) for g in grids])
+    assert frame.ours[0] == share and frame.ours_se[0] == np.sqrt(share * (1 - share) / 60)
+    assert (frame.ours <= frame["some other panel fits"]).all()
+
+
+def test_sraven_rule_decoding_decodes_each_kinds_held_out_codes_per_layer(monkeypatch):
+    asked = stub_runs(monkeypatch, L.hyla)
+    drawn = []
+
+    def codes(model, k, f, combos, n, seed):
+        drawn.append((tuple(map(tuple, combos)), n, seed))
+        return {"seed": seed}
+
+    monkeypatch.setattr(L, "sraven_codes", codes)
+    monkeypatch.setattr(L, "rule_decoding", lambda train, test: [train["seed"] / 10, test["seed"] / 10])
+    held, frame = L.sraven_rule_decoding("quick", 3, 50)
+    base = L.hyla.sraven_setup("quick")
+    train_combos, held_combos = sraven.split(base.k, base.holdout, 3)
+    assert [s.kind for s in asked] == list(L.hyla.MAIN_KINDS) and held == dict.fromkeys(L.hyla.MAIN_KINDS, {"seed": 5})
+    assert drawn[:2] == [(tuple(map(tuple, train_combos)), 50, 4), (tuple(map(tuple, held_combos)), 50, 5)]
+    assert frame.layer.tolist() == [1, 2] * 3 and frame["rule decoding accuracy (OOD)"].tolist() == [0.4, 0.5] * 3

@@ -15,14 +15,18 @@ import pandas as pd
 from ..experiments.hyla import (
     fuzzy_drop_setups,
     fuzzy_setup,
+    heads_setup,
+    scaling_setups,
     seeds_of,
     sraven_setup,
+    sweeps,
     text_setup,
     train_fuzzy,
     train_sraven,
     train_text,
 )
 from ..sizes.hyla import MAIN_KINDS, Fuzzy, Sraven
+from ..tasks import sraven
 from ..tasks.sraven import count_tasks
 from .verdicts import Claim, Estimate, Verdict, below, every, greater, judge, outside_regime
 
@@ -87,6 +91,91 @@ def language_models(profile: str, seed: int = 0) -> tuple[dict[int, dict[str, li
         curves[s] = {kind: train_text(text_setup(profile, kind=kind), profile, s)[1]["valid"] for kind in MAIN_KINDS}
         final.append({"seed": s, **{kind: curve[-1]["loss"] for kind, curve in curves[s].items()}})
     return curves, pd.DataFrame(final).set_index("seed")
+
+
+def scaling(profile: str, seed: int = 0) -> pd.DataFrame:
+    """hyla-4: a row per run of the scaling sweep (:func:`~ponder.experiments.hyla.scaling_setups`): ``panel``,
+    ``kind``, ``width``, ``depth``, ``instances``, OOD accuracy (all features, per feature) and the final training
+    loss (the mean of the last five logged)."""
+    rows = []
+    for row in scaling_setups(profile):
+        _, metrics = train_sraven(row["setup"], profile, seed)
+        rows.append(
+            {k: row[k] for k in ("panel", "kind", "width", "depth")}
+            | {
+                "instances": row["setup"].instances,
+                "OOD accuracy": metrics["ood_acc"],
+                "OOD per-feature accuracy": metrics["ood_feature_acc"],
+                "final training loss": float(np.mean([h["loss"] for h in metrics["history"][-5:]])),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def sweep(profile: str, seed: int = 0) -> pd.DataFrame:
+    """hyla-5: a row per run of the sraven sweeps of each main kind: per number of ``heads`` (same total width), then
+    per features per panel ``K``, with the OOD accuracy (and, per K, the per-feature accuracy and chance ``F^-K``)."""
+    base, rows = sraven_setup(profile), []
+    for kind in MAIN_KINDS:
+        for heads in sweeps(profile)["heads"]:
+            _, m = train_sraven(heads_setup(profile, kind, heads), profile, seed)
+            rows.append({"kind": kind, "heads": heads, "OOD accuracy": m["ood_acc"]})
+        for k in sweeps(profile)["ks"]:
+            _, m = train_sraven(sraven_setup(profile, kind=kind, k=k), profile, seed)
+            rows.append(
+                {
+                    "kind": kind,
+                    "K": k,
+                    "OOD accuracy": m["ood_acc"],
+                    "OOD per-feature accuracy": m["ood_feature_acc"],
+                    "chance (all features)": base.f**-k,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def holdouts(profile: str, seed: int = 0) -> pd.DataFrame:
+    """hyla-a5: a row per main kind and held-out fraction of rule combinations: OOD and in-distribution accuracy."""
+    rows = []
+    for kind in MAIN_KINDS:
+        for holdout in sweeps(profile)["holdouts"]:
+            _, metrics = train_sraven(sraven_setup(profile, kind=kind, holdout=holdout), profile, seed)
+            rows.append(
+                {
+                    "kind": kind,
+                    "fraction held out": holdout,
+                    "OOD accuracy": metrics["ood_acc"],
+                    "in-distribution accuracy": metrics["id_acc"],
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+# the paper's share of ambiguous sraven instances at K = 4 per F, and its s.e. (Fig. A2)
+PAPER_AMBIGUITY = {4: (0.0642, 0.0038), 8: (0.0032, 0.0009), 16: (0.0005, 0.0003)}
+
+
+def ambiguity(fs: Sequence[int], n: int, seed: int = 0) -> pd.DataFrame:
+    """hyla-a2: per F of ``fs``, the share of ``n`` sraven instances (K = 4, every rule combination) that another
+    answer panel solves too (``ours``, with its binomial s.e.; ``some other panel fits``: one that fits some feature's
+    rule), beside the paper's (:data:`PAPER_AMBIGUITY`)."""
+    rows = []
+    for f in fs:
+        grids = sraven.sample(n, sraven.combinations(4), f, seed=seed + 100)["grid"]
+        strict = np.mean([sraven.is_ambiguous(g, f) for g in grids])
+        loose = np.mean([sraven.is_ambiguous(g, f, every_feature=False) for g in grids])
+        paper, paper_se = PAPER_AMBIGUITY[f]
+        rows.append(
+            {
+                "f": f,
+                "paper": paper,
+                "paper_se": paper_se,
+                "ours": strict,
+                "ours_se": np.sqrt(strict * (1 - strict) / n),
+                "some other panel fits": loose,
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def hyla_beats_both(values: dict[str, Sequence[float]]) -> Verdict:

@@ -160,6 +160,24 @@ def hyla_term_decoding(profile: str, seed: int, n: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def sraven_rule_decoding(profile: str, seed: int, n: int) -> tuple[dict[str, dict], pd.DataFrame]:
+    """hyla-5 (F) for each main kind's base sraven run: its codes (:func:`sraven_codes`) of ``n`` instances of the
+    training rule combinations (seed + 1) and of the held-out ones (seed + 2), and :func:`rule_decoding`'s accuracy
+    per layer. Returns the held-out codes per kind and a frame of ``kind``, ``layer`` (from 1) and the accuracy."""
+    base = hyla.sraven_setup(profile)
+    train_combos, held_combos = sraven.split(base.k, base.holdout, seed)
+    codes, rows = {}, []
+    for kind in hyla.MAIN_KINDS:
+        model, _ = hyla.train_sraven(hyla.sraven_setup(profile, kind=kind), profile, seed)
+        train = sraven_codes(model, base.k, base.f, train_combos, n, seed=seed + 1)
+        codes[kind] = sraven_codes(model, base.k, base.f, held_combos, n, seed=seed + 2)
+        rows += [
+            {"kind": kind, "layer": layer + 1, "rule decoding accuracy (OOD)": acc}
+            for layer, acc in enumerate(rule_decoding(train, codes[kind]))
+        ]
+    return codes, pd.DataFrame(rows)
+
+
 # hyla-2's term decoders: a column of :func:`hyla_term_decoding` and how its row names it
 TERM_DECODERS = {
     "logistic, best layer": "the paper's logistic decoder per term, best layer",
