@@ -23,10 +23,10 @@ def isolated_outputs(tmp_path, monkeypatch):
 @pytest.fixture
 def run_one_cell(tmp_path):
     """``run_one_cell(code)``: a notebook of that one cell, executed by papermill as the project runs
-    its notebooks (:func:`ponder.notebooks.papermill_execute`); the cell's outputs."""
+    its notebooks (:func:`ponder.execution.papermill_execute`); the cell's outputs."""
     import nbformat
 
-    from ponder import notebooks
+    from ponder import execution
 
     def run(code: str) -> list:
         nb = nbformat.v4.new_notebook(
@@ -34,7 +34,7 @@ def run_one_cell(tmp_path):
         )
         nb.cells = [nbformat.v4.new_code_cell(code)]
         nbformat.write(nb, tmp_path / "one-cell.ipynb")
-        notebooks.papermill_execute(tmp_path / "one-cell.ipynb", tmp_path / "one-cell-out.ipynb")
+        execution.papermill_execute(tmp_path / "one-cell.ipynb", tmp_path / "one-cell-out.ipynb")
         return nbformat.read(tmp_path / "one-cell-out.ipynb", as_version=4).cells[0].outputs
 
     return run

@@ -6,7 +6,7 @@ from functools import partial
 import nbformat
 import pytest
 
-from ponder import notebooks
+from ponder import execution, notebooks
 
 
 def notebook(path, source: str) -> None:
@@ -32,7 +32,7 @@ def test_a_failing_notebook_leaves_the_others_and_the_ledger(tmp_path, monkeypat
         "from ponder.analysis.verdicts import exact\nfrom ponder.ledger import claim\n"
         "claim('t-1', 'the working notebook ran', 1, exact(True), profile=profile)",
     )
-    monkeypatch.setattr(notebooks, "NOTEBOOKS", folder)
+    monkeypatch.setattr(execution, "NOTEBOOKS", folder)
     monkeypatch.setattr(notebooks, "ROOT", tmp_path)
     with pytest.raises(SystemExit) as stop:
         notebooks.run("smoke", jobs=2)
@@ -66,7 +66,7 @@ def test_the_timing_notebooks_execute_alone_after_the_others(tmp_path, monkeypat
             f"import time\nopen({str(log)!r}, 'a').write(f'{name} start {{time.time()}}\\n')\n{wait}"
             f"open({str(log)!r}, 'a').write(f'{name} end {{time.time()}}\\n')",
         )
-    monkeypatch.setattr(notebooks, "NOTEBOOKS", folder)
+    monkeypatch.setattr(execution, "NOTEBOOKS", folder)
     monkeypatch.setattr(notebooks, "ROOT", tmp_path)
     monkeypatch.setattr(notebooks, "TIMED_NOTEBOOKS", ("c_timed",))
     notebooks.run("smoke", jobs=2)
@@ -88,7 +88,7 @@ def test_a_notebook_executes_as_soon_as_its_runs_are_trained(tmp_path, monkeypat
             f"import time\nopen({str(log)!r}, 'a').write(f'{name}-notebook start {{time.time()}}\\n')",
         )
     run = {"A": partial(stamp, str(log), "A"), "B": partial(stamp, str(log), "B", "a-notebook")}
-    monkeypatch.setattr(notebooks, "NOTEBOOKS", folder)
+    monkeypatch.setattr(execution, "NOTEBOOKS", folder)
     monkeypatch.setattr(notebooks, "ROOT", tmp_path)
     monkeypatch.setattr(
         notebooks, "training", lambda profile, seed, names: (list(run.values()), [], {"a": [run["A"]], "b": [run["B"]]})
@@ -124,7 +124,7 @@ def test_a_subset_of_the_notebooks_leaves_a_readme_whose_rows_it_did_not_make(tm
         "<!-- generated: ledger u smoke -->\nold u rows\n<!-- end generated -->\n"
     )
     (tmp_path / "README.md").write_text(readme_text)
-    monkeypatch.setattr(notebooks, "NOTEBOOKS", folder)
+    monkeypatch.setattr(execution, "NOTEBOOKS", folder)
     monkeypatch.setattr(notebooks, "ROOT", tmp_path)
     monkeypatch.setattr(notebooks.readme, "SHOWN", ("smoke",))
     notebooks.run("smoke", jobs=1)

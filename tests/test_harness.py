@@ -11,7 +11,7 @@ import papermill
 import pytest
 import torch
 
-from ponder import experiments, ledger, notebooks
+from ponder import execution, experiments, ledger, notebooks
 from ponder.analysis import verdicts
 from ponder.checks import check_choice
 from ponder.paths import claims_dir, figures_dir, results_dir, runs_dir
@@ -260,7 +260,7 @@ def test_figures_are_byte_identical_across_saves(isolated_outputs):
     assert b"CreationDate" not in first[1] and b"matplotlib" not in first[0].lower()
 
 
-NOTEBOOKS = notebooks.find()
+NOTEBOOKS = execution.find()
 
 
 def test_there_are_notebooks():
@@ -319,7 +319,7 @@ def test_notebook_conventions(path):
 
 def test_unknown_notebook_name_lists_the_known_ones():
     with pytest.raises(ValueError, match="explore_hops"):
-        notebooks.find(["nope"])
+        execution.find(["nope"])
 
 
 def test_cpvr_explorer_reacts_to_its_controls():

@@ -26,6 +26,7 @@ LAYERS = (
             "regression",
             "verify",
             "notebooks",
+            "execution",
             "session",
             "kernels",
         },

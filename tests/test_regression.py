@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ponder import ledger, notebooks, numerics, regression
+from ponder import execution, ledger, numerics, regression
 from ponder.analysis import verdicts
 from ponder.bench.acm import RATIO_COLUMNS, ratio_table
 
@@ -270,10 +270,10 @@ def test_refresh_stores_checked_outputs_keeps_masked_changes_and_prints_the_diff
             code(checked, [stream(" ~12.000\n")], 3, "t"),
         ]
     }
-    monkeypatch.setattr(notebooks, "NOTEBOOKS", folder)
-    monkeypatch.setattr(notebooks, "execute_smoke", lambda path, seed: ran)
-    monkeypatch.setattr(notebooks, "unpinned_reason", lambda: None)
-    notebooks.refresh()
+    monkeypatch.setattr(execution, "NOTEBOOKS", folder)
+    monkeypatch.setattr(regression, "execute_smoke", lambda path, seed: ran)
+    monkeypatch.setattr(regression, "unpinned_reason", lambda: None)
+    regression.refresh()
     cells = json.loads((folder / "toy.ipynb").read_text())["cells"]
     assert cells[0]["outputs"] == [] and cells[0]["execution_count"] is None  # unchecked: cleared
     assert cells[1]["outputs"] == ran["cells"][1]["outputs"]  # a changed number is stored
@@ -288,17 +288,17 @@ def test_refresh_stores_checked_outputs_keeps_masked_changes_and_prints_the_diff
         " # code cell 2 (t)",
         "   ~0.100",
     ]
-    notebooks.refresh()
+    regression.refresh()
     assert capsys.readouterr().out == "notebooks/toy.ipynb: checked outputs unchanged\n"
 
 
 def test_refresh_refuses_where_numbers_are_not_pinned(monkeypatch):
-    monkeypatch.setattr(notebooks, "unpinned_reason", lambda: "the CPU is arm64")
+    monkeypatch.setattr(regression, "unpinned_reason", lambda: "the CPU is arm64")
     with pytest.raises(SystemExit, match="the CPU is arm64"):
-        notebooks.refresh(["hyla_lm"])
+        regression.refresh(["hyla_lm"])
 
 
-@pytest.mark.parametrize("path", notebooks.find(), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", execution.find(), ids=lambda p: p.stem)
 def test_every_training_notebook_ends_with_its_regression_cell(path):
     nb = nbformat.read(path, as_version=4)
     tagged = [c for c in nb.cells if regression.TAG in c.metadata.get("tags", [])]

@@ -1,83 +1,40 @@
-"""Execute the notebooks with papermill: ``python -m ponder.notebooks run --profile quick``.
+"""``make figures``: train the notebooks' runs and execute the notebooks, then gather the ledger; and
+the command line ``python -m ponder.notebooks ACTION`` behind the Makefile's notebook targets.
 
 * ``run``     — execute every notebook (or the named ones) with ``profile``/``seed`` injected and
-  ``interactive=False``; executed copies go to ``build/<profile>/``, never over the sources;
-  then gather the claims ledger.
-* ``prepare`` — inject the parameters without executing (what ``make test`` hands to nbval).
-* ``refresh`` — after a change (``make refresh``): execute the notebooks in ``smoke`` with a fresh
-  run cache and write each source back with outputs kept only in cells tagged
-  ``nbval-check-output`` (the reference nbval compares against, the regression cells of
-  :mod:`ponder.regression` among them), the JSON otherwise as it was; print a diff of the stored
-  against the new checked outputs, so that a change of results is a visible diff in review.
+  ``interactive=False`` (:mod:`ponder.execution`); executed copies go to ``build/<profile>/``,
+  never over the sources; then gather the claims ledger (:func:`run`).
+* ``prepare`` — inject the parameters without executing (what ``make test`` hands to nbval:
+  :func:`ponder.execution.prepare`).
+* ``refresh`` — after a change (``make refresh``): store the smoke profile's checked outputs in the
+  notebooks and print their diff (:func:`ponder.regression.refresh`).
 * ``verify``  — after ``make figures`` (``make verify``): per target, are the figures and ledger
   rows made here identical to the committed ones (:mod:`ponder.verify`)?
 """
 
 import argparse
-import difflib
-import json
 import os
 import sys
 import time
 from functools import partial
 from pathlib import Path
 
-from . import parallel, provenance, readme, streams
+from . import execution, parallel, provenance, readme, regression, streams
 from .checks import check_int
 from .experiments import training
 from .ledger import clear, gather, rows, tally
 from .parallel import worker_count
 from .paths import ROOT, figures_dir, profile_folder
-from .profiles import PROFILES, check_device, check_profile
-from .regression import sanitize, unpinned_reason
+from .profiles import PROFILES, check_device
 from .training import cores
 from .verify import verify
-
-NOTEBOOKS = ROOT / "notebooks"
-
-
-def find(names: list[str] | None = None) -> list[Path]:
-    """The notebooks in ``notebooks/`` (all, or those named, with or without ``.ipynb``)."""
-    every = sorted(NOTEBOOKS.glob("*.ipynb"))
-    if not names:
-        return every
-    by_stem = {p.stem: p for p in every}
-    unknown = [n for n in names if Path(n).stem not in by_stem]
-    if unknown:
-        raise ValueError(f"unknown notebook(s) {unknown}; choose from {sorted(by_stem)}")
-    return [by_stem[Path(n).stem] for n in names]
-
-
-def parameters(profile: str, seed: int) -> dict:
-    return {"profile": check_profile(profile), "seed": seed, "interactive": False}
-
-
-def papermill_execute(source: Path, target: Path, parameters: dict | None = None, **options) -> None:
-    """papermill runs ``source`` into ``target`` on the notebooks' kernel, reached over Unix sockets.
-
-    The kernel manager is :class:`ponder.kernels.AsyncSocketKernelManager`: kernels started side by
-    side never race for a TCP port. ``options``: papermill's (``cwd``, ``prepare_only``, ...).
-    """
-    import papermill
-
-    from .kernels import AsyncSocketKernelManager
-
-    papermill.execute_notebook(
-        str(source),
-        str(target),
-        parameters=parameters,
-        kernel_name="python3",
-        progress_bar=False,
-        kernel_manager_class=AsyncSocketKernelManager,
-        **options,
-    )
 
 
 def execute(path: Path, out: Path, profile: str, seed: int) -> tuple[str, float, str | None]:
     """Execute one notebook into ``out``; ``(name, seconds, None)`` or ``(name, seconds, error summary)``."""
     start = time.perf_counter()
     try:
-        papermill_execute(path, out / path.name, parameters(profile, seed), cwd=str(NOTEBOOKS))
+        execution.papermill_execute(path, out / path.name, execution.parameters(profile, seed), cwd=str(path.parent))
     except Exception as error:  # noqa: BLE001 -- reported, and the other notebooks still run
         lines = [line for line in str(error).strip().splitlines() if line.strip()]
         return path.name, time.perf_counter() - start, (lines[-1] if lines else repr(error))
@@ -110,7 +67,7 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
     out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("TQDM_DISABLE", "1")  # the kernels' bars would only clutter the copies
     os.environ["PONDER_SEED"] = str(check_int("seed", seed, minimum=0))  # another seed: its own figures and ledger
-    paths, failed, made, begin = find(names), [], [], time.perf_counter()
+    paths, failed, made, begin = execution.find(names), [], [], time.perf_counter()
     if not names:  # every notebook rewrites its rows: none left from claims that are no longer made
         clear(profile)
     untimed = [p for p in paths if p.stem not in TIMED_NOTEBOOKS]
@@ -175,7 +132,7 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
         f"provenance: {provenance.record(ledger.parent, profile, made)}"
     )
     if ledger.parent in {ROOT / "figures" / profile_folder(p) for p in readme.SHOWN}:  # the README shows them
-        sync_readme()
+        readme.sync_documents(ROOT)
     for name, error in failed:
         print(
             f"FAILED {name}: {error}\n  the executed copy, with the failing cell's traceback: {out / name}",
@@ -210,110 +167,6 @@ def draw_streams(profile: str, groups: list, width: int) -> None:
         print(f"  a chunk of a training stream failed to draw ahead (its runs will draw it): {line}", file=sys.stderr)
 
 
-def sync_readme() -> None:
-    """Rewrite the generated blocks of the README and docs/ from the committed figures
-    (:mod:`ponder.readme`), or say why not: after a subset of the notebooks in a fresh clone, some
-    blocks' rows were never made."""
-    for document in readme.documents(ROOT):
-        name = document.relative_to(ROOT)
-        try:
-            if readme.sync_file(document, ROOT / "figures"):
-                print(f"{name}: its generated blocks rewritten from the figures of {', '.join(readme.SHOWN)}")
-        except readme.NotMade as missing:
-            print(
-                f"{name} left as it was: {missing} (make figures of every notebook, "
-                f"PROFILE={' and '.join(readme.SHOWN)}, rewrites it)",
-                file=sys.stderr,
-            )
-
-
-def prepare(profile: str, out: Path, seed: int = 0, names: list[str] | None = None) -> list[Path]:
-    """Copies of the notebooks with parameters injected and nothing executed (for nbval)."""
-    out.mkdir(parents=True, exist_ok=True)
-    made = []
-    for path in find(names):
-        target = out / path.name
-        papermill_execute(path, target, parameters(profile, seed), prepare_only=True)
-        made.append(target)
-    return made
-
-
-CHECKED = "nbval-check-output"
-
-
-def execute_smoke(path: Path, seed: int = 0) -> dict:
-    """``path`` executed in ``smoke`` with a fresh run cache (as ``make test`` runs it), as notebook JSON."""
-    import tempfile
-    from unittest import mock
-
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        mock.patch.dict(os.environ, {"PONDER_RESULTS": str(Path(tmp) / "results")}),
-    ):  # the kernel inherits it
-        executed = Path(tmp) / path.name
-        papermill_execute(path, executed, parameters("smoke", seed), cwd=str(NOTEBOOKS))
-        return json.loads(executed.read_text())
-
-
-def output_text(outputs: list[dict]) -> list[str]:
-    """The lines of ``outputs`` that a reader compares: streams and plain-text results."""
-    return [
-        line for o in outputs for line in "".join(o.get("text", o.get("data", {}).get("text/plain", ""))).splitlines()
-    ]
-
-
-def checked_text(notebook: dict) -> list[str]:
-    """The text nbval compares in the checked cells of ``notebook``: a header line per cell, then
-    its streams and plain-text results."""
-    lines = []
-    for number, cell in enumerate(c for c in notebook["cells"] if c["cell_type"] == "code"):
-        if CHECKED not in cell["metadata"].get("tags", []):
-            continue
-        lines += [f"# code cell {number} ({cell.get('id')})", *output_text(cell["outputs"])]
-    return lines
-
-
-def store_outputs(source: dict, ran: dict) -> None:
-    """Give ``source``'s checked cells the outputs of ``ran`` (the same notebook executed), keeping
-    the stored ones where they differ only in masked values (timings); clear every other cell's."""
-    by_id = {cell.get("id"): cell for cell in ran["cells"]}
-    for cell in source["cells"]:
-        cell["metadata"].pop("papermill", None)
-        cell["metadata"].pop("execution", None)
-        if cell["cell_type"] != "code":
-            continue
-        if CHECKED not in cell["metadata"].get("tags", []):
-            cell["outputs"], cell["execution_count"] = [], None
-            continue
-        new = by_id[cell.get("id")]
-        outputs = [o for o in new["outputs"] if o["output_type"] != "display_data"]
-        if [sanitize(line) for line in output_text(outputs)] != [
-            sanitize(line) for line in output_text(cell["outputs"])
-        ]:
-            cell["outputs"], cell["execution_count"] = (
-                outputs,
-                new["execution_count"],
-            )  # nbval wants a count beside outputs
-    source["metadata"].pop("papermill", None)
-
-
-def refresh(names: list[str] | None = None, seed: int = 0) -> None:
-    """Re-execute notebooks in ``smoke``, store their checked cells' outputs in the sources (the rest
-    left as written) and print a diff of the stored against the new checked outputs per notebook."""
-    reason = unpinned_reason()
-    if reason is not None:
-        raise SystemExit(f"not refreshing: the stored smoke numbers are the pinned ones, and here {reason}")
-    for path in find(names):
-        source = json.loads(path.read_text())
-        before = checked_text(source)
-        store_outputs(source, execute_smoke(path, seed))
-        after = checked_text(source)
-        path.write_text(json.dumps(source, indent=1, ensure_ascii=False) + "\n")
-        name = f"{path.parent.name}/{path.name}"
-        diff = list(difflib.unified_diff(before, after, f"{name} (stored)", f"{name} (new)", lineterm=""))
-        print("\n".join(diff) if diff else f"{name}: checked outputs unchanged", flush=True)
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m ponder.notebooks", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -335,7 +188,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ref", default="HEAD", help="the commit verify compares with")
     args = parser.parse_args(argv)
     try:
-        find(args.names)
+        execution.find(args.names)
         if args.action == "run":
             check_device(args.profile)
     except ValueError as error:  # a misspelt name, a GPU profile without a GPU: say so, as for any bad argument
@@ -343,11 +196,11 @@ def main(argv: list[str] | None = None) -> None:
     if args.action == "run":
         run(args.profile, args.seed, args.names, args.jobs)
     elif args.action == "refresh":
-        refresh(args.names, args.seed)
+        regression.refresh(args.names, args.seed)
     elif args.action == "verify":
         raise SystemExit(1 if verify(ROOT, str(figures_dir(args.profile).relative_to(ROOT)), args.ref) else 0)
     else:
-        prepare(args.profile, args.out, args.seed, args.names)
+        execution.prepare(args.profile, args.out, args.seed, args.names)
 
 
 if __name__ == "__main__":

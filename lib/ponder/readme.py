@@ -35,6 +35,7 @@ committed figures, so the two cannot be committed out of step.
 
 import os
 import re
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -250,3 +251,20 @@ def sync_file(readme: Path, figures: Path) -> bool:
     if after != before:
         readme.write_text(after)
     return after != before
+
+
+def sync_documents(root: Path = ROOT) -> None:
+    """Rewrite the generated blocks of the README and docs/ under ``root`` from its committed figures,
+    saying which changed, or say why a document was left as it was: after a subset of the notebooks
+    in a fresh clone, some blocks' rows were never made."""
+    for document in documents(root):
+        name = document.relative_to(root)
+        try:
+            if sync_file(document, root / "figures"):
+                print(f"{name}: its generated blocks rewritten from the figures of {', '.join(SHOWN)}")
+        except NotMade as missing:
+            print(
+                f"{name} left as it was: {missing} (make figures of every notebook, "
+                f"PROFILE={' and '.join(SHOWN)}, rewrites it)",
+                file=sys.stderr,
+            )

@@ -13,21 +13,31 @@ test and shows as a diff in review.
 * **Platforms**: the numbers are the same bits only where :mod:`ponder.numerics` pins them
   (x86-64 with AVX2, on the CPU). Elsewhere :func:`skip_unpinned` (a pytest hook, loaded by the
   repository's ``conftest.py``) skips these cells, naming the platform: they are never loosened.
+* **Storing them**: :func:`refresh` (``make refresh``) executes notebooks in ``smoke`` with a fresh
+  run cache and writes each source back with outputs kept only in the checked cells, the JSON
+  otherwise as it was, and prints a diff of the stored against the new checked outputs.
 """
 
+import difflib
+import json
 import math
 import numbers
+import os
 import platform
 import re
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
+from unittest import mock
 
 import pandas as pd
 
-from . import numerics
+from . import execution, numerics
 from .ledger import recorded
 from .paths import ROOT
 
 TAG = "pinned-numbers"
+CHECKED = "nbval-check-output"  # the tag of the cells whose outputs nbval compares
 SANITIZE = ROOT / "tests" / "nbval-sanitize.cfg"
 TIMED_TARGETS = ("acm-9", "survey-4")  # their figures and ledger rows show wall-clock times
 
@@ -143,3 +153,73 @@ def skip_unpinned(items: list, reason: str | None) -> int:
 def pytest_collection_modifyitems(items: list) -> None:
     """pytest hook: skip the checked number cells where the numerics are not pinned."""
     skip_unpinned(items, unpinned_reason())
+
+
+def execute_smoke(path: Path, seed: int = 0) -> dict:
+    """``path`` executed in ``smoke`` with a fresh run cache (as ``make test`` runs it), as notebook JSON."""
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        mock.patch.dict(os.environ, {"PONDER_RESULTS": str(Path(tmp) / "results")}),
+    ):  # the kernel inherits it
+        executed = Path(tmp) / path.name
+        execution.papermill_execute(path, executed, execution.parameters("smoke", seed), cwd=str(path.parent))
+        return json.loads(executed.read_text())
+
+
+def output_text(outputs: list[dict]) -> list[str]:
+    """The lines of ``outputs`` that a reader compares: streams and plain-text results."""
+    return [
+        line for o in outputs for line in "".join(o.get("text", o.get("data", {}).get("text/plain", ""))).splitlines()
+    ]
+
+
+def checked_text(notebook: dict) -> list[str]:
+    """The text nbval compares in the checked cells of ``notebook``: a header line per cell, then
+    its streams and plain-text results."""
+    lines = []
+    for number, cell in enumerate(c for c in notebook["cells"] if c["cell_type"] == "code"):
+        if CHECKED not in cell["metadata"].get("tags", []):
+            continue
+        lines += [f"# code cell {number} ({cell.get('id')})", *output_text(cell["outputs"])]
+    return lines
+
+
+def store_outputs(source: dict, ran: dict) -> None:
+    """Give ``source``'s checked cells the outputs of ``ran`` (the same notebook executed), keeping
+    the stored ones where they differ only in masked values (timings); clear every other cell's."""
+    by_id = {cell.get("id"): cell for cell in ran["cells"]}
+    for cell in source["cells"]:
+        cell["metadata"].pop("papermill", None)
+        cell["metadata"].pop("execution", None)
+        if cell["cell_type"] != "code":
+            continue
+        if CHECKED not in cell["metadata"].get("tags", []):
+            cell["outputs"], cell["execution_count"] = [], None
+            continue
+        new = by_id[cell.get("id")]
+        outputs = [o for o in new["outputs"] if o["output_type"] != "display_data"]
+        if [sanitize(line) for line in output_text(outputs)] != [
+            sanitize(line) for line in output_text(cell["outputs"])
+        ]:
+            cell["outputs"], cell["execution_count"] = (
+                outputs,
+                new["execution_count"],
+            )  # nbval wants a count beside outputs
+    source["metadata"].pop("papermill", None)
+
+
+def refresh(names: list[str] | None = None, seed: int = 0) -> None:
+    """Re-execute notebooks in ``smoke``, store their checked cells' outputs in the sources (the rest
+    left as written) and print a diff of the stored against the new checked outputs per notebook."""
+    reason = unpinned_reason()
+    if reason is not None:
+        raise SystemExit(f"not refreshing: the stored smoke numbers are the pinned ones, and here {reason}")
+    for path in execution.find(names):
+        source = json.loads(path.read_text())
+        before = checked_text(source)
+        store_outputs(source, execute_smoke(path, seed))
+        after = checked_text(source)
+        path.write_text(json.dumps(source, indent=1, ensure_ascii=False) + "\n")
+        name = f"{path.parent.name}/{path.name}"
+        diff = list(difflib.unified_diff(before, after, f"{name} (stored)", f"{name} (new)", lineterm=""))
+        print("\n".join(diff) if diff else f"{name}: checked outputs unchanged", flush=True)
