@@ -4,6 +4,7 @@ frames: targets, texts, what we measured and the verdicts."""
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 from ponder.analysis import hyper_ut as HA
 from ponder.tasks import cpvr_decoys
@@ -22,7 +23,7 @@ def verdicts_of(claims):
 
 
 def shortcut_table():
-    """:func:`ponder.plots.cpvr.shortcuts`' shape: per sampler and hop count, the rules' accuracies."""
+    """:func:`ponder.analysis.hyper_ut.shortcuts`' shape: per sampler and hop count, the rules' accuracies."""
     values = {
         "uniform": {"best position rule": [1.0, 0.5, 0.25, 0.3], "pruning": ([1.0, 0.4, 0.6, 0.9], [1, 0.7, 0.8, 1])},
         "sorted": {"best position rule": [1.0, 0.6, 0.5, 0.8], "pruning": ([0.0] * 4, [0.0] * 4)},
@@ -40,6 +41,28 @@ def shortcut_table():
         )
         for sampler, v in values.items()
     )
+
+
+def test_shortcuts_measure_the_chance_level_and_the_position_rules_per_sampler_and_hop_count():
+    """Drawn samples of both chain ends: one row per sampler and hop count; the majority label and the best
+    position rule are what a count over the examples gives, and the best rule is the best of every position's."""
+    from ponder.tasks import cpvr
+
+    samples = {end: cpvr.sample(400, 12, (1, 2, 3), seed=0, end=end) for end in cpvr.ENDS}
+    table = HA.shortcuts(samples)
+    assert list(table[["sampler", "hops"]].itertuples(index=False, name=None)) == [
+        (end, h) for end in cpvr.ENDS for h in (1, 2, 3)
+    ]
+    x, hops, label = samples["sorted"]
+    row = table[(table.sampler == "sorted") & (table.hops == 2)].iloc[0]
+    two = hops == 2
+    counts = torch.bincount(label[two])
+    assert row["majority label"] == pytest.approx((counts.max() / two.sum()).item())
+    by_position = [(x[two, j] == label[two]).float().mean().item() for j in range(12)]
+    assert row["best position rule"] == pytest.approx(max(by_position))
+    assert by_position[int(row["position"])] == pytest.approx(max(by_position))
+    assert table.filter(like="pruning dead ends").shape[1] == 2
+    assert table.drop(columns=["sampler", "hops", "position"]).stack().between(0, 1).all()
 
 
 @pytest.mark.parametrize(

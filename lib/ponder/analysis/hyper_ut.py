@@ -21,6 +21,7 @@ from ..models.kinds import ACT_KINDS, KINDS, LABELS, build, parameter_count
 from ..profiles import by_profile
 from ..sizes.hyper_ut import SIZES
 from ..tasks import cpvr, cpvr_decoys
+from ..tasks.cpvr_pruning import with_pruning_baselines
 from ..training import default_device
 from . import verdicts
 from .convergence import FIT
@@ -76,9 +77,30 @@ def two_ends_rule(length: int, hops: Sequence[int], n: int) -> pd.DataFrame:
     return decoy_rules(length, hops, n)[["hops", "one of the two ends"]]
 
 
+def shortcuts(samples: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]) -> pd.DataFrame:
+    """Per sampler (a name for each ``(x, hops, label)``) and hop count: the chance level (always
+    the most frequent label), the best position-only rule "answer ``x[j]``" (its accuracy, its ``j``)
+    and pruning dead ends for 1 and 2 rounds (:mod:`ponder.tasks.cpvr_pruning`)."""
+    parts = []
+    for sampler, (x, hops, label) in samples.items():
+        chance = cpvr.majority_accuracy(hops, label)
+        rows = [
+            {
+                "sampler": sampler,
+                "hops": h,
+                "majority label": chance[h],
+                "best position rule": accuracy.max().item(),
+                "position": int(accuracy.argmax()),
+            }
+            for h, accuracy in cpvr.position_rule_accuracy(x, hops, label).items()
+        ]
+        parts.append(with_pruning_baselines(pd.DataFrame(rows), (x, hops, label)))
+    return pd.concat(parts, ignore_index=True)
+
+
 def sampler_claims(checked: Sequence[bool], table: pd.DataFrame) -> list[Claim]:
     """hut-1's rows on plain C-PVR. ``checked``: per example drawn by the samplers, whether its hop count and label
-    are the ones it was sampled with; ``table``: :func:`ponder.plots.cpvr.shortcuts`' rows, one per ``sampler``
+    are the ones it was sampled with; ``table``: :func:`shortcuts`' rows, one per ``sampler``
     (:data:`ponder.tasks.cpvr.ENDS`) and ``hops``, with columns ``majority label``, ``best position rule`` and
     ``pruning dead ends, <k> round(s)``. The samplers are exact; the other rows describe the chance level, the best
     position-only rule under both ends and pruning dead ends, at 1 / 4 / 8 hops."""

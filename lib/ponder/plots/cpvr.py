@@ -7,8 +7,7 @@ import seaborn as sns
 import torch
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
-from ..tasks.cpvr import count_hops, majority_accuracy, pointer_chain, position_rule_accuracy
-from ..tasks.cpvr_pruning import with_pruning_baselines
+from ..tasks.cpvr import count_hops, pointer_chain
 from . import colors
 
 
@@ -55,31 +54,10 @@ def draw_label_by_hops(ax: plt.Axes, hops: torch.Tensor, label: torch.Tensor) ->
     ax.set_title("Label by hop count")
 
 
-def shortcuts(samples: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]) -> pd.DataFrame:
-    """Per sampler (a name for each ``(x, hops, label)``) and hop count: the chance level (always
-    the most frequent label), the best position-only rule "answer ``x[j]``" (its accuracy, its ``j``)
-    and pruning dead ends for 1 and 2 rounds (:mod:`ponder.tasks.cpvr_pruning`)."""
-    parts = []
-    for sampler, (x, hops, label) in samples.items():
-        chance = majority_accuracy(hops, label)
-        rows = [
-            {
-                "sampler": sampler,
-                "hops": h,
-                "majority label": chance[h],
-                "best position rule": accuracy.max().item(),
-                "position": int(accuracy.argmax()),
-            }
-            for h, accuracy in position_rule_accuracy(x, hops, label).items()
-        ]
-        parts.append(with_pruning_baselines(pd.DataFrame(rows), (x, hops, label)))
-    return pd.concat(parts, ignore_index=True)
-
-
 def draw_shortcuts(ax: plt.Axes, table: pd.DataFrame, length: int) -> None:
-    """Per hop count and sampler (a :func:`shortcuts` table): the majority label (dashed), the best
-    position-only rule (solid), pruning dead ends (dotted, the uniform sampler's: the two samplers
-    differ only in where chains end), and uniform guessing ``1/length``."""
+    """Per hop count and sampler (a :func:`ponder.analysis.hyper_ut.shortcuts` table): the majority label
+    (dashed), the best position-only rule (solid), pruning dead ends (dotted, the uniform sampler's: the
+    two samplers differ only in where chains end), and uniform guessing ``1/length``."""
     for (sampler, part), color in zip(table.groupby("sampler", sort=False), colors(table["sampler"].nunique())):
         ax.plot(
             part["hops"], part["best position rule"], "o-", color=color, label=f"best position rule, {sampler} ends"
