@@ -9,7 +9,7 @@ from ponder.runs import PACKAGE
 
 # lowest first; a top-level module or package of ``ponder`` by its first name under ``ponder``
 LAYERS = (
-    ("foundation", {"", "numerics", "exact", "checks", "profiles", "paths"}),
+    ("foundation", {"", "numerics", "exact", "products", "checks", "profiles", "paths"}),
     ("papers", {"tasks", "models"}),
     ("runner", {"runs", "training", "parallel", "ensemble", "streams", "cuda_graphs", "compilation", "timing"}),
     ("experiments", {"sizes", "experiments"}),

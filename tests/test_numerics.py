@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ponder import numerics, parallel
+from ponder import numerics, parallel, products
 
 HERE = Path(__file__).resolve().parent
 RECORDED = json.loads((HERE / "numerics_hashes.json").read_text())["machines"]
@@ -105,6 +105,7 @@ def report(path: str) -> None:
         json.dumps(
             {
                 "pinned": numerics.pinned(),
+                "routed": products.routed(),
                 "capability": torch.backends.cpu.get_cpu_capability(),
                 "threads": torch.get_num_threads(),
                 "pid": os.getpid(),
@@ -118,14 +119,17 @@ def test_prefetch_workers_and_papermill_kernels_run_pinned(tmp_path, run_one_cel
     assert parallel.prefetch([partial(report, str(f)) for f in files], workers=2) == 2
     for f in files:
         written = json.loads(f.read_text())
-        assert written.pop("pid") != os.getpid() and written == {"pinned": True, "capability": "AVX2", "threads": 1}
+        assert written.pop("pid") != os.getpid()
+        assert written == {"pinned": True, "routed": True, "capability": "AVX2", "threads": 1}
 
     outputs = run_one_cell(
         "import torch, os\n"
-        "print(torch.backends.cpu.get_cpu_capability(), torch.get_num_threads(), os.environ.get('MKL_CBWR'))"
+        "print(torch.backends.cpu.get_cpu_capability(), torch.get_num_threads(), os.environ.get('MKL_CBWR'))\n"
+        "import ponder\n"
+        "print(ponder.products.routed())"
     )
     printed = outputs[0]["text"].split()
-    assert printed == ["AVX2", "1", "COMPATIBLE"]
+    assert printed == ["AVX2", "1", "COMPATIBLE", "True"]
 
 
 def test_importing_torch_first_is_warned_about():

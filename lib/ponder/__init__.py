@@ -11,7 +11,13 @@ from . import numerics
 # Nothing in this project may reach the Hugging Face Hub: data sets are generated locally.
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-# MKL branch, ATen and oneDNN instruction sets, one thread: before anything imports torch
-numerics.pin()
+# MKL branch, ATen and oneDNN instruction sets, one thread: before anything imports torch; then, where
+# pinned, the float32 CPU products through numpy's OpenBLAS (ponder.products, which loads torch)
+PINNED = numerics.pin()
+
+from . import products  # noqa: E402  (after the pins)
+
+if PINNED:
+    products.route()
 
 __version__ = "0.1.0"

@@ -48,6 +48,12 @@ def papermill_execute(source: Path, target: Path, parameters: dict | None = None
     )
 
 
+def execute(source: Path, target: Path, profile: str, seed: int) -> None:
+    """Execute the notebook ``source`` into ``target`` with ``profile`` and ``seed`` injected, in
+    ``source``'s folder (where its relative paths point)."""
+    papermill_execute(source, target, parameters(profile, seed), cwd=str(source.parent))
+
+
 def prepare(profile: str, out: Path, seed: int = 0, names: list[str] | None = None) -> list[Path]:
     """Copies of the notebooks in ``out`` with parameters injected and nothing executed (what
     ``make test`` hands to nbval)."""

@@ -34,7 +34,7 @@ def execute(path: Path, out: Path, profile: str, seed: int) -> tuple[str, float,
     """Execute one notebook into ``out``; ``(name, seconds, None)`` or ``(name, seconds, error summary)``."""
     start = time.perf_counter()
     try:
-        execution.papermill_execute(path, out / path.name, execution.parameters(profile, seed), cwd=str(path.parent))
+        execution.execute(path, out / path.name, profile, seed)
     except Exception as error:  # noqa: BLE001 -- reported, and the other notebooks still run
         lines = [line for line in str(error).strip().splitlines() if line.strip()]
         return path.name, time.perf_counter() - start, (lines[-1] if lines else repr(error))

@@ -31,8 +31,10 @@ an Intel CPU runs other GEMM, FFT and vector-math code than an AMD one, and the 
 ``COMPATIBLE`` is MKL's vendor-independent branch: with it every operation of
 ``tests/numerics_probe.py`` gives the same bits on two Intel Xeons (AVX-512) as on an AMD EPYC
 (``tests/numerics_hashes.json`` holds the machines' hashes, ``tests/test_numerics.py`` compares).
-It costs GEMM speed; what it costs each family's training steps, ``python -m ponder.bench
-numerics`` measures (docs/reproducibility.md).
+Its GEMMs are slow, so wherever the pins apply ``import ponder`` sends the float32 matrix products
+to numpy's OpenBLAS, which picks its kernels by instruction set alone (:mod:`ponder.products`); what
+the pins still cost each family's training steps, ``python -m ponder.bench numerics`` measures
+(docs/reproducibility.md).
 ATen's dropout draws its mask with MKL on Intel only; :mod:`ponder.models.dropout` draws it the
 same way everywhere. MKL's vector square root (``torch.sqrt`` on the CPU) is not correctly rounded,
 and which results miss depends on the processor's square-root estimate, which no setting pins;
@@ -85,9 +87,13 @@ def pinned() -> bool:
     return all(os.environ.get(name) == value for name, value in PINS.items())
 
 
+# what ponder.products.route does wherever the numerics are pinned (import ponder calls it)
+PRODUCTS = "float32 CPU products through numpy's OpenBLAS"
+
+
 def describe() -> str:
     """The numeric configuration, part of every run's cache key."""
-    return "pinned " + ",".join(f"{k}={v}" for k, v in PINS.items()) if pinned() else "unpinned"
+    return "pinned " + ",".join(f"{k}={v}" for k, v in PINS.items()) + f"; {PRODUCTS}" if pinned() else "unpinned"
 
 
 def pin() -> bool:

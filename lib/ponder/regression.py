@@ -162,7 +162,7 @@ def execute_smoke(path: Path, seed: int = 0) -> dict:
         mock.patch.dict(os.environ, {"PONDER_RESULTS": str(Path(tmp) / "results")}),
     ):  # the kernel inherits it
         executed = Path(tmp) / path.name
-        execution.papermill_execute(path, executed, execution.parameters("smoke", seed), cwd=str(path.parent))
+        execution.execute(path, executed, "smoke", seed)
         return json.loads(executed.read_text())
 
 
