@@ -69,8 +69,8 @@ def test_copies_render_each_test_digit_again_differently():
 # sha256 of images("test", size=8, canvas=16, scene="textured", copies=2) and of sample(16, seed=3, ...):
 # the bytes pinned
 PINNED_TEXTURED = {
-    "test": "5314fcf5bc0f6ae9287c92512af1aa04dd4d7ee71c565a2d83289323a15cc0bf",
-    "sample": "1861dfd2e22c56ce62bd0669c38e64c7b79c1a01d35434065da572d20d589ac0",
+    "test": "342c79dc6cd7e3b1d10cf55790f35adbb73bee01a2232a63d7bf9b13aaec708e",
+    "sample": "1b8d9b72073fb57d74bcabf5ac8adbad23796444b45fad0f3966eba60d568b4c",
 }
 
 
