@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from ponder.analysis import hyper_ut as HA
+from ponder.experiments import hyper_ut as H
 from ponder.tasks import cpvr_decoys
 
 SEEDS = (0, 1, 2)
@@ -281,3 +282,31 @@ def test_pool_ablation_claims_judge_the_generators_and_describe_pool_sizes_route
     assert claims[2].ours == "N=1: 1.00 / 0.90 / 0.80; UT+ACT: 1.00 / 1.00 / 0.95"
     assert claims[3].ours == "OOD 0.40 vs 0.60; in distribution 0.90 vs 1.00 (seeds: 1)"
     assert "hops 1..3 (seed 0;" in claims[4].text and claims[4].ours == DESCRIBED_CHOICES
+
+
+def test_pool_ablation_claims_leave_out_the_variants_a_profile_does_not_train():
+    """quick trains neither the pool of one nor the router without the step: their rows are left out, not
+    written from empty frames."""
+    by_size = runs([1, 1, 1, 0.7, 0.5], pool_size=16, generator="block", seed=0, router_step=True)
+    generators = pd.DataFrame({"block": [0.6], "delta": [0.5]}, index=pd.Index([0], name="seed"))
+    claims = HA.pool_ablation_claims(
+        by_size,
+        generators,
+        runs([1, 1, 0.95, 0.5, 0.5], seed=0),
+        by_size,
+        CHOICES,
+        generator="block",
+        pool_size=16,
+        train_max=3,
+        seed=0,
+    )
+    assert [c.ours for c in claims] == ["N=16: 0.60", "block 0.60 vs delta 0.50 (seeds: 1 vs 1)", DESCRIBED_CHOICES]
+
+
+def test_quick_leaves_the_pool_and_router_variants_and_depth_8_to_cpu():
+    """The runs that only add variants to hut-10's and hut-2's figures train at cpu, not at quick."""
+    quick, cpu = H.pool_configs("quick"), H.pool_configs("cpu")
+    assert set(quick) == {("block", 16, True), ("delta", 16, True)}
+    assert set(cpu) == set(quick) | {("block", 1, True), ("block", 4, True), ("block", 16, False)}
+    assert [d for d, _ in H.depth_runs("quick")] == [1, 2, 4]
+    assert [d for d, s in H.depth_runs("cpu") if s == 0] == [1, 2, 4, 8]

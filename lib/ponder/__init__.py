@@ -13,11 +13,11 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # MKL branch, ATen and oneDNN instruction sets, one thread: before anything imports torch; then, where
 # pinned, the float32 CPU products through numpy's OpenBLAS (ponder.products, which loads torch)
-PINNED = numerics.pin()
+numerics.pin()
 
 from . import products  # noqa: E402  (after the pins)
 
-if PINNED:
+if numerics.pinned():
     products.route()
 
 __version__ = "0.1.0"

@@ -25,6 +25,7 @@ run's key) says so.
 """
 
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -37,11 +38,11 @@ def _array(t: torch.Tensor) -> np.ndarray:
     return t.detach().numpy()
 
 
-def _scaled(product: np.ndarray, bias: torch.Tensor, beta, alpha) -> torch.Tensor:
+def _scaled(result: np.ndarray, bias: torch.Tensor, beta, alpha) -> torch.Tensor:
     """``β c + α p`` as ATen computes it: with β = 0, ``c`` is ignored (NaN in it does not propagate)."""
     if alpha != 1:
-        product *= alpha
-    out = torch.from_numpy(product)
+        result *= alpha
+    out = torch.from_numpy(result)
     return out.add_(bias, alpha=beta) if beta != 0 else out
 
 
@@ -56,39 +57,38 @@ def _routed(a: torch.Tensor, b: torch.Tensor, dims: int) -> bool:
     )
 
 
-def mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """``a @ b``: ``[n, k] × [k, m] -> [n, m]``."""
-    if not _routed(a, b, 2):
-        return torch.mm(a, b, out=a.new_empty(0))
-    return torch.from_numpy(np.matmul(_array(a), _array(b)))
+def product(aten: Callable, dims: int) -> Callable:
+    """The kernel of ``aten`` (``torch.mm``, ``torch.bmm``): ``a @ b`` of two ``dims``-dimensional operands."""
+
+    def kernel(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        if not _routed(a, b, dims):
+            return aten(a, b, out=a.new_empty(0))
+        return torch.from_numpy(np.matmul(_array(a), _array(b)))
+
+    return kernel
 
 
-def addmm(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor, beta=1, alpha=1) -> torch.Tensor:
-    """``β c + α (a @ b)``: ``c`` broadcast to ``[n, m]``."""
-    if not _routed(a, b, 2):
-        return torch.addmm(c, a, b, beta=beta, alpha=alpha, out=a.new_empty(0))
-    return _scaled(np.matmul(_array(a), _array(b)), c, beta, alpha)
+def scaled_product(aten: Callable, dims: int) -> Callable:
+    """The kernel of ``aten`` (``torch.addmm``, ``torch.baddbmm``): ``β c + α (a @ b)``, ``c`` broadcast."""
+
+    def kernel(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor, beta=1, alpha=1) -> torch.Tensor:
+        if not _routed(a, b, dims):
+            return aten(c, a, b, beta=beta, alpha=alpha, out=a.new_empty(0))
+        return _scaled(np.matmul(_array(a), _array(b)), c, beta, alpha)
+
+    return kernel
 
 
-def bmm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """``a @ b`` per batch: ``[B, n, k] × [B, k, m] -> [B, n, m]``."""
-    if not _routed(a, b, 3):
-        return torch.bmm(a, b, out=a.new_empty(0))
-    return torch.from_numpy(np.matmul(_array(a), _array(b)))
-
-
-def baddbmm(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor, beta=1, alpha=1) -> torch.Tensor:
-    """``β c + α (a @ b)`` per batch: ``c`` broadcast to ``[B, n, m]``."""
-    if not _routed(a, b, 3):
-        return torch.baddbmm(c, a, b, beta=beta, alpha=alpha, out=a.new_empty(0))
-    return _scaled(np.matmul(_array(a), _array(b)), c, beta, alpha)
-
-
-KERNELS = {"mm": mm, "addmm": addmm, "bmm": bmm, "baddbmm": baddbmm}
+KERNELS = {
+    "mm": product(torch.mm, 2),
+    "addmm": scaled_product(torch.addmm, 2),
+    "bmm": product(torch.bmm, 3),
+    "baddbmm": scaled_product(torch.baddbmm, 3),
+}
 
 
 def route() -> None:
-    """Send ATen's CPU ``mm``, ``addmm``, ``bmm`` and ``baddbmm`` to the functions above, once per process."""
+    """Send ATen's CPU ``mm``, ``addmm``, ``bmm`` and ``baddbmm`` to :data:`KERNELS`, once per process."""
     global _library
     if _library is not None:
         return

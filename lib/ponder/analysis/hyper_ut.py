@@ -417,7 +417,7 @@ def pool_ablation_claims(
     def on_training_hops(part: pd.DataFrame) -> str:
         return " / ".join(f"{a:.2f}" for a in part[(part.hops <= train_max) & (part.seed == seed)]["accuracy"])
 
-    return [
+    claims = [
         Claim(
             "hut-10",
             f"Hyper-UT OOD accuracy by pool size N (one run each, seed {seed})",
@@ -431,21 +431,29 @@ def pool_ablation_claims(
             ours=f"block {block.mean():.2f} vs delta {delta.mean():.2f} (seeds: {block.count()} vs {delta.count()})",
             verdict=verdicts.greater(block, delta),
         ),
-        Claim(
-            "hut-10",
-            f"the pool of one (a UT+ACT with its block reparametrised) fits its training hops like UT+ACT (accuracy at "
-            f"hops 1..{train_max}, seed {seed}; describes)",
-            ours=f"N=1: {on_training_hops(by_size[by_size.pool_size == 1])}; UT+ACT: {on_training_hops(ut_act)}",
-            verdict=None,
-        ),
-        Claim(
-            "hut-10",
-            "the router without the step (reads the state only; ablation): OOD and in-distribution accuracy against "
-            "the default router (describes)",
-            ours=f"OOD {router_ood[False].mean():.2f} vs {router_ood[True].mean():.2f}; in distribution "
-            f"{router_in[False].mean():.2f} vs {router_in[True].mean():.2f} (seeds: {router_ood[False].count()})",
-            verdict=None,
-        ),
+    ]
+    if 1 in by_pool_size.index:  # the profile trains the pool of one
+        claims.append(
+            Claim(
+                "hut-10",
+                f"the pool of one (a UT+ACT with its block reparametrised) fits its training hops like UT+ACT "
+                f"(accuracy at hops 1..{train_max}, seed {seed}; describes)",
+                ours=f"N=1: {on_training_hops(by_size[by_size.pool_size == 1])}; UT+ACT: {on_training_hops(ut_act)}",
+                verdict=None,
+            )
+        )
+    if False in router_ood.columns:  # the profile trains the router without the step
+        claims.append(
+            Claim(
+                "hut-10",
+                "the router without the step (reads the state only; ablation): OOD and in-distribution accuracy "
+                "against the default router (describes)",
+                ours=f"OOD {router_ood[False].mean():.2f} vs {router_ood[True].mean():.2f}; in distribution "
+                f"{router_in[False].mean():.2f} vs {router_in[True].mean():.2f} (seeds: {router_ood[False].count()})",
+                verdict=None,
+            )
+        )
+    return claims + [
         Claim(
             "hut-10",
             f"each variant at the learning rate of the grid with the lowest validation cross-entropy on hops "

@@ -436,12 +436,12 @@ def depth_needed(profile: str, seed: int = 0) -> pd.DataFrame:
 def pool_configs(profile: str) -> dict[tuple[str, int, bool], dict | None]:
     """hut-10's Hyper-UT (with ACT) variants: ``{(generator, pool size, router reads the step): model
     overrides}``: both generators at the default pool size, the default generator at every pool
-    size of the profile, and the router without the step (the ablation). The default model's
-    overrides are ``None``: its runs are hut-3's."""
+    size of the profile, and, where the profile has ``router_ablation``, the router without the step. The default
+    model's overrides are ``None``: its runs are hut-3's."""
     sizes = by_profile(SIZES, profile)
     m = sizes["model"]
     keys = {(g, m["pool_size"], True) for g in GENERATORS} | {(m["generator"], n, True) for n in sizes["pool_sizes"]}
-    keys |= {(m["generator"], m["pool_size"], False)}
+    keys |= {(m["generator"], m["pool_size"], False)} if sizes["router_ablation"] else set()
     overrides = {
         key: {k: v for k, v in zip(("generator", "pool_size", "router_step"), key, strict=True) if m[k] != v}
         for key in sorted(keys)

@@ -54,6 +54,7 @@ SIZES = {
         model=dict(MODEL, dim=16, heads=2, steps=3, pool_size=4, code_dim=8, rank=2),
         depth_grid=dict(depths=(1, 2), hops=(1, 2), steps=20),
         pool_sizes=(1, 4),
+        router_ablation=True,
     ),
     # cpu (and quick, on fewer runs: below): room to ponder (up to 8 steps; a Transformer of depth 8)
     # and hops 1-3 in training, so that "more hops, more steps" has a gradient to follow; length 12
@@ -108,6 +109,7 @@ SIZES = {
         # 1-5; depth 6, between two that solve the task, is left to gpu and paper.
         depth_grid=dict(depths=(1, 2, 4, 8), hops=(1, 2, 3, 4, 5), steps=3000),
         pool_sizes=(1, 4, 16),  # N=64: gpu and paper
+        router_ablation=True,
     ),
     # gpu: the paper profile's task and model (length 16, hops 1-4 / 1-7: the most a decoy leaves room
     # for, width 64, 8 steps) for fewer optimisation steps, so that every Hyper-UT and survey notebook
@@ -143,6 +145,7 @@ SIZES = {
         model=dict(MODEL, dim=64, heads=4, steps=8, code_dim=32),
         depth_grid=dict(depths=(1, 2, 3, 4, 8), hops=(1, 2, 3, 4, 5, 6), steps=6_000),
         pool_sizes=(1, 4, 16, 64),
+        router_ablation=True,
     ),
     "paper": dict(
         length=16,
@@ -160,13 +163,24 @@ SIZES = {
         model=dict(MODEL, dim=64, heads=4, steps=8, code_dim=32),
         depth_grid=dict(depths=(1, 2, 4, 6, 8), hops=(1, 2, 3, 4, 5, 6), steps=10_000),
         pool_sizes=(1, 4, 16, 64),
+        router_ablation=True,
     ),
 }
 
 
-# quick: cpu's task, models and steps on one seed, so that every notebook fits 35 minutes of a 2-core
-# laptop (a seed of the five kinds costs about 10 CPU-minutes, of hut-2's four depths about 3): hut-3/4/5's
-# comparisons, hut-2's growth and hut-10's generators are then inconclusive by the ledger's rule, and cpu
-# judges them on 3 seeds. hut-10's pool of 4 entries is left to cpu too, and so is the learning-rate grid:
-# quick trains every kind at 6e-3, one of cpu's grid, and leaves hut-4's sweep of tau to cpu.
-SIZES["quick"] = dict(SIZES["cpu"], seeds=(0,), single_seed=(), pool_sizes=(1, 16), lr_grid=(6e-3,), tau_sweep=())
+# quick: cpu's task, models and steps on one seed (a seed of the five kinds costs about 10 CPU-minutes, of
+# hut-2's depths about 1.5): hut-3/4/5's comparisons, hut-2's growth and hut-10's generators are then
+# inconclusive by the ledger's rule, and cpu judges them on 3 seeds. What only adds variants to a figure is
+# left to cpu, to keep quick's minutes: hut-10's pools of 1 and 4 entries and its router without the step
+# (about 7 CPU-minutes), hut-2's depth 8 (depth 4 already fits every hop count; about 2), the learning-rate
+# grid (quick trains every kind at 6e-3, one of cpu's grid) and hut-4's sweep of tau.
+SIZES["quick"] = dict(
+    SIZES["cpu"],
+    seeds=(0,),
+    single_seed=(),
+    pool_sizes=(16,),
+    router_ablation=False,
+    lr_grid=(6e-3,),
+    tau_sweep=(),
+    depth_grid=dict(SIZES["cpu"]["depth_grid"], depths=(1, 2, 4)),
+)

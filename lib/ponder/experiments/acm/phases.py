@@ -119,9 +119,15 @@ def test_set(profile: str, task: str = "digits") -> tuple[torch.Tensor, torch.Te
 
 def with_validation(evaluated: Callable[[nn.Module], dict], score: Callable[[dict], float], profile: str, task: str):
     """``evaluated`` (a model's metrics on the test set) plus ``validation``: ``score`` of the same metrics on the
-    validation set (:func:`validation_set`), what the method's learning rate is chosen on."""
-    xv, yv = validation_set(profile, task)
-    return lambda m: evaluated(m, *test_set(profile, task)) | {"validation": score(evaluated(m, xv, yv))}
+    validation set (:func:`validation_set`), what the method's learning rate is chosen on. Both sets are made when
+    a trained model is evaluated, never where a run is only looked up (:func:`ponder.runs.only_cached`)."""
+
+    def evaluate_both(model: nn.Module) -> dict:
+        return evaluated(model, *test_set(profile, task)) | {
+            "validation": score(evaluated(model, *validation_set(profile, task)))
+        }
+
+    return evaluate_both
 
 
 def accuracy(metrics: dict) -> float:
@@ -178,14 +184,13 @@ def base_model(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Mo
     unpinned, the base models train with every thread). A downstream run's config names the base
     model by its run's key (:func:`base_spec`), which fixes its weights."""
     run, make, cfg = base_spec(profile, seed, task)
-    x, y = test_set(profile, task)
     return train_run(
         run,
         make,
         lambda m, b: F.cross_entropy(m(b[0]), b[1]),
         batches(profile, cfg.batch_size, seed, task),
         cfg,
-        evaluate=lambda m: evaluate(m, x, y),
+        evaluate=lambda m: evaluate(m, *test_set(profile, task)),
     )
 
 
