@@ -2,9 +2,10 @@
 
 * ``smoke`` — tests and CI: every notebook end to end in seconds; numbers are meaningless.
 * ``quick`` — default of ``make figures``, sized for a 2-core laptop without a GPU within 35 minutes;
-  a cold run takes about an hour on 2 AMD EPYC cores (docs/reproducibility.md), so the budget is not met.
+  a cold run takes 42.5 minutes on 2 Intel Xeon cores (docs/reproducibility.md), so the budget is not met.
   The comparisons that need several seeds to be judged mostly get one here (the ledger then says
-  inconclusive), and the grids are thinned; ``cpu`` has the rest.
+  inconclusive), the grids are thinned and the variants that only add to a figure are left out; ``cpu``
+  has the rest.
 * ``cpu``   — ``quick``'s task sizes on the same laptop, with longer training where a reference must
   converge (the ACM base models, fuzzy logic): every judged comparison on 3 seeds and the full grids
   (learning rates, pool sizes, budgets, depths, ablations); several hours. Its runs are mostly
