@@ -57,13 +57,17 @@ def test_timed_calls_fault_no_fresh_pages():
     map no fresh pages. Without it, glibc gave acm-9's layers thousands of fresh pages on every call
     (1,500-9,300 faults a call, by what the call before had freed), which made the same dense MLP take
     45-75 ms by its place in a round."""
-    faults = {
-        mode: int(
-            subprocess.run(
-                [sys.executable, "-c", STEADY_HEAP_PROBE, mode], capture_output=True, text=True, check=True
-            ).stdout
-        )
-        for mode in ("on", "off")
-    }
-    assert faults["on"] < 50, faults
-    assert faults["off"] > 10_000, faults  # what the probe sees without it: the probe can tell
+
+    def probe(mode: str) -> int:
+        command = [sys.executable, "-c", STEADY_HEAP_PROBE, mode]
+        return int(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+
+    # Without it, glibc's own thresholds move with what the process freed before, so a process may happen to
+    # reuse its pages: the probe can tell if one of a few processes faults as acm-9's layers did; with it, as
+    # many processes fault on none.
+    off = []
+    while len(off) < 4 and max(off, default=0) <= 10_000:
+        off.append(probe("off"))
+    assert max(off) > 10_000, off
+    on = [probe("on") for _ in off]
+    assert max(on) < 50, on
