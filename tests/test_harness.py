@@ -11,7 +11,7 @@ import papermill
 import pytest
 import torch
 
-from ponder import execution, experiments, ledger, notebooks
+from ponder import execution, ledger, notebooks, registry
 from ponder.analysis import verdicts
 from ponder.checks import check_choice
 from ponder.paths import claims_dir, figures_dir, results_dir, runs_dir
@@ -308,7 +308,7 @@ def test_a_misspelt_notebook_is_a_usage_error_not_a_traceback(capsys):
 
 
 @pytest.mark.parametrize(
-    "main", [lambda argv: notebooks.main(["run", *argv]), experiments.main], ids=["notebooks", "experiments"]
+    "main", [lambda argv: notebooks.main(["run", *argv]), registry.main], ids=["notebooks", "experiments"]
 )
 def test_a_gpu_profile_without_a_gpu_is_a_usage_error_before_anything_trains(main, monkeypatch, capsys):
     """``make figures PROFILE=gpu`` (or ``make results``) on a machine without CUDA would train for days
@@ -320,7 +320,7 @@ def test_a_gpu_profile_without_a_gpu_is_a_usage_error_before_anything_trains(mai
         raise AssertionError("started training")
 
     monkeypatch.setattr(notebooks, "run", train)
-    monkeypatch.setattr(experiments, "train_all", train)
+    monkeypatch.setattr(registry, "train_all", train)
     for profile in ("gpu", "paper"):
         with pytest.raises(SystemExit) as stop:
             main(["--profile", profile])
@@ -438,7 +438,8 @@ def first_runs(profile: str, monkeypatch) -> set[tuple[str, str]]:
     job stops there: nothing trains; ACM jobs all start at shared upstream runs, so they are left to
     test_acm's own check), and of the C-PVR learning-rate grids' runs upstream of them."""
     from ponder import runs
-    from ponder.experiments import hyper_ut, notebook_jobs, upstream_jobs
+    from ponder.experiments import hyper_ut
+    from ponder.registry import notebook_jobs, upstream_jobs
 
     seen = set()
     original = runs.Run.__init__
@@ -475,6 +476,6 @@ def test_train_all_trains_every_run_the_notebook_reads(tmp_path, monkeypatch):
 
     monkeypatch.setenv("PONDER_RESULTS", str(tmp_path))
     monkeypatch.setenv("PONDER_WORKERS", "1")
-    experiments.train_all("smoke", names=["survey_parity"])
+    registry.train_all("smoke", names=["survey_parity"])
     with only_cached():  # raises NotCached at the first run that is not there
         assert len(survey_parity.parity_frame("smoke")) and len(survey_parity.control_frame("smoke"))
