@@ -7,6 +7,7 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from ponder import registry
 from ponder.analysis import acm as acm_analysis
 from ponder.analysis.acm import compared, leads, learners_needed, mean_points
 from ponder.analysis.tuning import describe_choices
@@ -644,7 +645,6 @@ def test_profile_sizes_scale_the_baselines_and_the_loss_weights():
 
 
 def test_quick_thins_cpus_grids_and_keeps_what_its_figures_draw():
-    from ponder.experiments import acm
     from ponder.experiments.acm import baselines, phases
 
     assert phases.budgets("paper") == (0.25, 0.4, 0.6, 0.75)  # the paper's grid
@@ -670,7 +670,7 @@ def test_quick_thins_cpus_grids_and_keeps_what_its_figures_draw():
     def runs(profile):  # every notebook's jobs, the profile argument left out
         return {
             (j.func.__name__, j.args[1:], tuple(sorted(j.keywords.items())))
-            for js in acm.jobs(profile).values()
+            for js in registry.acm_jobs(profile).values()
             for j in js
         }
 

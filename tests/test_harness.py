@@ -11,7 +11,7 @@ import papermill
 import pytest
 import torch
 
-from ponder import execution, experiments, ledger, notebooks
+from ponder import execution, ledger, notebooks, registry
 from ponder.analysis import verdicts
 from ponder.checks import check_choice
 from ponder.paths import claims_dir, figures_dir, results_dir, runs_dir
@@ -135,21 +135,54 @@ def test_a_claim_a_notebook_no_longer_makes_leaves_the_ledger(monkeypatch):
     ]
 
 
-def test_the_ledger_marks_rows_made_by_other_code(monkeypatch):
+def test_the_ledger_marks_rows_whose_code_changed_since():
     ledger.claim("hut-2", "made before", ours=1, verdict=verdicts.exact(True), profile="smoke")
-    monkeypatch.setattr(ledger, "code_trees", lambda: "0123abcd/4567ef01")
     ledger.claim("hut-3", "made now", ours=1, verdict=verdicts.exact(True), profile="smoke")
+    path = claims_dir("smoke") / "hut-2.json"
+    (row,) = json.loads(path.read_text())
+    assert row["made by"]["notebook"] is None and "ponder.ledger" in row["made by"]["modules"]
+    path.write_text(json.dumps([{**row, "code": "0123abcdef01"}]))  # as if the code had changed since
     text = ledger.gather("smoke").read_text()
-    assert "code 0123abcd/4567ef01)" in text
     assert (
-        "Rows made by other code than 0123abcd/4567ef01 (marked *older*; their notebooks have not run since): hut-2."
-        in text
+        "Rows whose code has changed since they were made (marked *older*; their notebooks have not run since): "
+        "hut-2." in text
     )
     assert (
         "| hut-2 | made before | — | 1 | exact: no noise | holds (*older*) |" in text
         and "| hut-3 | made now | — | 1 | exact: no noise | holds |" in text
     )
     assert set(ledger.target_ids()) >= {"hut-1", "acm-9", "hyla-a1", "survey-4"}
+
+
+def test_a_rows_code_covers_what_its_kernel_imported_and_its_notebooks_code_cells(tmp_path, monkeypatch):
+    """Changing a module the row's kernel imported, or a code cell of its notebook, marks it older; a docstring,
+    a comment, a Markdown cell or a module it did not import does not; a module or notebook gone marks it too."""
+    (tmp_path / "notebooks").mkdir()
+    used, unused, book = tmp_path / "used.py", tmp_path / "unused.py", tmp_path / "notebooks" / "n.ipynb"
+    monkeypatch.setattr(ledger, "ROOT", tmp_path)
+    monkeypatch.setattr(ledger, "module_file", lambda name: {"ponder.used": used, "ponder.unused": unused}.get(name))
+
+    def write_notebook(markdown: str, code: str) -> None:
+        cells = [{"cell_type": "markdown", "source": [markdown]}, {"cell_type": "code", "source": [code]}]
+        book.write_text(json.dumps({"cells": cells}))
+
+    used.write_text('"""Doc."""\nx = 1\n')
+    unused.write_text("y = 1\n")
+    write_notebook("# Title", "print(x)")
+    made = {"notebook": "n.ipynb", "modules": ["ponder.used"]}
+    code = ledger.code_of(made)
+    used.write_text('"""Another doc."""\nx = 1  # a comment\n')
+    unused.write_text("y = 2\n")
+    write_notebook("# Another title", "print(x)")
+    assert ledger.code_of(made) == code
+    write_notebook("# Another title", "print(x + 1)")
+    assert ledger.code_of(made) not in (code, "gone")
+    write_notebook("# Title", "print(x)")
+    used.write_text("x = 2\n")
+    assert ledger.code_of(made) not in (code, "gone")
+    used.unlink()
+    assert ledger.code_of(made) == "gone"
+    assert ledger.is_older({"id": "hut-2", "code": "0123abcd/4567ef01"})  # a row made before rows named their code
 
 
 def test_rows_of_an_older_format_are_named_and_cleared(isolated_outputs):
@@ -275,7 +308,7 @@ def test_a_misspelt_notebook_is_a_usage_error_not_a_traceback(capsys):
 
 
 @pytest.mark.parametrize(
-    "main", [lambda argv: notebooks.main(["run", *argv]), experiments.main], ids=["notebooks", "experiments"]
+    "main", [lambda argv: notebooks.main(["run", *argv]), registry.main], ids=["notebooks", "experiments"]
 )
 def test_a_gpu_profile_without_a_gpu_is_a_usage_error_before_anything_trains(main, monkeypatch, capsys):
     """``make figures PROFILE=gpu`` (or ``make results``) on a machine without CUDA would train for days
@@ -287,7 +320,7 @@ def test_a_gpu_profile_without_a_gpu_is_a_usage_error_before_anything_trains(mai
         raise AssertionError("started training")
 
     monkeypatch.setattr(notebooks, "run", train)
-    monkeypatch.setattr(experiments, "train_all", train)
+    monkeypatch.setattr(registry, "train_all", train)
     for profile in ("gpu", "paper"):
         with pytest.raises(SystemExit) as stop:
             main(["--profile", profile])
@@ -405,7 +438,8 @@ def first_runs(profile: str, monkeypatch) -> set[tuple[str, str]]:
     job stops there: nothing trains; ACM jobs all start at shared upstream runs, so they are left to
     test_acm's own check), and of the C-PVR learning-rate grids' runs upstream of them."""
     from ponder import runs
-    from ponder.experiments import hyper_ut, notebook_jobs, upstream_jobs
+    from ponder.experiments import hyper_ut
+    from ponder.registry import notebook_jobs, upstream_jobs
 
     seen = set()
     original = runs.Run.__init__
@@ -442,6 +476,6 @@ def test_train_all_trains_every_run_the_notebook_reads(tmp_path, monkeypatch):
 
     monkeypatch.setenv("PONDER_RESULTS", str(tmp_path))
     monkeypatch.setenv("PONDER_WORKERS", "1")
-    experiments.train_all("smoke", names=["survey_parity"])
+    registry.train_all("smoke", names=["survey_parity"])
     with only_cached():  # raises NotCached at the first run that is not there
         assert len(survey_parity.parity_frame("smoke")) and len(survey_parity.control_frame("smoke"))

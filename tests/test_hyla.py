@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from ponder import registry
 from ponder.analysis import hyla as HA
 from ponder.analysis import hyla_latent as L
 from ponder.experiments import hyla as H
@@ -206,7 +207,7 @@ def test_at_gpu_every_kind_tries_the_same_two_rates_and_prefetch_trains_both():
             rates = sorted(c.lr for c in H.candidates(s, "gpu", task))
             assert rates == [3e-4, 1e-3] if task == "sraven" else rates == [1e-3, 3e-3]
             assert {c.weight_decay for c in H.candidates(s, "gpu", task)} == {s.weight_decay}
-    ablations = H.jobs("gpu")["hyla_ablations"]
+    ablations = registry.hyla_jobs("gpu")["hyla_ablations"]
     assert {job.args[0].lr for job in ablations if job.func is H.train_sraven_once} == {3e-4, 1e-3}
 
 
@@ -260,7 +261,7 @@ def test_table_a1_trains_every_kind_on_every_seed_of_the_profile():
     base sraven and fuzzy runs on every seed of :func:`seeds_of` (3 at cpu, gpu and paper), so that
     hyla-a1's comparisons are judged against the seed noise."""
     for profile in ("quick", "cpu", "gpu", "paper"):
-        jobs = H.jobs(profile)["hyla_ablations"]
+        jobs = registry.hyla_jobs(profile)["hyla_ablations"]
         for train, setup, task in (
             (H.train_sraven_once, H.sraven_setup, "sraven"),
             (H.train_fuzzy_once, H.fuzzy_setup, "fuzzy"),

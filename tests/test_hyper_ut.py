@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 import torch
 
+from ponder import registry
 from ponder.analysis import hyper_ut as HA
 from ponder.analysis.tuning import describe_choices
 from ponder.experiments import hyper_ut as H
@@ -662,7 +663,7 @@ def test_hut4_sweeps_tau_over_the_act_kinds_each_tuned_at_its_tau(monkeypatch):
     assert set(runs) == {(k, t, 10 + s) for t in taus for k in H.ACT_KINDS for s in H.SIZES["cpu"]["seeds"]}
     assert {job.keywords["tune_seed"] for job in runs.values()} == {10}
     assert {job.keywords["model"]["tau"] for job in runs.values()} == set(taus) and MODEL["tau"] not in taus
-    tuned = H.upstream("cpu")["hyper_ut"]
+    tuned = registry.hyper_ut_upstream("cpu")["hyper_ut"]
     assert {(j.args[0], j.keywords["model"]["tau"]) for j in tuned if (j.keywords.get("model") or {}).get("tau")} == {
         (k, t) for k in H.ACT_KINDS for t in taus
     }

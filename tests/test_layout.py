@@ -12,7 +12,7 @@ LAYERS = (
     ("foundation", {"", "numerics", "exact", "products", "checks", "profiles", "paths"}),
     ("papers", {"tasks", "models"}),
     ("runner", {"runs", "training", "parallel", "ensemble", "streams", "cuda_graphs", "compilation", "timing"}),
-    ("experiments", {"sizes", "experiments"}),
+    ("experiments", {"sizes", "experiments", "registry"}),
     ("analysis", {"analysis"}),
     (
         "presentation",

@@ -12,7 +12,7 @@ from multiprocessing import get_context
 import pytest
 import torch
 
-from ponder import experiments, parallel
+from ponder import parallel, registry
 from ponder.experiments import hyla as H
 from ponder.runs import _LOADED, NotCached, Run, only_cached
 from ponder.training import num_threads
@@ -112,13 +112,11 @@ def test_workers_take_the_gpus_in_turn(monkeypatch):
 
 
 def test_notebook_job_lists_name_known_notebooks():
-    from ponder.experiments import acm
-
-    assert set(H.jobs("smoke")) == {"hyla_ablations", "hyla_fuzzy", "hyla_latent", "hyla_lm", "hyla_sraven"}
-    assert set(acm.jobs("smoke")) == {"acm_vit", "acm_ablations", "acm_speech"}
+    assert set(registry.hyla_jobs("smoke")) == {"hyla_ablations", "hyla_fuzzy", "hyla_latent", "hyla_lm", "hyla_sraven"}
+    assert set(registry.acm_jobs("smoke")) == {"acm_vit", "acm_ablations", "acm_speech"}
     for notebook in ("hyla_nope", "acm_nope"):
         with pytest.raises(ValueError, match="notebook"):
-            experiments.prefetch("smoke", notebook)
+            registry.prefetch("smoke", notebook)
 
 
 def test_acm_runs_downstream_of_the_base_are_the_same_from_a_worker_and_in_process(tmp_path, monkeypatch):
@@ -169,7 +167,7 @@ def test_make_figures_trains_ahead_for_every_notebook_that_prefetches():
     import json
     from pathlib import Path
 
-    from ponder.experiments import notebook_jobs
+    from ponder.registry import notebook_jobs
 
     folder = Path(__file__).parents[1] / "notebooks"
     prefetching = {

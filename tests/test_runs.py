@@ -62,10 +62,10 @@ def test_changed_config_is_a_miss():
 
 
 EXPERIMENTS = sorted(
-    f"ponder.experiments.{p.stem}"
-    for p in (PACKAGE / "experiments").glob("*.py")
+    ".".join(("ponder", *p.relative_to(PACKAGE).with_suffix("").parts))
+    for p in (PACKAGE / "experiments").rglob("*.py")
     if p.stem not in ("__init__", "__main__")
-)
+)  # every module that defines runs, ACM's phases and baselines among them
 
 
 def test_code_version_follows_the_named_modules():
@@ -85,7 +85,15 @@ def test_the_closure_holds_every_module_the_experiment_imports(experiment):
 
 
 def test_the_acm_runs_are_keyed_on_the_flop_counts_they_store():
-    assert "ponder.models.flops" in import_closure(("ponder.experiments.acm",))
+    for module in ("phases", "baselines"):
+        assert "ponder.models.flops" in import_closure((f"ponder.experiments.acm.{module}",))
+
+
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_what_the_notebooks_train_is_in_no_runs_key(experiment):
+    """The registry lists which runs each notebook trains; no run imports it, so moving a run from one
+    profile's list to another's, or adding a notebook, retrains nothing."""
+    assert not {"ponder.registry", "ponder.notebooks", "ponder.execution"} & set(import_closure((experiment,)))
 
 
 @pytest.fixture(scope="module")

@@ -130,10 +130,11 @@ def test_chunk_jobs_draw_the_stream_and_count_as_cached_once_drawn(monkeypatch):
 
 @pytest.mark.parametrize("profile", ["quick", "cpu"])
 def test_make_figures_draws_the_cpvr_streams_before_the_runs_that_read_them(profile):
-    from ponder import experiments, parallel
+    from ponder import parallel, registry
 
-    independent, groups, needed = experiments.training(profile)
-    cpvr = {"hyper_ut", "hyper_ut_depth", "hyper_ut_modules", "survey_early_exit", "survey_mod", "survey_table"}
+    independent, groups, needed = registry.training(profile)
+    cpvr = {"hyper_ut", "hyper_ut_depth", "hyper_ut_modules", "hyper_ut_explorer"}
+    cpvr |= {"survey_early_exit", "survey_mod", "survey_table"}
     chunks = {name: {parallel.key(j) for j in needed[name] if streams.is_chunk(j)} for name in needed}
     assert {name for name, drawn in chunks.items() if drawn} == cpvr
     sizes = hyper_ut.SIZES[profile]

@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
+from ponder import registry
 from ponder.analysis import survey
 from ponder.analysis import survey_parity as pa
 from ponder.experiments import survey_parity as sp
@@ -48,7 +49,7 @@ def test_grid_runs_cover_seeds_times_knob_values_per_method():
     controls = sp.control_runs("quick", seed=5)
     assert sorted(controls) == [5 + o for o in s["seeds"]]
     assert all(job.args[0] == "act" and job.keywords == {"max_steps": 1} for job in controls.values())
-    assert len(sp.jobs("quick", seed=5)["survey_parity"]) == len(runs) + len(controls)
+    assert len(registry.parity_jobs("quick", seed=5)["survey_parity"]) == len(runs) + len(controls)
 
 
 def metrics(accuracy: dict[int, float], steps: float = 2.0) -> dict:

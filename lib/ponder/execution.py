@@ -2,6 +2,7 @@
 the notebooks in ``notebooks/``, each on the notebooks' kernel with its parameters injected by papermill
 (``profile``, ``seed``, ``interactive=False``)."""
 
+import os
 from pathlib import Path
 
 from .paths import ROOT
@@ -50,7 +51,9 @@ def papermill_execute(source: Path, target: Path, parameters: dict | None = None
 
 def execute(source: Path, target: Path, profile: str, seed: int) -> None:
     """Execute the notebook ``source`` into ``target`` with ``profile`` and ``seed`` injected, in
-    ``source``'s folder (where its relative paths point)."""
+    ``source``'s folder (where its relative paths point). Its kernel knows the notebook by name
+    (``PONDER_NOTEBOOK``), which each ledger row it makes records (:func:`ponder.ledger.made_by`)."""
+    os.environ["PONDER_NOTEBOOK"] = source.name  # the kernel papermill starts next inherits it
     papermill_execute(source, target, parameters(profile, seed), cwd=str(source.parent))
 
 

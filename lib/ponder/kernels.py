@@ -4,7 +4,7 @@ A kernel manager picks "free" TCP ports by binding port 0 and letting go of it; 
 them a moment later. In between, another process starting a kernel (the pytest-xdist workers of
 ``make test``, ``--jobs`` of ``make figures``) or any local connection's ephemeral port can take
 one, and the kernel dies with ``Address already in use`` before it replies to ``kernel_info``.
-CI failed so once. A Unix socket under a fresh random prefix has nothing to race for.
+A Unix socket under a fresh random prefix has nothing to race for.
 
 papermill takes :class:`AsyncSocketKernelManager` (``kernel_manager_class``); nbval's kernels
 are :class:`SocketKernelManager`, set by the repository's ``conftest.py``. Elsewhere than POSIX

@@ -9,10 +9,13 @@ a notebook calls :func:`record` on them (:func:`claim` records one row), and eac
 """
 
 import functools
+import hashlib
 import json
 import math
+import os
 import re
 import subprocess
+import sys
 from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
@@ -20,7 +23,7 @@ from pathlib import Path
 from .analysis.verdicts import RULE, VERDICTS, Claim, Verdict
 from .paths import ROOT, claims_dir, figures_dir, seed
 from .profiles import check_profile
-from .runs import write_json
+from .runs import module_file, source_shape, write_json
 
 SHOWN = {
     "holds": "holds",
@@ -28,7 +31,7 @@ SHOWN = {
     "inconclusive": "inconclusive",
     None: "—",
 }  # a verdict's cell in the ledger
-OLDER = " (*older*)"  # after the verdict of a row made by other code than the ledger's
+OLDER = " (*older*)"  # after the verdict of a row whose code has changed since it was made (code_of)
 _RECORDED: dict[tuple[str, str], dict] = {}  # (target, claim) -> the row this process recorded last
 
 
@@ -67,7 +70,7 @@ def claim(target: str, text: str, ours, verdict: Verdict | None, *, profile: str
         "ours": _fmt(ours),
         **judged,
         "profile": profile,
-        "code": code_trees(),
+        **made_by(),
     }
     path = claims_dir(profile) / f"{target}.json"
     rows = json.loads(path.read_text()) if path.exists() else []
@@ -136,21 +139,45 @@ def commit() -> str:
     return head + (" + changes" if dirty else "")
 
 
-@functools.cache
-def code_trees() -> str:
-    """The code a row was made by: git's tree hashes of lib/ and notebooks/ at HEAD (unchanged by a
-    commit that touches neither), ``+ changes`` if either differs from HEAD, or ``unknown``; read
-    once per process, as :func:`commit`."""
-    try:
-        trees = [
-            subprocess.run(
-                ["git", "rev-parse", f"HEAD:{folder}"], cwd=ROOT, capture_output=True, text=True, check=True
-            ).stdout.strip()[:8]
-            for folder in ("lib", "notebooks")
-        ]
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return "/".join(trees) + (" + changes" if commit().endswith("changes") else "")
+def made_by() -> dict:
+    """What makes the rows this process claims, and the hash of it (:func:`code_of`): the notebook
+    its kernel executes (``PONDER_NOTEBOOK``, set by :func:`ponder.execution.execute`; none in a plain
+    process) and every ``ponder`` module imported so far, among them the experiments that trained
+    its runs and the analysis that judged them."""
+    made = {
+        "notebook": os.environ.get("PONDER_NOTEBOOK"),
+        "modules": sorted(name for name in sys.modules if name.split(".")[0] == "ponder" and module_file(name)),
+    }
+    return {"made by": made, "code": code_of(made)}
+
+
+def code_of(made: dict) -> str:
+    """Hash of the code a row was made by, as it is now: each module's syntax tree without its docstrings
+    (:func:`ponder.runs.source_shape`) and the code cells of the notebook; ``gone`` if one no longer exists.
+
+    A row is *older* when this no longer equals the hash it was recorded with: its numbers may move
+    once its notebook runs again. Comments, docstrings, Markdown cells and modules its kernel did not
+    import change without marking it."""
+    digest = hashlib.sha256()
+    for name in made["modules"]:
+        path = module_file(name)
+        if path is None or not path.is_file():
+            return "gone"
+        digest.update(f"{name}\n{_shape(path, path.read_bytes())}\n".encode())
+    if made["notebook"]:
+        path = ROOT / "notebooks" / made["notebook"]
+        if not path.is_file():
+            return "gone"
+        cells = json.loads(path.read_text())["cells"]
+        digest.update("\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code").encode())
+    return digest.hexdigest()[:12]
+
+
+@functools.lru_cache(maxsize=1024)
+def _shape(path: Path, source: bytes) -> str:
+    """:func:`ponder.runs.source_shape` of ``path``, whose bytes are ``source``: parsed once per version
+    of the file, since a ledger's rows share most of their modules."""
+    return source_shape(path)
 
 
 def target_ids() -> list[str]:
@@ -158,18 +185,23 @@ def target_ids() -> list[str]:
     return re.findall(r"^\| ([a-z]+-[a-z0-9]+) \|", (ROOT / "TARGETS.md").read_text(), flags=re.MULTILINE)
 
 
-def provenance(found: list[dict], code: str) -> list[str]:
-    """The ledger's lines on what it does not cover: targets without rows, and rows made by other
-    code than ``code``, the current one (their notebooks have not run since; ``older`` marks them)."""
+def is_older(row: dict) -> bool:
+    """Whether the code that made ``row`` has changed since (:func:`code_of`)."""
+    return "made by" not in row or row["code"] != code_of(row["made by"])
+
+
+def provenance(found: list[dict]) -> list[str]:
+    """The ledger's lines on what it does not cover: targets without rows, and rows whose code has
+    changed since they were made (:func:`is_older`; their notebooks have not run since)."""
     lines = []
     missing = [t for t in target_ids() if t not in {r["id"] for r in found}]
     if missing:
         lines.append(f"No rows (their notebooks have not run into this ledger): {', '.join(missing)}.")
-    older = sorted({r["id"] for r in found if r.get("code") != code}, key=target_order)
+    older = sorted({r["id"] for r in found if is_older(r)}, key=target_order)
     if older:
         lines.append(
-            f"Rows made by other code than {code} (marked *older*; their notebooks have not run since): "
-            f"{', '.join(older)}."
+            "Rows whose code has changed since they were made (marked *older*; their notebooks have not run "
+            f"since): {', '.join(older)}."
         )
     return lines
 
@@ -183,9 +215,9 @@ def tally(found: list[dict]) -> str:
 def gather(profile: str) -> Path:
     """Write the ledger of ``profile`` as a Markdown table with a count per verdict; return its path."""
     check_profile(profile)
-    found, code = rows(profile), code_trees()
+    found = rows(profile)
     lines = [
-        f"# Claims ledger ({profile} profile, seed {seed()}, commit {commit()}, code {code})",
+        f"# Claims ledger ({profile} profile, seed {seed()}, commit {commit()})",
         "",
         "Generated by `make figures`; every row was judged by its notebook on what it measured.",
         "",
@@ -193,7 +225,7 @@ def gather(profile: str) -> Path:
         "",
         tally(found) + ".",
         "",
-        *(line + "\n" for line in provenance(found, code)),
+        *(line + "\n" for line in provenance(found)),
         "| id | claim | paper | ours | evidence | verdict |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
@@ -204,7 +236,7 @@ def gather(profile: str) -> Path:
             r["paper"],
             r["ours"],
             r["noise"],
-            SHOWN[r["verdict"]] + ("" if r.get("code") == code else OLDER),
+            SHOWN[r["verdict"]] + (OLDER if is_older(r) else ""),
         ]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     out = figures_dir(profile) / "CLAIMS.md"

@@ -21,11 +21,11 @@ from pathlib import Path
 
 from . import execution, parallel, provenance, readme, regression, streams
 from .checks import check_int
-from .experiments import training
 from .ledger import clear, gather, rows, tally
 from .parallel import worker_count
 from .paths import ROOT, figures_dir, profile_folder
 from .profiles import PROFILES, check_device
+from .registry import training
 from .training import cores
 from .verify import verify
 
@@ -55,7 +55,7 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
     The C-PVR training streams are drawn first, on every core (:func:`draw_streams`). Then one pool
     of ``jobs`` worker processes (default :func:`ponder.parallel.worker_count`: one per core on the
     CPU, where runs and kernels have one thread each) trains the runs of every notebook
-    (:func:`ponder.experiments.training`: the runs others build on first, those built on them as
+    (:func:`ponder.registry.training`: the runs others build on first, those built on them as
     soon as they have ended, the rest filling the cores) and executes each notebook once its runs
     are there and no run is left to start, so notebooks fill the cores that the last runs leave
     idle. The :data:`TIMED_NOTEBOOKS` execute alone at the end, so that nothing else runs beside

@@ -10,7 +10,7 @@ worker processes, and returns; the cell then makes its usual calls, which load f
 >>> results = [train_sraven(setup, profile, seed) for setup in setups]   # all cache hits
 
 Jobs must not share an unfinished upstream run (two workers would train it twice): train the
-shared part first, as :func:`ponder.experiments.prefetch` does with the base model. A worker
+shared part first, as :func:`ponder.registry.prefetch` does with the base model. A worker
 has one thread; every run that can be prefetched trains through :func:`train_one_thread` wherever
 it runs, because the thread count changes the last bits of a sum and a run's numbers should not
 depend on where it ran. With one worker :func:`prefetch` does nothing and the notebook's own

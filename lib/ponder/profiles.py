@@ -12,7 +12,7 @@
   ``quick``'s plus more, in one cache (:func:`ponder.paths.runs_dir`); its figures and ledger are
   committed under ``figures/cpu/``.
 * ``gpu``   — one GPU, about 59 minutes of an H200 at the rates ``python -m ponder.bench train``
-  measured (the aim was 20): the claims that need scale at the papers' model sizes (HYLA sraven at
+  measured: the claims that need scale at the papers' model sizes (HYLA sraven at
   K = 4 and 10.24M instances, Hyper-UT at length 16 with 8 steps on 3 seeds, ACM on a 12-block
   ViT), the rest at sizes between ``quick`` and ``paper``, in ``quick``'s shape: one seed, thinner
   grids. Its figures are committed under ``figures/gpu/``.

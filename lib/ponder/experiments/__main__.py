@@ -1,3 +1,3 @@
-from . import main
+from ..registry import main
 
 main()

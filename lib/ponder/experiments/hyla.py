@@ -18,7 +18,6 @@ code does, so runs with three seeds see three different splits.
 """
 
 from dataclasses import asdict, replace
-from functools import partial
 
 import torch
 import torch.nn.functional as F
@@ -352,34 +351,3 @@ def fuzzy_grid(profile: str) -> list[Fuzzy]:
         for n in sw["lengths"]
         for frac in sw["frac_tests"]
     ]
-
-
-def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
-    """The runs each HYLA notebook trains, as jobs for :func:`ponder.parallel.prefetch`."""
-    sw = sweeps(profile)
-
-    def sr(runs, seed=seed):
-        return [partial(train_sraven_once, c, profile, seed) for s in runs for c in candidates(s, profile, "sraven")]
-
-    def fz(runs, seed=seed):
-        return [partial(train_fuzzy_once, c, profile, seed) for s in runs for c in candidates(s, profile, "fuzzy")]
-
-    others = seeds_of(profile, seed)[1:]
-    return {
-        "hyla_ablations": [
-            job
-            for s in seeds_of(profile, seed)
-            for job in sr([sraven_setup(profile, kind=kind) for kind in sw["ablations"]], s)
-            + fz([fuzzy_setup(profile, kind=kind) for kind in sw["ablations"]], s)
-        ],
-        "hyla_fuzzy": fz(fuzzy_grid(profile)) + [job for s in others for job in fz(fuzzy_drop_setups(profile), s)],
-        "hyla_latent": sr([heads_setup(profile, kind, h) for kind in MAIN_KINDS for h in sw["heads"]])
-        + sr([sraven_setup(profile, kind=kind, k=k) for kind in MAIN_KINDS for k in sw["ks"]]),
-        "hyla_lm": [
-            partial(train_text, text_setup(profile, kind=kind), profile, s)
-            for s in seeds_of(profile, seed)
-            for kind in MAIN_KINDS
-        ],
-        "hyla_sraven": sr([row["setup"] for row in scaling_setups(profile)])
-        + sr([sraven_setup(profile, kind=kind, holdout=h) for kind in MAIN_KINDS for h in sw["holdouts"]]),
-    }

@@ -495,27 +495,3 @@ def tuned_configs(profile: str) -> dict[str, tuple[str, dict | None]]:
         if model is not None
     }
     return {LABELS[k]: (k, None) for k in KINDS} | variants
-
-
-def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
-    """The runs each Hyper-UT notebook trains, as jobs for :func:`ponder.parallel.prefetch`."""
-    return {
-        "hyper_ut": leading(generalization_runs(profile, seed)) + leading(halting_runs(profile, seed)),
-        "hyper_ut_depth": leading(depth_runs(profile, seed)),
-        "hyper_ut_modules": leading(pool_runs(profile, seed)),
-    }
-
-
-def upstream(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
-    """What the runs of each Hyper-UT notebook read and do not train: its training streams
-    (:func:`stream_chunks`) and the lr-grid runs its learning rates are chosen on (:func:`tuning_jobs`)."""
-    main = stream_chunks(profile, seed)
-    kinds = [(k, None) for k in KINDS] + [
-        (k, {"tau": t}) for t in by_profile(SIZES, profile)["tau_sweep"] for k in ACT_KINDS
-    ]
-    return {
-        "hyper_ut": main + tuning_jobs(profile, seed, kinds),
-        "hyper_ut_depth": stream_chunks(profile, seed, depth_grid=True),
-        "hyper_ut_modules": main
-        + tuning_jobs(profile, seed, [("hyper_act", m) for m in pool_configs(profile).values()]),
-    }

@@ -23,13 +23,11 @@ longer target reads no position it was not trained on.
 """
 
 from collections.abc import Sequence
-from functools import partial
 
 import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from .. import parallel
 from ..checks import check_choice, check_int
 from ..models.seq2seq import CausalLM, greedy_decode
 from ..profiles import by_profile, run_sizes
@@ -211,12 +209,3 @@ def chance(profile: str) -> pd.DataFrame:
     _, m, label = test_set(sizes["length"], sizes["test_hops"], sizes["n_test"])
     majority = cpvr.majority_accuracy(m, label)
     return pd.DataFrame({"hops": list(majority), "chance (majority label)": list(majority.values())})
-
-
-def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
-    """The runs of the scratch-pad notebook (every target and seed), as jobs for :func:`ponder.parallel.prefetch`."""
-    return {
-        "hyper_ut_scratchpad": [
-            partial(train_seq2seq, t, profile, seed + s) for s in by_profile(SIZES, profile)["seeds"] for t in TARGETS
-        ]
-    }

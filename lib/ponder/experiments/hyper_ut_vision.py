@@ -16,14 +16,12 @@ matches ViT on ImageNet with >70 % savings); and, per test image, the layers it 
 """
 
 from dataclasses import asdict
-from functools import partial
 
 import pandas as pd
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .. import parallel
 from ..checks import check_int
 from ..models.kinds import ACT_KINDS, build, parameter_count
 from ..models.vit import ViT
@@ -165,14 +163,3 @@ def comparison(profile: str, seed: int = 0) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
-
-
-def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
-    """The runs of the vision notebook (every model of :func:`models`), as jobs for :func:`ponder.parallel.prefetch`."""
-    return {
-        "hyper_ut_vision": [
-            partial(train_vision, kind, profile, seed + offset, depth)
-            for offset in by_profile(SIZES, profile)["seeds"]
-            for kind, depth in models(profile).values()
-        ]
-    }

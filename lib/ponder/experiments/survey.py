@@ -14,11 +14,8 @@ pondernet     the UT's shared block with PonderNet halting                  UT (
 ============  ===========================================================  ==================
 """
 
-from functools import partial
-
 import torch.nn.functional as F
 
-from .. import parallel
 from ..models.calm import CALMClassifier, early_exit_loss
 from ..models.classifier import Classifier, FixedDepth, SequenceEmbedding
 from ..models.kinds import build, parameter_count
@@ -140,29 +137,3 @@ def train_pondernet(profile: str, seed: int = 0):
 # -- survey-2: early exit -----------------------------------------------------------------
 # -- survey-3: Mixture-of-Depths ----------------------------------------------------------
 # -- survey-4: every adaptive method against its dense twin --------------------------------
-def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
-    """The C-PVR runs each survey notebook trains, as jobs for :func:`ponder.parallel.prefetch`
-    (the Hyper-UT models come from ``hyper_ut``'s jobs, which its notebooks run first)."""
-    sizes, survey = by_profile(hyper_ut.SIZES, profile), by_profile(SURVEY, profile)
-    table = [
-        partial(hyper_ut.train_cpvr, kind, profile, seed)
-        for kind in ("transformer", "ut", "ut_act", "hyper", "hyper_act")
-    ]
-    return {
-        "survey_early_exit": [partial(train_early_exit, profile, seed + s) for s in sizes["seeds"]],
-        "survey_mod": [partial(train_mod, profile, c, seed) for c in survey["capacities"]] + table[:1],
-        "survey_table": table
-        + [
-            partial(train_early_exit, profile, seed),
-            partial(train_mod, profile, survey["table_capacity"], seed),
-            partial(train_pondernet, profile, seed),
-        ],
-    }
-
-
-def upstream(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
-    """What the C-PVR runs of each survey notebook read and do not train: the training streams
-    (:func:`ponder.experiments.hyper_ut.stream_chunks`) and the lr-grid runs the Hyper-UT notebooks'
-    models are tuned on (:func:`ponder.experiments.hyper_ut.tuning_jobs`)."""
-    tuning = hyper_ut.tuning_jobs(profile, seed, [(kind, None) for kind in hyper_ut.KINDS])
-    return dict.fromkeys(jobs(profile, seed), hyper_ut.stream_chunks(profile, seed) + tuning)

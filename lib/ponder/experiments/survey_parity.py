@@ -137,8 +137,3 @@ def control_runs(profile: str, seed: int = 0) -> dict[int, parallel.Job]:
         seed + o: partial(train_parity, "act", profile, seed + o, max_steps=1)
         for o in by_profile(PARITY, profile)["seeds"]
     }
-
-
-def jobs(profile: str, seed: int = 0) -> dict[str, list[parallel.Job]]:
-    """Every survey-1 run, as the survey_parity notebook's jobs for :func:`ponder.parallel.prefetch`."""
-    return {"survey_parity": [*grid_runs(profile, seed).values(), *control_runs(profile, seed).values()]}
