@@ -82,6 +82,8 @@ def test_learners_needed_claims_judge_the_share_needing_two_or_three_learners_fr
     assert "random learners" in paper_start.text
     assert (warm_start.target, warm_start.ours, warm_start.verdict) == ("acm-5", "50% need 2-3; 50% need <4", None)
     assert "warm start" in warm_start.text and "seed 0" in warm_start.text
+    (alone,) = acm_analysis.learners_needed_claims(random, None, settled, seed=0)  # a profile without the warm start
+    assert alone == paper_start
 
 
 @pytest.mark.parametrize("sign, judged", [(1, "holds"), (-1, "does not hold")])

@@ -185,6 +185,17 @@ def test_a_rows_code_covers_what_its_kernel_imported_and_its_notebooks_code_cell
     assert ledger.is_older({"id": "hut-2", "code": "0123abcd/4567ef01"})  # a row made before rows named their code
 
 
+def test_a_row_is_made_by_the_modules_its_process_imported_but_the_registry(monkeypatch):
+    """The registry says what trains ahead, never what a notebook computes: editing it marks no row older."""
+    from ponder import registry  # noqa: F401
+
+    monkeypatch.setenv("PONDER_NOTEBOOK", "hyla_lm.ipynb")
+    made = ledger.made_by()["made by"]
+    assert made["notebook"] == "hyla_lm.ipynb"
+    assert {"ponder.ledger", "ponder.experiments.hyla"} <= set(made["modules"])
+    assert "ponder.registry" not in made["modules"]
+
+
 def test_rows_of_an_older_format_are_named_and_cleared(isolated_outputs):
     ledger.claim("hut-2", "kept", ours=1, verdict=None, profile="smoke")
     (claims_dir("smoke") / "hut-9.json").write_text('[{"id": "hut-9", "claim": "old", "holds": true}]')

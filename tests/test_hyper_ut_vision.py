@@ -74,3 +74,12 @@ def test_a_match_against_a_vit_that_did_not_finish_training_is_inconclusive():
 def test_savings_claim_judges_the_savings_above_seventy_percent(savings, verdict):
     per_seed = runs(savings=savings).pivot(index="seed", columns="model")
     assert VA.savings_claim(per_seed).verdict.verdict == verdict
+
+
+def test_quick_leaves_the_variants_to_cpu():
+    """Every profile trains the ViT and HyperU-ViT that the claims compare; quick leaves the shallow ViT and U-ViT+ACT,
+    which only add to the figure, to cpu (``ponder.sizes.hyper_ut_vision.VARIANTS``)."""
+    from ponder.experiments import hyper_ut_vision
+
+    assert list(hyper_ut_vision.models("quick")) == [VIT, HYPER]
+    assert list(hyper_ut_vision.models("cpu")) == [VIT, SHALLOW, UT, HYPER]

@@ -143,10 +143,14 @@ def made_by() -> dict:
     """What makes the rows this process claims, and the hash of it (:func:`code_of`): the notebook
     its kernel executes (``PONDER_NOTEBOOK``, set by :func:`ponder.execution.execute`; none in a plain
     process) and every ``ponder`` module imported so far, among them the experiments that trained
-    its runs and the analysis that judged them."""
+    its runs and the analysis that judged them, except the registry, which only says what trains ahead."""
     made = {
         "notebook": os.environ.get("PONDER_NOTEBOOK"),
-        "modules": sorted(name for name in sys.modules if name.split(".")[0] == "ponder" and module_file(name)),
+        "modules": sorted(
+            name
+            for name in sys.modules
+            if name.split(".")[0] == "ponder" and name != "ponder.registry" and module_file(name)
+        ),
     }
     return {"made by": made, "code": code_of(made)}
 

@@ -354,13 +354,15 @@ def _needing(shares: torch.Tensor) -> str:
     return f"{shares[:, 2:4].sum(1).mean().item():.0%} need 2-3; {shares.mean(0)[:4].sum().item():.0%} need <4"
 
 
-def learners_needed_claims(random: torch.Tensor, warm: torch.Tensor, settled: dict[str, str], seed: int) -> list[Claim]:
+def learners_needed_claims(
+    random: torch.Tensor, warm: torch.Tensor | None, settled: dict[str, str], seed: int
+) -> list[Claim]:
     """acm-5's rows from :func:`learner_shares`' ``[seed, 0..4 learners]`` after phase I from random learners
-    (``random``, the paper's start) and from our warm start (``warm``, on the first seed ``seed``). Most tokens need
-    2-3 of the 4 learners from random learners (the per-seed share above one half; inconclusive where a phase I of
-    ``settled``, :func:`ponder.analysis.convergence.unfinished`, did not finish learning); the same count from the
-    warm start, described."""
-    return [
+    (``random``, the paper's start) and from our warm start (``warm``, on the first seed ``seed``; ``None`` where the
+    profile does not count it). Most tokens need 2-3 of the 4 learners from random learners (the per-seed share
+    above one half; inconclusive where a phase I of ``settled``, :func:`ponder.analysis.convergence.unfinished`, did
+    not finish learning); the same count from the warm start, described."""
+    rows = [
         Claim(
             "acm-5",
             "most tokens need only 2-3 of 4 learners after phase I (random learners, phase I to its plateau; the "
@@ -368,15 +370,19 @@ def learners_needed_claims(random: torch.Tensor, warm: torch.Tensor, settled: di
             _needing(random),
             unconverged(above(random[:, 2:4].sum(1).tolist(), 0.5), settled),
             paper="most tokens",
-        ),
-        Claim(
-            "acm-5",
-            f"the same count after phase I from our warm start (the learners start from the replaced MLP; seed {seed}, "
-            "describes)",
-            _needing(warm),
-            None,
-        ),
+        )
     ]
+    if warm is not None:
+        rows.append(
+            Claim(
+                "acm-5",
+                f"the same count after phase I from our warm start (the learners start from the replaced MLP; seed "
+                f"{seed}, describes)",
+                _needing(warm),
+                None,
+            )
+        )
+    return rows
 
 
 def moefication_claims(lead: np.ndarray, budgets: list[float], base: dict[str, str], tuning: str) -> list[Claim]:

@@ -27,7 +27,7 @@ from ..models.kinds import ACT_KINDS, build, parameter_count
 from ..models.vit import ViT
 from ..profiles import by_profile, run_sizes
 from ..runs import Run
-from ..sizes.hyper_ut_vision import SIZES
+from ..sizes.hyper_ut_vision import SIZES, VARIANTS
 from ..tasks import images
 from ..training import TrainConfig, default_device, train_run
 
@@ -37,14 +37,17 @@ LABELS = {"transformer": "ViT", "ut_act": "U-ViT+ACT", "hyper_act": "HyperU-ViT"
 
 def models(profile: str) -> dict[str, tuple[str, int | None]]:
     """hut-8's models by label: ``(kind, depth)``, the depth ``None`` for the profile's ``T`` (the ViT's blocks,
-    the ACT models' most steps), else the shallow ViT's ``matched_depth``."""
+    the ACT models' most steps), else the shallow ViT's ``matched_depth``. The ViT and HyperU-ViT everywhere; the
+    shallow ViT and U-ViT+ACT where the profile trains the variants (:data:`~ponder.sizes.hyper_ut_vision.VARIANTS`)."""
     matched = by_profile(SIZES, profile)["matched_depth"]
-    return {
+    every = {
         LABELS["transformer"]: ("transformer", None),
         f"{matched}-block ViT": ("transformer", matched),
         LABELS["ut_act"]: ("ut_act", None),
         LABELS["hyper_act"]: ("hyper_act", None),
     }
+    compared = (LABELS["transformer"], LABELS["hyper_act"])
+    return {label: m for label, m in every.items() if by_profile(VARIANTS, profile) or label in compared}
 
 
 EVAL_BATCH = 1024

@@ -75,3 +75,8 @@ SIZES = {
 # quick: one seed (hut-8's rows inconclusive by the rule; cpu judges them on 3), trained 2,000 steps, at which seed 0's
 # references fit the digits (above); 3,000 cost quick 20 of its CPU-minutes.
 SIZES["quick"] = dict(SIZES["cpu"], seeds=(0,), steps=2_000)
+
+# Whether a profile trains hut-8's variants, the shallow ViT (the depth-matched reference) and U-ViT+ACT (halting
+# without the hypernetwork), beside the ViT and HyperU-ViT that every claim compares; not part of any run's config.
+# quick leaves them to cpu: at quick they took 3.5 of its CPU-minutes (a cold run on a 2-core Intel Xeon).
+VARIANTS = {"smoke": True, "quick": False, "cpu": True, "gpu": True, "paper": True}
