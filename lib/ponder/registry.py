@@ -149,7 +149,7 @@ def acm_jobs(profile: str, seed: int = 0) -> Jobs:
     "full" pre-training variant are the "all" ablation, so they are left out) and each job's unshared upstream
     runs are its own. The judged comparisons train every seed of :func:`ponder.experiments.acm.phases.seeds`;
     acm-10's describing runs and acm-5's warm start (where the profile counts it) the first."""
-    every, budgets = phases.seeds(profile, seed), phases.budgets
+    every, budgets, sizes = phases.seeds(profile, seed), phases.budgets, phases.sizes(profile)
     return {
         "acm_vit": [
             job
@@ -160,9 +160,9 @@ def acm_jobs(profile: str, seed: int = 0) -> Jobs:
             + [partial(baselines.halting, profile, d, s) for d in baselines.avit_depths(profile)]
             + [partial(phases.settled_phase1, profile, s)]
         ]
-        + [partial(phases.settled_phase1, profile, seed, warm_start=True)] * phases.sizes(profile)["warm_start_count"],
+        + ([partial(phases.settled_phase1, profile, seed, warm_start=True)] if sizes["warm_start_count"] else []),
         "acm_ablations": [partial(ablations.ablation, profile, name, s) for s in every for name in ablations.ABLATIONS]
-        + [partial(ablations.granularity, profile, n, seed) for n in phases.sizes(profile)["learner_counts"] if n != 4]
+        + [partial(ablations.granularity, profile, n, seed) for n in sizes["learner_counts"] if n != 4]
         + [partial(ablations.pretraining_variant, profile, v, seed) for v in ablations.PRETRAINING if v != "full"]
         + [partial(phases.acm_model, profile, budgets(profile)[-1], seed)],
         "acm_speech": [
