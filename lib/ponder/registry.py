@@ -42,6 +42,12 @@ def hyper_ut_jobs(profile: str, seed: int = 0) -> Jobs:
     }
 
 
+def hut3_upstream(profile: str, seed: int = 0) -> list[parallel.Job]:
+    """What hut-3's six kinds read: the C-PVR training stream and the lr-grid runs their rates are chosen on."""
+    tuned = hyper_ut.tuning_jobs(profile, seed, [(kind, None) for kind in hyper_ut.KINDS])
+    return hyper_ut.stream_chunks(profile, seed) + tuned
+
+
 def hyper_ut_upstream(profile: str, seed: int = 0) -> Jobs:
     """The training streams of the C-PVR notebooks (:func:`ponder.experiments.hyper_ut.stream_chunks`) and the
     lr-grid runs their learning rates are chosen on (:func:`ponder.experiments.hyper_ut.tuning_jobs`)."""
@@ -55,7 +61,7 @@ def hyper_ut_upstream(profile: str, seed: int = 0) -> Jobs:
         "hyper_ut_depth": H.stream_chunks(profile, seed, depth_grid=True),
         "hyper_ut_modules": main
         + H.tuning_jobs(profile, seed, [("hyper_act", m) for m in H.pool_configs(profile).values()]),
-        "hyper_ut_explorer": main + H.tuning_jobs(profile, seed, [(k, None) for k in H.KINDS]),
+        "hyper_ut_explorer": hut3_upstream(profile, seed),
     }
 
 
@@ -98,8 +104,7 @@ def survey_jobs(profile: str, seed: int = 0) -> Jobs:
 
 def survey_upstream(profile: str, seed: int = 0) -> Jobs:
     """The survey's C-PVR notebooks read hut-3's training stream and the lr-grid runs its models are tuned on."""
-    tuned = hyper_ut.tuning_jobs(profile, seed, [(kind, None) for kind in hyper_ut.KINDS])
-    return dict.fromkeys(survey_jobs(profile, seed), hyper_ut.stream_chunks(profile, seed) + tuned)
+    return dict.fromkeys(survey_jobs(profile, seed), hut3_upstream(profile, seed))
 
 
 def parity_jobs(profile: str, seed: int = 0) -> Jobs:
