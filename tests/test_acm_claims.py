@@ -150,6 +150,15 @@ def test_appendix_claims_describe_the_learner_count_pretraining_and_corruptions(
     assert "beta=0.6 model" in rows[2].text
 
 
+def test_appendix_claims_leave_out_a_comparison_the_profile_trains_one_side_of():
+    """quick trains N = 4 and both pre-training phases only: acm-10 then describes its robustness alone."""
+    robust = pd.DataFrame({"corruption": ["noise", "noise"], "severity": [0, 5], "accuracy": [0.9, 0.5]})
+    (row,) = acm_analysis.appendix_claims(
+        {4: (None, {"accuracy": 0.9})}, {"full": (None, {"accuracy": 0.9})}, robust, 0.6
+    )
+    assert row.ours == "0.900 -> 0.500" and row.text.startswith("robustness")
+
+
 def latency_result(device, overhead, executions=("grouped",)):
     """A measured result of 4 learners whose executions take the linear ideal plus ``overhead`` on each process."""
     cases = []

@@ -168,7 +168,7 @@ def acm_jobs(profile: str, seed: int = 0) -> Jobs:
         + ([partial(phases.settled_phase1, profile, seed, warm_start=True)] if sizes["warm_start_count"] else []),
         "acm_ablations": [partial(ablations.ablation, profile, name, s) for s in every for name in ablations.ABLATIONS]
         + [partial(ablations.granularity, profile, n, seed) for n in sizes["learner_counts"] if n != 4]
-        + [partial(ablations.pretraining_variant, profile, v, seed) for v in ablations.PRETRAINING if v != "full"]
+        + [partial(ablations.pretraining_variant, profile, v, seed) for v in ablations.variants(profile) if v != "full"]
         + [partial(phases.acm_model, profile, budgets(profile)[-1], seed)],
         "acm_speech": [
             job

@@ -446,22 +446,31 @@ def appendix_claims(granular: dict, variants: dict, robust: pd.DataFrame, budget
     """acm-10's rows, each describing what is seen: the most accurate number of learners (``granular``: ``{N: (model,
     metrics)}``), the accuracy of each pre-training variant (``variants``: ``{variant: (model, metrics)}`` in the order
     of :data:`ponder.experiments.acm.ablations.PRETRAINING`) and the beta=``budget`` model's accuracy clean and at
-    severity 5 (``robust``: :func:`robustness`' rows, columns ``corruption``, ``severity``, ``accuracy``)."""
-    best_n = max(granular, key=lambda n: granular[n][1]["accuracy"])
+    severity 5 (``robust``: :func:`robustness`' rows, columns ``corruption``, ``severity``, ``accuracy``). The rows
+    of the learner counts and of the variants are left out where the profile trains only one of them."""
     clean, worst = (robust[robust.severity == s].accuracy.mean() for s in (0, 5))
-    return [
-        Claim(
-            "acm-10",
-            "number of learners N at equal cost: most accurate N (describes what is seen, digits stand-in)",
-            f"N={best_n}",
-            None,
-        ),
-        Claim(
-            "acm-10",
-            "pre-training phases: accuracy with both / without phase I / without either (describes, digits stand-in)",
-            " / ".join(f"{m['accuracy']:.3f}" for _, m in variants.values()),
-            None,
-        ),
+    claims = []
+    if len(granular) > 1:
+        best_n = max(granular, key=lambda n: granular[n][1]["accuracy"])
+        claims.append(
+            Claim(
+                "acm-10",
+                "number of learners N at equal cost: most accurate N (describes what is seen, digits stand-in)",
+                f"N={best_n}",
+                None,
+            )
+        )
+    if len(variants) > 1:
+        claims.append(
+            Claim(
+                "acm-10",
+                "pre-training phases: accuracy with both / without phase I / without either (describes, digits "
+                "stand-in)",
+                " / ".join(f"{m['accuracy']:.3f}" for _, m in variants.values()),
+                None,
+            )
+        )
+    return claims + [
         Claim(
             "acm-10",
             f"robustness: accuracy of the beta={budget} model, clean vs severity 5 averaged over corruptions "

@@ -34,3 +34,9 @@ def pretraining_variant(profile: str, variant: str, seed: int = 0) -> tuple[nn.M
     """acm-10: with both pre-training phases, without phase I, without either (same total steps: a short
     phase III of ``ablation_steps`` plus the steps the variant skips), β = 0.6."""
     return acm_model(profile, ABLATION_BUDGET, seed, pretraining=variant, steps=sizes(profile)["ablation_steps"])
+
+
+def variants(profile: str) -> tuple[str, ...]:
+    """acm-10's pre-training variants that ``profile`` trains: every one of :data:`PRETRAINING`, or only ``full``
+    where its row's ``pretraining_variants`` is off."""
+    return PRETRAINING if sizes(profile)["pretraining_variants"] else PRETRAINING[:1]
