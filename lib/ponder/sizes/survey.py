@@ -51,5 +51,6 @@ SURVEY = {
 }
 # quick: cpu's row with survey-3's curve at the one capacity survey-4 times, beside the Transformer (each of 0.125,
 # 0.25 and 1.0 costs about 1.1-2.1 CPU-minutes; the dense MoD, c = 1, is cpu's), and survey-4's times over one round
-# of its alternation, not three (about 25 s of quick's wall time, which the timing notebooks spend alone)
+# of its alternation, not three (survey_table took 21 s instead of 51 in a cold quick run; the timing notebooks run
+# alone)
 SURVEY["quick"] = dict(SURVEY["cpu"], capacities=(0.5,), timing_rounds=1)
