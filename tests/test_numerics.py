@@ -1,7 +1,8 @@
-"""Pinned numerics (ponder.numerics): the same bits as recorded on an AMD and an Intel CPU, the pins
-win over what the environment asks for, reach papermill kernels and prefetch workers, and a late
-import is warned about."""
+"""Pinned numerics (ponder.numerics): the same bits as recorded on AMD and Intel CPUs, the pins win
+over what the environment asks for, reach papermill kernels and prefetch workers, a late import is
+warned about, and every notebook imports ponder first."""
 
+import ast
 import itertools
 import json
 import os
@@ -10,9 +11,10 @@ import sys
 from functools import partial
 from pathlib import Path
 
+import nbformat
 import pytest
 
-from ponder import numerics, parallel, products
+from ponder import execution, numerics, parallel, products
 
 HERE = Path(__file__).resolve().parent
 RECORDED = json.loads((HERE / "numerics_hashes.json").read_text())["machines"]
@@ -132,11 +134,32 @@ def test_prefetch_workers_and_papermill_kernels_run_pinned(tmp_path, run_one_cel
     assert printed == ["AVX2", "1", "COMPATIBLE", "True"]
 
 
-def test_importing_torch_first_is_warned_about():
+@pytest.mark.parametrize("first", ["torch", "numpy", "matplotlib.pyplot"])
+def test_importing_torch_or_numpy_first_is_warned_about_and_pins_nothing(first):
+    """torch's dispatch, and that of numpy's OpenBLAS (which computes the routed products), is chosen as
+    it loads: a process that imported either before ponder says so, and its runs are keyed unpinned."""
     done = subprocess.run(
-        [sys.executable, "-c", "import torch, ponder"], env=clean_env(), capture_output=True, text=True, check=True
+        [sys.executable, "-c", f"import {first}, ponder; print(ponder.numerics.describe(), ponder.products.routed())"],
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        check=True,
     )
-    assert "torch was imported before ponder" in done.stderr and "MKL_CBWR=COMPATIBLE" in done.stderr
+    warning = next(line for line in done.stderr.splitlines() if "imported before ponder" in line)
+    assert ("torch" if first == "torch" else "numpy") in warning and "MKL_CBWR=COMPATIBLE" in warning
+    assert done.stdout.split() == ["unpinned", "False"]
+
+
+@pytest.mark.parametrize("path", execution.find(), ids=lambda p: p.stem)
+def test_every_notebook_imports_ponder_before_anything_else(path):
+    """So that a notebook opened in any kernel, not only those ``make lab`` and ``make figures`` start with
+    the pins set, loads numpy and torch pinned (matplotlib and pandas import numpy)."""
+    cells = [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    imports = (
+        node for source in cells for node in ast.parse(source).body if isinstance(node, ast.Import | ast.ImportFrom)
+    )
+    first = next(imports)
+    assert (first.names[0].name if isinstance(first, ast.Import) else first.module).split(".")[0] == "ponder"
 
 
 NUMPY_LEVELS = (

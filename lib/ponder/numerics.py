@@ -99,8 +99,9 @@ def describe() -> str:
 def pin() -> bool:
     """Set the pins in this process's environment (inherited by its children); ``True`` if pinned.
 
-    Called by ``import ponder``. If torch was imported first, its dispatch is already chosen:
-    warn, saying what to set, unless the environment already held the pins.
+    Called by ``import ponder``. If torch or numpy was imported first, its dispatch is already
+    chosen (numpy's OpenBLAS, which computes the routed products, picks its kernels and threads as it
+    loads): warn, saying what to set, and pin nothing, unless the environment already held the pins.
     """
     reason = unsupported_reason()
     if reason is not None:
@@ -111,11 +112,12 @@ def pin() -> bool:
                 stacklevel=3,
             )
         return False
-    if "torch" in sys.modules and not pinned():
+    first = [name for name in ("torch", "numpy") if name in sys.modules]
+    if first and not pinned():
         settings = " ".join(f"{k}={v}" for k, v in PINS.items())
         warnings.warn(
-            f"torch was imported before ponder, so its numerics are not pinned; start Python with {settings} "
-            "(or import ponder first) to get the published bits",
+            f"{' and '.join(first)} imported before ponder, so the numerics are not pinned; start Python with "
+            f"{settings} (or import ponder first) to get the published bits",
             stacklevel=3,
         )
         return False

@@ -117,7 +117,7 @@ def unpinned_reason() -> str | None:
     if reason is not None:
         return f"{reason} ({platform.machine()}, {platform.system()})"
     if not numerics.pinned():
-        return "the numerics of this process are not pinned (was torch imported before ponder?)"
+        return "the numerics of this process are not pinned (was torch or numpy imported before ponder?)"
     import torch
 
     if torch.cuda.is_available():

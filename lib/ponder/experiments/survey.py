@@ -132,8 +132,3 @@ def train_pondernet(profile: str, seed: int = 0):
     return train_survey_model(
         "pondernet_ut", profile, seed, make, pondernet_train_loss(survey["lambda_p"], survey["beta"]), extra, hold
     )
-
-
-# -- survey-2: early exit -----------------------------------------------------------------
-# -- survey-3: Mixture-of-Depths ----------------------------------------------------------
-# -- survey-4: every adaptive method against its dense twin --------------------------------
