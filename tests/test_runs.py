@@ -55,6 +55,18 @@ def test_finished_run_is_reused_without_training():
         assert torch.equal(a, b)
 
 
+def test_a_run_trained_under_no_grad_trains_as_outside_it():
+    """Analyses evaluate under ``torch.no_grad`` and may be the first to ask for a run (with one worker,
+    prefetch trains nothing ahead): training turns gradients on itself, to the same weights."""
+    outside, metrics = train_run(toy_run(), make_model, loss_fn, batches, CONFIG)
+    shutil.rmtree(toy_run().dir)
+    with torch.no_grad():
+        inside, again = train_run(toy_run(), make_model, loss_fn, batches, CONFIG)
+    assert again == metrics
+    for a, b in zip(outside.state_dict().values(), inside.state_dict().values()):
+        assert torch.equal(a, b)
+
+
 def test_changed_config_is_a_miss():
     train_run(toy_run(), make_model, loss_fn, batches, CONFIG)
     other = toy_run(TrainConfig(**{**CONFIG.as_dict(), "lr": 1e-3}))

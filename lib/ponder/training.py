@@ -182,6 +182,7 @@ def update_function(
     return CapturedStep(update, phase=lambda: tuple(p.requires_grad for p in model.parameters())) if capture else update
 
 
+@torch.enable_grad()
 def train(
     model: torch.nn.Module,
     loss_fn: Callable[[torch.nn.Module, Batch], torch.Tensor],
@@ -198,6 +199,8 @@ def train(
     is checkpointed every ``cfg.checkpoint_every`` steps and training resumes from it.
     ``capture``: the step has fixed shapes and no host synchronisation, so on one GPU it is
     recorded as a CUDA graph and replayed (:mod:`ponder.cuda_graphs`); on the CPU it changes nothing.
+    Gradients are on whatever the caller's mode: an analysis that evaluates under ``torch.no_grad`` may be
+    the first to ask for a run (with one worker, :func:`ponder.parallel.prefetch` trains nothing ahead).
     """
     rank, size = world()
     device = default_device()
