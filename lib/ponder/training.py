@@ -199,7 +199,7 @@ def train(
     is checkpointed every ``cfg.checkpoint_every`` steps and training resumes from it.
     ``capture``: the step has fixed shapes and no host synchronisation, so on one GPU it is
     recorded as a CUDA graph and replayed (:mod:`ponder.cuda_graphs`); on the CPU it changes nothing.
-    Gradients are on whatever the caller's mode: an analysis that evaluates under ``torch.no_grad`` may be
+    Gradients are on whatever the caller's grad mode: an analysis that evaluates under ``torch.no_grad`` may be
     the first to ask for a run (with one worker, :func:`ponder.parallel.prefetch` trains nothing ahead).
     """
     rank, size = world()
