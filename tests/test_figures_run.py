@@ -101,8 +101,8 @@ def test_a_notebook_executes_as_soon_as_its_runs_are_trained(tmp_path, monkeypat
 
 def test_every_timing_target_is_made_by_a_timed_notebook():
     """The notebook that saves a timing target's figure (and records its rows) executes alone, at the end."""
+    from ponder.ledger import TIMED_TARGETS
     from ponder.readme import notebook_of
-    from ponder.regression import TIMED_TARGETS
 
     assert {notebook_of(target) for target in TIMED_TARGETS} <= {
         f"notebooks/{name}.ipynb" for name in notebooks.TIMED_NOTEBOOKS

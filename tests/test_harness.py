@@ -102,7 +102,14 @@ def test_claims_are_recorded_replaced_and_gathered():
         profile="smoke",
     )
     ledger.claim("hut-10", "pool sizes", ours="see figure", verdict=None, profile="smoke")
-    ledger.claim("hut-2", "deeper for more hops", ours="yes", verdict=verdicts.exact(True), profile="smoke")
+    ledger.claim(
+        "hut-2",
+        "deeper for more hops",
+        ours="yes",
+        verdict=verdicts.exact(True),
+        profile="smoke",
+        kind="exactness check",
+    )
     ledger.claim("hut-4", "steps grow", ours="+0.1", verdict=verdicts.above([0.2], 0.05), profile="smoke")
     rows = ledger.rows("smoke")
     assert [r["id"] for r in rows] == ["hut-2", "hut-3", "hut-4", "hut-10"]  # natural order, replaced not duplicated
@@ -110,11 +117,16 @@ def test_claims_are_recorded_replaced_and_gathered():
     text = ledger.gather("smoke").read_text()
     assert verdicts.RULE in text and "seed 0, commit " in text
     assert "1 holds, 1 does not hold, 1 inconclusive, 1 describe." in text
+    assert "By kind: paper claims 1 does not hold, 1 inconclusive; exactness checks 1 holds." in text
     assert (
-        "| hut-3 | Hyper-UT is best beyond training | — | 0.42 | d = -0.133 ± 0.033 (n=3) | **does not hold** |" in text
+        "| hut-3 | Hyper-UT is best beyond training | — | 0.42 | d = -0.133 ± 0.033 (n=3), p = 0.029 | **does not hold** "
+        "| paper claim |" in text
     )
-    assert "| hut-4 | steps grow | — | +0.1 | d = +0.15 (n=1); the rule needs 3 seeds | inconclusive |" in text
-    assert "| hut-10 | pool sizes | — | see figure |  | — |" in text
+    assert (
+        "| hut-4 | steps grow | — | +0.1 | d = +0.15 (n=1); the rule needs 3 seeds | inconclusive | paper claim |"
+        in text
+    )
+    assert "| hut-10 | pool sizes | — | see figure |  | — | — |" in text
     assert (
         "No rows (their notebooks have not run into this ledger): hut-1, hut-5," in text
         and "Rows made by other code" not in text
@@ -222,70 +234,16 @@ def test_claim_rejects_a_verdict_not_made_by_the_rule():
         ledger.claim("hut-2", "x", ours=1, verdict=True, profile="smoke")
     with pytest.raises(TypeError, match="holds must be True or False"):
         verdicts.exact("yes")
+    with pytest.raises(ValueError, match="a judged row's kind is one of paper claim, design check"):
+        ledger.claim("hut-2", "x", ours=1, verdict=verdicts.exact(True), profile="smoke", kind="sanity")
+    with pytest.raises(ValueError, match="a judged row's kind"):
+        ledger.claim("hut-2", "x", ours=1, verdict=None, profile="smoke", kind="timing")
 
 
-@pytest.mark.parametrize(
-    "d, delta, verdict",
-    [
-        ([0.10, 0.12, 0.11], 0.0, "holds"),  # mean 0.11, se 0.006: far above 0
-        ([-0.10, -0.12, -0.11], 0.0, "does not hold"),  # far below 0
-        ([0.05, -0.05, 0.02], 0.0, "inconclusive"),  # within the noise
-        ([0.0, 0.0, 0.0], 0.0, "inconclusive"),  # a 0-vs-0 tie with delta 0: no effect shown, none ruled out
-        ([0.0, 0.0, 0.0], 0.01, "does not hold"),  # the same tie when a difference under 0.01 does not count
-        ([0.005, 0.006, 0.004], 0.01, "does not hold"),  # positive beyond the noise but smaller than delta
-        ([0.3, 0.4], 0.0, "inconclusive"),  # fewer seeds than the rule needs
-    ],
-)
-def test_the_noise_rule(d, delta, verdict):
-    assert verdicts.judge(verdicts.Estimate.of(d), delta).verdict == verdict
-
-
-def test_greater_pairs_seeds_or_adds_the_errors():
-    a, b = [0.50, 0.60, 0.70], [0.45, 0.55, 0.65]  # a seed-to-seed spread much larger than the gap
-    assert verdicts.greater(a, b).verdict == "holds"  # paired: every seed's difference is +0.05
-    assert verdicts.greater(a, b, paired=False).verdict == "inconclusive"
-    with pytest.raises(ValueError, match="as many seeds on each side"):
-        verdicts.greater([1, 2, 3], [1, 2])
-
-
-def test_greater_leaves_out_the_seeds_one_side_lacks():
-    nan = float("nan")
-    one = verdicts.greater([0.9, 0.8, 0.7], [0.1, nan, nan])  # b trained on the first seed only
-    assert one.verdict == "inconclusive" and "n=1" in one.noise
-    assert verdicts.greater([0.5, 0.6, 0.7, 0.8], [0.45, 0.55, nan, 0.75]).verdict == "holds"  # 3 pairs of +0.05
-    with pytest.raises(ValueError, match="no seed is measured on both sides"):
-        verdicts.greater([1.0, nan], [nan, 2.0])
-
-
-def test_every_part_must_hold():
-    yes, no, unsure = verdicts.exact(True), verdicts.exact(False), verdicts.judge(verdicts.Estimate.of([0.1]))
-    assert verdicts.every([yes, yes]).verdict == "holds"
-    assert verdicts.every([yes, unsure]).verdict == "inconclusive"
-    assert verdicts.every([unsure, no, yes]).verdict == "does not hold"
-    assert verdicts.every([yes, no]).noise.startswith("[1] holds: exact")
-
-
-def test_above_and_below_compare_with_a_bound():
-    assert verdicts.above([0.8, 0.82, 0.81], 0.7).verdict == "holds"
-    assert verdicts.below([0.8, 0.82, 0.81], 0.7).verdict == "does not hold"
-    assert verdicts.Estimate.of([1.0, 3.0]) == verdicts.Estimate(2.0, 1.0, 2)
-    with pytest.raises(ValueError, match="finite numbers"):
-        verdicts.Estimate.of([])
-
-
-def test_a_ranking_at_chance_is_outside_the_regime():
-    """survey-1's extrapolation: when no method is above chance beyond the noise, their ranking
-    compares failures and reads as inconclusive, never as "does not hold"."""
-    at_chance = {"ACT": [0.495, 0.527, 0.502], "PonderNet": [0.482, 0.474, 0.477]}
-    why = verdicts.chance_regime(at_chance, 0.5, "accuracy beyond training")
-    assert (
-        why
-        == "no method's accuracy beyond training is above chance (0.5) by the noise rule (ACT 0.508, PonderNet 0.478)"
-    )
-    ranked = verdicts.greater(at_chance["PonderNet"], at_chance["ACT"])
-    assert ranked.verdict == "does not hold" and verdicts.outside_regime(ranked, why).verdict == "inconclusive"
-    assert verdicts.chance_regime({**at_chance, "PonderNet": [0.9, 0.92, 0.91]}, 0.5, "accuracy") is None
-    assert verdicts.chance_regime({"ACT": [0.9]}, 0.5, "accuracy") is not None  # one seed shows nothing above chance
+def test_a_timed_targets_rows_are_timings_unless_they_say_otherwise():
+    row = ledger.claim("acm-9", "fast", ours=1, verdict=verdicts.above([1.0, 1.1, 1.2], 0.5), profile="smoke")
+    assert row["kind"] == "timing"
+    assert ledger.claim("acm-1", "x", ours=1, verdict=verdicts.exact(True), profile="smoke")["kind"] == "paper claim"
 
 
 def test_figures_are_byte_identical_across_saves(isolated_outputs):

@@ -114,7 +114,7 @@ def test_report_prints_the_frames_and_this_profiles_rows(monkeypatch, capsys):
         "   0.500",
         "",
         "[hut-3] Hyper-UT is best beyond training",
-        "  ours 0.42 | does not hold | d = -0.133 ± 0.033 (n=3)",
+        "  ours 0.42 | does not hold | d = -0.133 ± 0.033 (n=3), p = 0.029",
         "[hut-10] pool sizes",
         "  ours see figure | describes",
     ]

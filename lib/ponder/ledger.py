@@ -17,7 +17,6 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterable
-from dataclasses import asdict
 from pathlib import Path
 
 from .analysis.verdicts import RULE, VERDICTS, Claim, Verdict
@@ -25,6 +24,10 @@ from .paths import ROOT, claims_dir, figures_dir, seed
 from .profiles import check_profile
 from .runs import module_file, source_shape, write_json
 
+TIMED_TARGETS = ("acm-9", "survey-4")  # their figures and ledger rows show wall-clock times
+# what a judged row checks: a claim of the paper, a check of our set-up (the task needs what the claim
+# supposes), a check with no noise (a generator's exactness), a wall-clock timing of this machine
+KINDS = ("paper claim", "design check", "exactness check", "timing")
 SHOWN = {
     "holds": "holds",
     "does not hold": "**does not hold**",
@@ -48,10 +51,14 @@ def table_cells(line: str) -> list[str]:
     return [cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\) \| ", line.strip()[2:-2])]
 
 
-def claim(target: str, text: str, ours, verdict: Verdict | None, *, profile: str, paper=None) -> dict:
+def claim(
+    target: str, text: str, ours, verdict: Verdict | None, *, profile: str, paper=None, kind: str | None = None
+) -> dict:
     """Record one claim of ``target`` with its ``verdict`` (None: describes what is seen); return its row.
 
-    ``ours`` and ``paper`` are the measured and the published value (numbers or short strings).
+    ``ours`` and ``paper`` are the measured and the published value (numbers or short strings); ``kind``,
+    one of :data:`KINDS`, what a judged row checks (``None``: a timing for :data:`TIMED_TARGETS`, a paper
+    claim otherwise).
     The target's rows are the ones this process records: the first claim of a target in a process (a notebook's
     kernel, which claims all of a target's rows) drops the rows an earlier run recorded, so a claim whose text a
     notebook no longer makes leaves the ledger with it; a later claim with the same ``text`` replaces the row.
@@ -62,7 +69,13 @@ def claim(target: str, text: str, ours, verdict: Verdict | None, *, profile: str
             "verdict must come from ponder.analysis.verdicts (greater, above, below, judge, exact) or be None, "
             f"got {verdict!r}"
         )
-    judged = asdict(verdict) if verdict else {"verdict": None, "noise": ""}
+    if kind is not None and (verdict is None or kind not in KINDS):
+        raise ValueError(f"kind={kind!r}: a judged row's kind is one of {', '.join(KINDS)}")
+    if verdict is None:
+        judged = {"verdict": None, "noise": "", "kind": None}
+    else:
+        kind = kind or ("timing" if target in TIMED_TARGETS else "paper claim")
+        judged = {"verdict": verdict.verdict, "noise": verdict.noise, "kind": kind}
     row = {
         "id": target,
         "claim": text,
@@ -83,7 +96,7 @@ def claim(target: str, text: str, ours, verdict: Verdict | None, *, profile: str
 def record(claims: Iterable[Claim], profile: str) -> None:
     """Record every row of ``claims`` (:func:`claim`), in order (a notebook's cell ends on it and shows nothing)."""
     for c in claims:
-        claim(c.target, c.text, c.ours, c.verdict, profile=profile, paper=c.paper)
+        claim(c.target, c.text, c.ours, c.verdict, profile=profile, paper=c.paper, kind=c.kind)
 
 
 def recorded() -> list[dict]:
@@ -216,6 +229,17 @@ def tally(found: list[dict]) -> str:
     return ", ".join(counts + [f"{sum(r['verdict'] is None for r in found)} describe"])
 
 
+def tally_by_kind(found: list[dict]) -> str:
+    """The judged rows' count per verdict for each of :data:`KINDS` that has rows:
+    ``"By kind: paper claims 2 holds, 1 inconclusive; timings 1 holds"``."""
+    parts = []
+    for kind in KINDS:
+        of_kind = [r["verdict"] for r in found if r["verdict"] is not None and r.get("kind") == kind]
+        if of_kind:
+            parts.append(f"{kind}s " + ", ".join(f"{of_kind.count(v)} {v}" for v in VERDICTS if v in of_kind))
+    return "By kind: " + "; ".join(parts)
+
+
 def gather(profile: str) -> Path:
     """Write the ledger of ``profile`` as a Markdown table with a count per verdict; return its path."""
     check_profile(profile)
@@ -229,9 +253,11 @@ def gather(profile: str) -> Path:
         "",
         tally(found) + ".",
         "",
+        tally_by_kind(found) + ".",
+        "",
         *(line + "\n" for line in provenance(found)),
-        "| id | claim | paper | ours | evidence | verdict |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| id | claim | paper | ours | evidence | verdict | kind |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in found:
         cells = [
@@ -241,6 +267,7 @@ def gather(profile: str) -> Path:
             r["ours"],
             r["noise"],
             SHOWN[r["verdict"]] + (OLDER if is_older(r) else ""),
+            r.get("kind") or "—",
         ]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     out = figures_dir(profile) / "CLAIMS.md"

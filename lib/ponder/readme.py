@@ -86,16 +86,49 @@ class NotMade(LookupError):
 
 
 def tally_line(ledger_text: str) -> str:
-    """The ledger's line that counts its verdicts (``"11 holds, 5 does not hold, ..."``)."""
-    for line in ledger_text.splitlines():
+    """The ledger's line that counts its verdicts (``"11 holds, 5 does not hold, ..."``), followed by its count
+    per kind of row (``"By kind: paper claims ..."``) where the ledger has one."""
+    lines = ledger_text.splitlines()
+    for i, line in enumerate(lines):
         if re.match(r"^\d+ holds, \d+ does not hold, \d+ inconclusive, \d+ describe\.$", line):
-            return line
+            by_kind = [k for k in lines[i + 1 : i + 3] if k.startswith("By kind: ")]
+            return " ".join([line, *by_kind])
     raise ValueError("the ledger has no line counting its verdicts")
+
+
+# why an inconclusive row is: the first phrase of its evidence that says so -> the reason in words
+UNDECIDED = (
+    ("reference not converged", "a compared model did not converge"),
+    ("outside the paper's regime", "outside the paper's regime"),
+    ("the rule needs", "too few seeds"),
+    ("within the noise", "within the noise"),
+)
+
+
+def verdict_with_reason(row: dict) -> str:
+    """A ledger row's verdict cell, and for an inconclusive row why: ``inconclusive (within the noise at 3
+    seeds; 7 would decide it)``, ``inconclusive (a compared model did not converge)``, ..."""
+    verdict = row["verdict"]
+    if verdict != "inconclusive":
+        return verdict
+    evidence = row.get("evidence", "")
+    reason = next((why for phrase, why in UNDECIDED if phrase in evidence), None)
+    if reason == "within the noise":
+        seeds = re.findall(r"\(n=(\d+)\)", evidence)
+        needed = re.findall(r"(\d+|more than [\d,]+|no number of) seeds would decide it", evidence)
+        reason += f" at {max(map(int, seeds))} seeds" if seeds else ""
+        reason += f"; {', '.join(dict.fromkeys(needed))} would decide it" if needed else ""
+    return f"inconclusive ({reason})" if reason else verdict
 
 
 def ledger_rows(ledger_text: str, prefix: str) -> str:
     """The ledger's rows of the targets ``<prefix>-*`` as a Markdown table of :data:`SHOWN_COLUMNS`."""
-    found = [row for target, rows in ledger(ledger_text).items() if target.split("-")[0] == prefix for row in rows]
+    found = [
+        {**row, "verdict": verdict_with_reason(row)}
+        for target, rows in ledger(ledger_text).items()
+        if target.split("-")[0] == prefix
+        for row in rows
+    ]
     if not found:
         raise NotMade(f"the ledger has no rows of targets {prefix}-*")
     return markdown_table(pd.DataFrame(found, columns=list(SHOWN_COLUMNS)))
@@ -122,7 +155,7 @@ def headline_rows(ledger_text: str, profile: str, base: str) -> str:
                 row["claim"],
                 row["paper"],
                 row["ours"],
-                row["verdict"],
+                verdict_with_reason(row),
                 _scale(row, profile),
                 f"[{target}]({base}{page}#{target})",
             )

@@ -33,13 +33,12 @@ from unittest import mock
 import pandas as pd
 
 from . import execution, numerics
-from .ledger import recorded
+from .ledger import TIMED_TARGETS, recorded
 from .paths import ROOT
 
 TAG = "pinned-numbers"
 CHECKED = "nbval-check-output"  # the tag of the cells whose outputs nbval compares
 SANITIZE = ROOT / "tests" / "nbval-sanitize.cfg"
-TIMED_TARGETS = ("acm-9", "survey-4")  # their figures and ledger rows show wall-clock times
 
 
 def _numeric(value) -> bool:

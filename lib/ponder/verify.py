@@ -6,7 +6,7 @@ the target's rows of ``CLAIMS.md`` with the committed ones (the ledger's header,
 commit, is not compared, nor the mark of a row made by older code, which says where a row came from,
 not what it says). The figures are saved without timestamps or software metadata
 (:func:`ponder.plots.save_figure`), so on a pinned platform (:mod:`ponder.numerics`) an unchanged
-target gives the same bytes. The targets of :data:`ponder.regression.TIMED_TARGETS` show
+target gives the same bytes. The targets of :data:`ponder.ledger.TIMED_TARGETS` show
 wall-clock times: they are reported, marked as timing ones, and expected to differ. For a target
 that differs, its ledger rows are printed side by side, committed beside new.
 """
@@ -16,8 +16,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .ledger import OLDER, table_cells, target_order
-from .regression import TIMED_TARGETS
+from .ledger import OLDER, TIMED_TARGETS, table_cells, target_order
 
 FILE = re.compile(r"^(?P<target>[a-z]+-[a-z0-9]+)\.(png|pdf|md)$")
 LEDGER = "CLAIMS.md"

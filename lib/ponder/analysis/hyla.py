@@ -7,6 +7,7 @@ rows of hyla-2, -4, -5, -6, -a1, -a2, -a5 and -a9 stated from them (the latent-c
 Nothing here trains a run it does not find in :mod:`ponder.experiments.hyla`, so nothing here is part of a run's
 cache key (:func:`ponder.runs.import_closure`): an edit retrains no run."""
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -330,7 +331,12 @@ def ambiguity_claims(ambiguity: pd.DataFrame, n: int) -> list[Claim]:
     at8 = ambiguity.set_index("f").loc[8]
     low, high = 0.0032 / 3, 0.0032 * 3
     se_low, se_high = (np.sqrt(p * (1 - p) / n) for p in (low, high))
-    within = every([judge(Estimate(at8["ours"] - low, se_low, n)), judge(Estimate(high - at8["ours"], se_high, n))])
+    within = every(
+        [
+            judge(Estimate(at8["ours"] - low, se_low, n, math.inf)),
+            judge(Estimate(high - at8["ours"], se_high, n, math.inf)),
+        ]
+    )
     return [
         Claim(
             "hyla-a2",

@@ -118,6 +118,7 @@ def sampler_claims(checked: Sequence[bool], table: pd.DataFrame) -> list[Claim]:
             "sampled C-PVR examples have exactly the requested hop count and label",
             ours=f"{sum(checked):,} of {len(checked):,}",
             verdict=verdicts.exact(all(checked)),
+            kind="exactness check",
         ),
         Claim(
             "hut-1",
@@ -160,6 +161,7 @@ def decoy_claims(decoys: tuple[torch.Tensor, ...], table: pd.DataFrame) -> list[
             "decoy's end for M - 1 rounds and removes it in the M-th",
             ours=f"{len(x):,} examples: {'yes' if exact_hops and in_m_rounds else 'no'}",
             verdict=verdicts.exact(exact_hops and in_m_rounds),
+            kind="exactness check",
         ),
         Claim(
             "hut-1",

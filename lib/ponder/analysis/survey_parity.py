@@ -125,5 +125,6 @@ def parity_claims(runs: pd.DataFrame, controls: pd.DataFrame) -> list[Claim]:
             "training difficulties",
             ours=f"{one_step.mean():.3f}",
             verdict=verdicts.below(one_step, SUCCESS),
+            kind="design check",
         ),
     ]
