@@ -119,8 +119,8 @@ def test_claims_are_recorded_replaced_and_gathered():
     assert "1 holds, 1 does not hold, 1 inconclusive, 1 describe." in text
     assert "By kind: paper claims 1 does not hold, 1 inconclusive; exactness checks 1 holds." in text
     assert (
-        "| hut-3 | Hyper-UT is best beyond training | — | 0.42 | d = -0.133 ± 0.033 (n=3), p = 0.029 | **does not hold** "
-        "| paper claim |" in text
+        "| hut-3 | Hyper-UT is best beyond training | — | 0.42 | d = -0.133 ± 0.033 (n=3), p = 0.029 "
+        "| **does not hold** | paper claim |" in text
     )
     assert (
         "| hut-4 | steps grow | — | +0.1 | d = +0.15 (n=1); the rule needs 3 seeds | inconclusive | paper claim |"
