@@ -73,22 +73,58 @@ def test_term_decoders_train_and_test_on_codes_of_one_context(monkeypatch):
     monkeypatch.setattr(fuzzy, "sample", lambda *a, **k: contexts.append(k["fixed_context"]) or real(*a, **k))
     found = L.fuzzy_term_decoding(model, s, seed=3, n=24)
     assert len(contexts) == 2 and contexts[0] == contexts[1] is not None
-    assert found["logistic"].shape == (s.depth, len(found["terms"])) and found["ridge"].shape == (len(found["terms"]),)
-    assert 0 < found["present"] < 1
+    assert found["logistic"].shape == (s.depth, len(found["terms"]))
+    assert found["ridge"]["f1"].shape == found["ridge"]["r2"].shape == (len(found["terms"]),)
+    assert 0 <= found["layer"] < s.depth and 0 < found["present"] < 1
 
 
 def test_the_ridge_decoder_reads_every_layer_at_once_and_scores_each_term():
     """The official protocol: one ridge regression from the concatenated layers to all the terms. A term
-    written into one layer's code is found (F1 1), a term no layer carries is not."""
+    written into one layer's code is found (F1 1, R² near 1), a term no layer carries is not (R² at most 0)."""
     rng = np.random.default_rng(0)
     terms = rng.integers(0, 2, (200, 3))
     codes = rng.normal(size=(2, 200, 4))
     codes[1, :, 0] = 4 * terms[:, 0] - 2  # term 0 in layer 2's first head; terms 1 and 2 nowhere
     train = {"codes": codes[:, :100], "terms": terms[:100]}
     test = {"codes": codes[:, 100:], "terms": terms[100:]}
-    f1 = L.ridge_term_decoding(train, test, [0, 1])
-    assert f1[0] == 1.0 and f1[1] < 0.8
+    found = L.ridge_term_decoding(train, test, [0, 1])
+    assert found["f1"][0] == 1.0 and found["f1"][1] < 0.8
+    assert found["r2"][0] > 0.9 and found["r2"][1] < 0.05
     assert L.term_decoding(train, test, [0]).shape == (2, 1) and L.term_decoding(train, test, [0])[1, 0] == 1.0
+
+
+def test_the_ridge_decoder_thresholds_a_rare_term_at_its_training_share():
+    """A term present in about 1 of 6 codes and weakly written into them: thresholded at its training share the
+    regression finds it far better than at 1/2, where it is rarely predicted present."""
+    from sklearn.linear_model import Ridge
+    from sklearn.metrics import f1_score
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(1)
+    terms = (rng.random((600, 1)) < 1 / 6).astype(int)
+    codes = rng.normal(size=(1, 600, 4))
+    codes[0, :, 0] += 0.8 * terms[:, 0]
+    train, test = ({"codes": codes[:, part], "terms": terms[part]} for part in (slice(0, 300), slice(300, 600)))
+    found = L.ridge_term_decoding(train, test, [0])
+    scaler = StandardScaler().fit(codes[0, :300])
+    predicted = Ridge().fit(scaler.transform(codes[0, :300]), terms[:300]).predict(scaler.transform(codes[0, 300:]))
+    at_half = f1_score(terms[300:, 0], predicted.ravel() > 0.5)
+    assert found["f1"][0] == f1_score(terms[300:, 0], predicted.ravel() > terms[:300].mean())
+    assert at_half == 0 and found["f1"][0] > 0.3  # at 1/2 never predicted present
+
+
+def test_the_decoding_layer_is_chosen_on_the_training_tasks_alone():
+    """Layer 1 carries the terms on the training tasks' codes and layer 0 on no code: the choice reads only the
+    training codes, split by their combination."""
+    rng = np.random.default_rng(2)
+    combo = np.arange(200) % 10
+    terms = rng.integers(0, 2, (200, 2))
+    codes = rng.normal(size=(2, 200, 3))
+    codes[1, :, :2] += 3 * terms
+    train = {"codes": codes, "terms": terms, "combo": combo}
+    fit, score = L.training_split(train)
+    assert len(fit["terms"]) == len(score["terms"]) == 100
+    assert L.chosen_layer(train, [0, 1]) == 1
 
 
 def test_text_run_has_a_validation_curve():
@@ -354,23 +390,32 @@ def test_layer_codes_are_each_layers_scores_of_the_pairs_in_any_chunking():
     assert attention and all(not m.record and m.latent is None for m in attention)
 
 
-def test_hyla_term_decoding_reads_each_seeds_best_logistic_layer_and_names_each_term_by_its_bits(monkeypatch):
+def test_hyla_term_decoding_reads_each_seeds_chosen_logistic_layer_and_names_each_term_by_its_bits(monkeypatch):
     s = H.fuzzy_setup("cpu", kind="hyla")
     trained, decoded = [], []
     monkeypatch.setattr(L.hyla, "train_fuzzy", lambda c, profile, seed: trained.append((c, seed)) or (seed, {}))
 
     def fake_decoding(model, setup, seed, n):
         decoded.append((model, setup, seed, n))
-        logistic = np.array([[0.9, 0.1, np.nan], [0.5, 0.6, 0.3 + seed / 5]])  # layer 0 best on seed 0 only
-        return {"logistic": logistic, "ridge": np.array([0.7, 0.8, 0.9]), "terms": [0, 5, 15], "present": 0.4}
+        logistic = np.array([[0.9, 0.1, np.nan], [0.5, 0.6, 0.3 + seed / 5]])  # layer 0 best on held-out tasks
+        ridge = {"f1": np.array([0.7, 0.8, 0.9]), "r2": np.array([0.1, 0.2, 0.3])}
+        return {"logistic": logistic, "layer": int(seed > 0), "ridge": ridge, "terms": [0, 5, 15], "present": 0.4}
 
     monkeypatch.setattr(L, "fuzzy_term_decoding", fake_decoding)
     frame = L.hyla_term_decoding("cpu", seed=0, n=32)
     assert trained == [(s, 0), (s, 1), (s, 2)] and decoded == [(r, s, r, 32) for r in (0, 1, 2)]
-    assert list(frame.columns) == ["seed", "term", "logistic, best layer", "ridge, all layers", "always present"]
+    assert list(frame.columns) == [
+        "seed",
+        "term",
+        "logistic, chosen layer",
+        "ridge, all layers",
+        "ridge R²",
+        "always present",
+    ]
     assert frame["seed"].tolist() == [0] * 3 + [1] * 3 + [2] * 3
     assert frame["term"].tolist()[:3] == ["0000", "0101", "1111"]
     first, second = frame[frame.seed == 0], frame[frame.seed == 1]
-    np.testing.assert_allclose(first["logistic, best layer"], [0.9, 0.1, np.nan])  # mean 0.5 without the nan
-    np.testing.assert_allclose(second["logistic, best layer"], [0.5, 0.6, 0.5])
+    np.testing.assert_allclose(first["logistic, chosen layer"], [0.9, 0.1, np.nan])  # the layer chosen on seed 0
+    np.testing.assert_allclose(second["logistic, chosen layer"], [0.5, 0.6, 0.5])  # not the held-out tasks' best
+    assert frame["ridge R²"].tolist()[:3] == [0.1, 0.2, 0.3]
     assert frame["ridge, all layers"].tolist()[3:6] == [0.7, 0.8, 0.9] and (frame["always present"] == 0.4).all()
