@@ -49,6 +49,15 @@ def test_pareto_claims_do_not_hold_when_the_lead_is_not_largest_at_the_lowest_bu
     assert front.verdict.verdict == "holds" and largest_low.verdict.verdict == "does not hold"
 
 
+def test_the_lead_largest_at_the_lowest_budget_is_judged_on_its_own_comparison():
+    """Behind the others at every budget but least behind at the lowest: not on the front, yet its lead is largest
+    at the lowest budget, per seed, against each other budget compared."""
+    lead = np.array([[-0.01, -0.1, -0.2], [-0.02, -0.11, -0.19], [-0.01, -0.12, -0.21]])
+    front, largest_low, *_ = acm_analysis.pareto_claims(lead, [0.4, 0.6, 0.8], {}, "", pd.Series(dtype=float))
+    assert front.verdict.verdict == "does not hold" and largest_low.verdict.verdict == "holds"
+    assert largest_low.verdict.noise.count("holds") == 2  # two parts: the lowest against 0.6 and against 0.8
+
+
 @pytest.mark.parametrize("ratios, judged", [([1.5, 1.6, 1.4], "holds"), ([0.8, 0.9, 0.7], "does not hold")])
 def test_content_claims_judge_the_content_over_background_ratio_above_one(ratios, judged):
     content, maps = acm_analysis.content_claims(ratios, 2.0)

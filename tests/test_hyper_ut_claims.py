@@ -121,8 +121,14 @@ def per_seed_rows(values: dict[str, dict[str, float]]) -> pd.DataFrame:
         ),
         (
             0.4,
+            1.0,
+            ["does not hold", "holds"],
+            ["best: UT 0.60; Hyper-UT 0.40", "1.00 -> 0.50", "Transformer 3/3, UT 3/3, Hyper-UT 3/3"],
+        ),
+        (  # a Transformer that does not fit its training hops: neither row is judged
+            0.4,
             0.55,
-            ["does not hold", "does not hold"],
+            ["inconclusive", "inconclusive"],
             ["best: UT 0.60; Hyper-UT 0.40", "0.55 -> 0.50", "Transformer 0/3, UT 3/3, Hyper-UT 3/3"],
         ),
     ],
@@ -143,6 +149,8 @@ def test_extrapolation_claims_judge_hyper_ut_best_beyond_the_training_hops_and_t
     )
     claims = HA.extrapolation_claims(seeds, ["Transformer", "UT", "Hyper-UT"], 3, rules, CHOICES, seed=0)
     assert [c.target for c in claims] == ["hut-3"] * 5 and verdicts_of(claims) == [*verdicts, None, None, None]
+    if transformer_in < 0.95:
+        assert "Transformer, seed 0: below 0.95 accuracy on a training hop count" in claims[0].verdict.noise
     assert [c.ours for c in claims[:3]] == ours and "1..3" in claims[2].text
     models = {0.9: "Hyper-UT 0.90, UT 0.60, Transformer 0.50", 0.4: "UT 0.60, Transformer 0.50, Hyper-UT 0.40"}
     assert claims[3].ours == f"pruning, 2 rounds 0.50; one of the two ends 0.50; models {models[hyper_ood]}"
@@ -197,14 +205,22 @@ def test_allocation_claims_judge_growth_and_fair_efficient_allocation_at_every_t
 
 
 @pytest.mark.parametrize(
-    "ut_ood, ut_params, verdict", [(0.8, 1000, "holds"), (0.8, 5000, "does not hold"), (0.5, 1000, "does not hold")]
+    "ut_ood, ut_params, ut_fits, verdict",
+    [
+        (0.8, 1000, True, "holds"),
+        (0.8, 5000, True, "does not hold"),
+        (0.5, 1000, True, "does not hold"),
+        (0.8, 1000, False, "inconclusive"),
+    ],
 )
-def test_sharing_claims_judge_the_ut_against_the_transformer_with_fewer_parameters(ut_ood, ut_params, verdict):
-    """hut-5: better beyond the training hops (per seed) and fewer parameters (exact); the modularity row describes."""
+def test_sharing_claims_judge_the_ut_against_the_transformer_with_fewer_parameters(ut_ood, ut_params, ut_fits, verdict):
+    """hut-5: better beyond the training hops (per seed) and fewer parameters (exact), once both fit their training
+    hops; the modularity row describes."""
     ood = {"Transformer": 0.6, "UT": ut_ood, "Hyper-UT w/o ACT": 0.7}
     params = {"Transformer": 4000, "UT": ut_params, "Hyper-UT w/o ACT": 1500}
     summary = pd.DataFrame({"out of distribution": ood, "params": params})
     seeds = per_seed_rows({m: {"out of distribution": a} for m, a in ood.items()})
+    seeds["fits"] = (seeds["model"] != "UT") | ut_fits
     shared, modular = HA.sharing_claims(summary, seeds)
     assert shared.target == modular.target == "hut-5" and "(UT vs Transformer)" in shared.text
     assert (
@@ -310,3 +326,25 @@ def test_quick_leaves_the_pool_and_router_variants_and_depth_8_to_cpu():
     assert set(cpu) == set(quick) | {("block", 1, True), ("block", 4, True), ("block", 16, False)}
     assert [d for d, _ in H.depth_runs("quick")] == [1, 2, 4]
     assert [d for d, s in H.depth_runs("cpu") if s == 0] == [1, 2, 4, 8]
+
+
+def test_pool_ablation_claims_leave_the_generators_unjudged_while_a_run_does_not_fit_its_training_hops():
+    by_size = runs([1, 1, 1, 0.7, 0.5], pool_size=16, generator="block", seed=0, router_step=True)
+    unfit_delta = runs([0.6, 1, 1, 0.3, 0.2], pool_size=16, generator="delta", seed=1, router_step=True)
+    generators = pd.DataFrame(
+        {"block": np.add(0.6, NOISE), "delta": np.add(0.4, NOISE)}, index=pd.Index(SEEDS, name="seed")
+    )
+    claims = HA.pool_ablation_claims(
+        by_size,
+        generators,
+        runs([1, 1, 0.95, 0.5, 0.5], seed=0),
+        pd.concat([by_size, unfit_delta]),
+        CHOICES,
+        generator="block",
+        pool_size=16,
+        train_max=3,
+        seed=0,
+    )
+    assert claims[1].verdict.verdict == "inconclusive"
+    assert claims[1].verdict.noise.startswith("reference not converged (delta, seed 1: below 0.95 accuracy on a")
+    assert "by the noise rule alone: holds" in claims[1].verdict.noise

@@ -214,6 +214,14 @@ def with_fit(seeds: pd.DataFrame, frame: pd.DataFrame, train_max: int, level: fl
     )
 
 
+def unfit_of(seeds: pd.DataFrame, models: list[str]) -> dict[str, str]:
+    """``{"model, seed s": why}`` for the runs of ``models`` in ``seeds`` (:func:`with_fit`) that do not fit their
+    training hops: a claim about extrapolation compares them only once they do (for
+    :func:`~ponder.analysis.verdicts.unconverged`)."""
+    unfit = seeds[seeds["model"].isin(models) & ~seeds["fits"].astype(bool)]
+    return {f"{m}, seed {s}": f"below {FIT} accuracy on a training hop count" for m, s in zip(unfit.model, unfit.seed)}
+
+
 def fit_counts(seeds: pd.DataFrame, order: list[str]) -> str:
     """``"Transformer 3/3, UT 2/3, ..."``: per model, the seeds whose run fits its training hops (:func:`with_fit`)."""
     return ", ".join(
@@ -229,7 +237,8 @@ def extrapolation_claims(
     evidence (``experiments.hyper_ut.lr_choices``, one row per model), chosen on seed ``seed``. Judged: Hyper-UT is the
     most accurate beyond the training hops ``1..train_max``, and the Transformer falls off beyond them (by more than
     0.1); described: the runs that fit their training hops, the rules that do not follow the chain beside the models'
-    OOD accuracy, and the tuning."""
+    OOD accuracy, and the tuning. A judged row is inconclusive while a model it compares does not fit its training
+    hops (:func:`unfit_of`)."""
     by_seed = seeds.pivot(index="seed", columns="model")
     ood, inside = by_seed["out of distribution"], by_seed["in distribution"]
     others = [m for m in order if m != "Hyper-UT"]
@@ -241,13 +250,17 @@ def extrapolation_claims(
             "hut-3",
             "Hyper-UT is the most accurate beyond the training hops (mean OOD accuracy, all models)",
             ours=f"best: {ood.mean().idxmax()} {ood.mean().max():.2f}; Hyper-UT {ood['Hyper-UT'].mean():.2f}",
-            verdict=verdicts.every([verdicts.greater(ood["Hyper-UT"], ood[m]) for m in others]),
+            verdict=verdicts.unconverged(
+                verdicts.every([verdicts.greater(ood["Hyper-UT"], ood[m]) for m in others]), unfit_of(seeds, order)
+            ),
         ),
         Claim(
             "hut-3",
             "a standard Transformer falls off beyond the training hops (OOD accuracy >= 0.1 below in-distribution)",
             ours=f"{inside['Transformer'].mean():.2f} -> {ood['Transformer'].mean():.2f}",
-            verdict=verdicts.above(inside["Transformer"] - ood["Transformer"], 0.1),
+            verdict=verdicts.unconverged(
+                verdicts.above(inside["Transformer"] - ood["Transformer"], 0.1), unfit_of(seeds, ["Transformer"])
+            ),
         ),
         Claim(
             "hut-3",
@@ -326,7 +339,8 @@ def _allocation_claims_at(part: pd.DataFrame, act_order: list[str], train_max: i
 def sharing_claims(summary: pd.DataFrame, seeds: pd.DataFrame) -> list[Claim]:
     """hut-5's rows from :func:`summarize`'s table (one row per model) and ``seeds`` (one row per model and seed,
     :func:`per_seed`): sharing in depth (UT) generalizes better beyond the training hops than no sharing
-    (Transformer) with fewer parameters; described: sharing + modularity (Hyper-UT w/o ACT) against the UT."""
+    (Transformer) with fewer parameters, inconclusive while one of the two does not fit its training hops (``seeds``
+    of :func:`with_fit`); described: sharing + modularity (Hyper-UT w/o ACT) against the UT."""
     ood = seeds.pivot(index="seed", columns="model")["out of distribution"]
     mean_ood, params = summary["out of distribution"], summary["params"]
     fewer_params = verdicts.exact(bool(params["UT"] < params["Transformer"]), "parameter counts: exact")
@@ -336,7 +350,10 @@ def sharing_claims(summary: pd.DataFrame, seeds: pd.DataFrame) -> list[Claim]:
             "sharing in depth improves OOD generalization despite fewer parameters (UT vs Transformer)",
             ours=f"OOD {mean_ood['UT']:.2f} vs {mean_ood['Transformer']:.2f}; "
             f"params {params['UT']:,} vs {params['Transformer']:,}",
-            verdict=verdicts.every([verdicts.greater(ood["UT"], ood["Transformer"]), fewer_params]),
+            verdict=verdicts.unconverged(
+                verdicts.every([verdicts.greater(ood["UT"], ood["Transformer"]), fewer_params]),
+                unfit_of(seeds, ["UT", "Transformer"]),
+            ),
         ),
         Claim(
             "hut-5",
@@ -408,13 +425,19 @@ def pool_ablation_claims(
     ``seed``, one run per pool size; ``generators``: :func:`ood_per_seed` by generator at ``pool_size``
     (``[seed, generator]``); ``ut_act``: UT+ACT's rows of ``experiments.hyper_ut.generalization``; ``variants``: every
     row of ``pool_sizes`` (the router ablation, :func:`by_router`); ``choices``: the learning-rate grid's evidence per
-    variant. Judged: generating the whole block beats a low-rank MLP delta beyond the training hops ``1..train_max``;
+    variant. Judged: generating the whole block beats a low-rank MLP delta beyond the training hops ``1..train_max``
+    (inconclusive while a run of either does not reach :data:`FIT` on every training hop count);
     described: OOD accuracy by pool size, the pool of one against UT+ACT on the training hops, the router without the
     step, and the tuning."""
     by_pool_size = ood_per_seed(by_size, train_max, "pool_size").loc[seed]
     routers = by_router(variants, generator, pool_size, train_max)
     router_ood, router_in = routers["out"], routers["in"]
     block, delta = generators["block"], generators["delta"]
+    compared = variants[variants.router_step & (variants.pool_size == pool_size) & (variants.hops <= train_max)]
+    worst = compared.groupby(["generator", "seed"])["accuracy"].min()
+    unfit = {
+        f"{g}, seed {s}": f"below {FIT} accuracy on a training hop count" for (g, s), a in worst.items() if a < FIT
+    }
 
     def on_training_hops(part: pd.DataFrame) -> str:
         return " / ".join(f"{a:.2f}" for a in part[(part.hops <= train_max) & (part.seed == seed)]["accuracy"])
@@ -431,7 +454,7 @@ def pool_ablation_claims(
             "generating the whole block beats a low-rank MLP delta beyond the training hops (OOD accuracy, ours: "
             "which should be the default)",
             ours=f"block {block.mean():.2f} vs delta {delta.mean():.2f} (seeds: {block.count()} vs {delta.count()})",
-            verdict=verdicts.greater(block, delta),
+            verdict=verdicts.unconverged(verdicts.greater(block, delta), unfit),
         ),
     ]
     if 1 in by_pool_size.index:  # the profile trains the pool of one
