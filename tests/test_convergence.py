@@ -55,7 +55,7 @@ def test_an_unconverged_reference_makes_the_row_inconclusive_and_keeps_the_evide
     )
 
 
-def test_steps_on_training_hops_and_unmatched_runs():
+def test_steps_on_training_hops_and_unfit_runs():
     import pandas as pd
 
     from ponder.analysis import hyper_ut
@@ -71,7 +71,7 @@ def test_steps_on_training_hops_and_unmatched_runs():
     steps = hyper_ut.steps_on_training_hops(frame, train_max=2)
     assert steps.loc[0, "A"] == 1.5 and steps.loc[1, "B"] == 3.5 and list(steps.columns) == ["A", "B"]
     fits = pd.DataFrame(dict(model=["A", "A", "B", "B"], seed=[0, 1, 0, 1], fits=[True, False, True, True]))
-    assert list(hyper_ut.unmatched(fits, ["A", "B"])) == ["A, seed 1"] and hyper_ut.unmatched(fits, ["B"]) == {}
+    assert list(hyper_ut.unfit_of(fits, ["A", "B"])) == ["A, seed 1"] and hyper_ut.unfit_of(fits, ["B"]) == {}
 
 
 def test_the_two_ends_rule_scores_about_a_half_on_hut7s_test_set():

@@ -150,7 +150,7 @@ def test_extrapolation_claims_judge_hyper_ut_best_beyond_the_training_hops_and_t
     claims = HA.extrapolation_claims(seeds, ["Transformer", "UT", "Hyper-UT"], 3, rules, CHOICES, seed=0)
     assert [c.target for c in claims] == ["hut-3"] * 5 and verdicts_of(claims) == [*verdicts, None, None, None]
     if transformer_in < 0.95:
-        assert "Transformer, seed 0: below 0.95 accuracy on a training hop count" in claims[0].verdict.noise
+        assert "Transformer, seed 0: does not fit its training hops" in claims[0].verdict.noise
     assert [c.ours for c in claims[:3]] == ours and "1..3" in claims[2].text
     models = {0.9: "Hyper-UT 0.90, UT 0.60, Transformer 0.50", 0.4: "UT 0.60, Transformer 0.50, Hyper-UT 0.40"}
     assert claims[3].ours == f"pruning, 2 rounds 0.50; one of the two ends 0.50; models {models[hyper_ood]}"
@@ -346,5 +346,5 @@ def test_pool_ablation_claims_leave_the_generators_unjudged_while_a_run_does_not
         seed=0,
     )
     assert claims[1].verdict.verdict == "inconclusive"
-    assert claims[1].verdict.noise.startswith("reference not converged (delta, seed 1: below 0.95 accuracy on a")
+    assert claims[1].verdict.noise.startswith("reference not converged (delta, seed 1: does not fit its training hops")
     assert "by the noise rule alone: holds" in claims[1].verdict.noise

@@ -40,15 +40,16 @@ def steps_on_training_hops(frame: pd.DataFrame, train_max: int) -> pd.DataFrame:
     return inside.groupby(["seed", "model"], sort=False)["steps"].mean().unstack("model")
 
 
-def unmatched(fits: pd.DataFrame, models: list[str]) -> dict[str, str]:
+UNFIT = f"does not fit its training hops (accuracy < {FIT} at one of them)"
+
+
+def unfit_of(fits: pd.DataFrame, models: list[str]) -> dict[str, str]:
     """``{"model, seed s": why}`` for the runs of ``models`` that do not fit their training hops
-    (``fits``: one row per model and seed with a bool column ``fits``): where one does not, fewer
-    steps are not efficiency at matched accuracy (for :func:`ponder.analysis.verdicts.unconverged`)."""
+    (``fits``: one row per model and seed with a bool column ``fits``, :func:`with_fit`): a claim about
+    extrapolation, or about fewer steps at matched accuracy, compares them only once they do (for
+    :func:`ponder.analysis.verdicts.unconverged`)."""
     rows = fits[fits["model"].isin(models) & ~fits["fits"].astype(bool)]
-    return {
-        f"{r.model}, seed {r.seed}": "does not fit its training hops (accuracy < 0.95 at one of them)"
-        for r in rows.itertuples()
-    }
+    return {f"{r.model}, seed {r.seed}": UNFIT for r in rows.itertuples()}
 
 
 # the rules :func:`baselines` draws (of :func:`ponder.tasks.cpvr_decoys.decoy_baselines`' columns)
@@ -214,14 +215,6 @@ def with_fit(seeds: pd.DataFrame, frame: pd.DataFrame, train_max: int, level: fl
     )
 
 
-def unfit_of(seeds: pd.DataFrame, models: list[str]) -> dict[str, str]:
-    """``{"model, seed s": why}`` for the runs of ``models`` in ``seeds`` (:func:`with_fit`) that do not fit their
-    training hops: a claim about extrapolation compares them only once they do (for
-    :func:`~ponder.analysis.verdicts.unconverged`)."""
-    unfit = seeds[seeds["model"].isin(models) & ~seeds["fits"].astype(bool)]
-    return {f"{m}, seed {s}": f"below {FIT} accuracy on a training hop count" for m, s in zip(unfit.model, unfit.seed)}
-
-
 def fit_counts(seeds: pd.DataFrame, order: list[str]) -> str:
     """``"Transformer 3/3, UT 2/3, ..."``: per model, the seeds whose run fits its training hops (:func:`with_fit`)."""
     return ", ".join(
@@ -328,7 +321,7 @@ def _allocation_claims_at(part: pd.DataFrame, act_order: list[str], train_max: i
                 verdict=verdicts.every(
                     [
                         verdicts.greater(slope[m], slope["UT+ACT"]),
-                        verdicts.unconverged(fewer_steps, unmatched(part_seed, [m, "UT+ACT"])),
+                        verdicts.unconverged(fewer_steps, unfit_of(part_seed, [m, "UT+ACT"])),
                     ]
                 ),
             )
@@ -435,9 +428,7 @@ def pool_ablation_claims(
     block, delta = generators["block"], generators["delta"]
     compared = variants[variants.router_step & (variants.pool_size == pool_size) & (variants.hops <= train_max)]
     worst = compared.groupby(["generator", "seed"])["accuracy"].min()
-    unfit = {
-        f"{g}, seed {s}": f"below {FIT} accuracy on a training hop count" for (g, s), a in worst.items() if a < FIT
-    }
+    unfit = {f"{g}, seed {s}": UNFIT for (g, s), a in worst.items() if a < FIT}
 
     def on_training_hops(part: pd.DataFrame) -> str:
         return " / ".join(f"{a:.2f}" for a in part[(part.hops <= train_max) & (part.seed == seed)]["accuracy"])
