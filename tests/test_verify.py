@@ -128,3 +128,20 @@ def test_the_ledger_is_read_per_target_with_escaped_bars():
             }
         ]
     }
+
+
+def test_targets_whose_notebooks_did_not_run_are_not_run_not_differing(tmp_path, capsys):
+    """After ``make figures NOTEBOOKS=...``, the new ledger has rows of the notebooks that ran and names the
+    others in its "No rows" line: those are reported as not run."""
+    figures = repository(tmp_path)
+    only_hut_2 = ledger("bbb", ["hut-2 | deeper for more hops | — | 1:2.0 2:3.0 | d = +1 ± 0 (n=3) | holds"])
+    header, table = only_hut_2.split("| id |", 1)
+    (figures / "CLAIMS.md").write_text(
+        header + "No rows (their notebooks have not run into this ledger): acm-9, hut-10.\n\n| id |" + table
+    )
+    assert verify.verify(tmp_path, "figures") == 0
+    out = capsys.readouterr().out
+    assert "acm-9     not run   its notebook did not run into this ledger" in out
+    assert "hut-10    not run   its notebook did not run into this ledger" in out
+    assert "hut-2     identical pdf identical, png identical; ledger rows identical" in out
+    assert out.endswith("1 identical, 0 differ (none), 0 timing, 2 not run (acm-9, hut-10)\n")

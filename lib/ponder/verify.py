@@ -8,7 +8,9 @@ not what it says). The figures are saved without timestamps or software metadata
 (:func:`ponder.plots.save_figure`), so on a pinned platform (:mod:`ponder.numerics`) an unchanged
 target gives the same bytes. The targets of :data:`ponder.ledger.TIMED_TARGETS` show
 wall-clock times: they are reported, marked as timing ones, and expected to differ. For a target
-that differs, its ledger rows are printed side by side, committed beside new.
+that differs, its ledger rows are printed side by side, committed beside new. A target whose notebook
+did not run into the new ledger (after ``make figures NOTEBOOKS=...``: the ledger's "No rows" line
+names it) is reported as *not run*, neither identical nor differing.
 """
 
 import re
@@ -19,6 +21,7 @@ from pathlib import Path
 from .ledger import OLDER, TIMED_TARGETS, table_cells, target_order
 
 FILE = re.compile(r"^(?P<target>[a-z]+-[a-z0-9]+)\.(png|pdf|md)$")
+NOT_RUN = re.compile(r"^No rows \(their notebooks have not run into this ledger\): (?P<targets>.*)\.$", re.MULTILINE)
 LEDGER = "CLAIMS.md"
 
 
@@ -70,6 +73,7 @@ class Target:
     files: dict[str, str] = field(default_factory=dict)  # file name -> identical | differs | new | not made
     old_rows: list[dict] = field(default_factory=list)
     new_rows: list[dict] = field(default_factory=list)
+    run: bool = True  # whether its notebook ran into the new ledger
 
     @property
     def timed(self) -> bool:
@@ -89,6 +93,12 @@ def file_status(made: Path, old: bytes | None) -> str:
     return "identical" if made.read_bytes() == old else "differs"
 
 
+def not_run(ledger_text: str) -> set[str]:
+    """The targets a ledger says no notebook ran into it (its "No rows" line, :func:`ponder.ledger.provenance`)."""
+    found = NOT_RUN.search(ledger_text)
+    return set(found["targets"].split(", ")) if found else set()
+
+
 def compare(root: Path, folder: str, ref: str = "HEAD") -> list[Target]:
     """Every target of ``folder`` (relative to ``root``) made anew against ``ref``, in id order."""
     here = root / folder
@@ -96,8 +106,12 @@ def compare(root: Path, folder: str, ref: str = "HEAD") -> list[Target]:
     names |= set(committed_names(root, ref, folder))
     old_ledger = committed(root, ref, f"{folder}/{LEDGER}")
     old = ledger(old_ledger.decode()) if old_ledger is not None else {}
-    new = ledger((here / LEDGER).read_text()) if (here / LEDGER).exists() else {}
-    targets = {t: Target(t, old_rows=old.get(t, []), new_rows=new.get(t, [])) for t in old.keys() | new.keys()}
+    new_text = (here / LEDGER).read_text() if (here / LEDGER).exists() else ""
+    new, unrun = ledger(new_text), not_run(new_text)
+    targets = {
+        t: Target(t, old_rows=old.get(t, []), new_rows=new.get(t, []), run=t not in unrun)
+        for t in old.keys() | new.keys()
+    }
     for name in sorted(names):
         match = FILE.match(name)
         if match:
@@ -127,6 +141,8 @@ def summary(target: Target) -> str:
         if same_rows(target.old_rows, target.new_rows)
         else f"ledger rows differ ({len(target.old_rows)} committed, {len(target.new_rows)} new)"
     )
+    if not target.run:
+        return f"{target.name:<9} not run   its notebook did not run into this ledger"
     verdict = "identical" if target.identical else "DIFFERS"
     return f"{target.name:<9} {verdict:<9} {'timing ' if target.timed else ''}{files}; {rows}"
 
@@ -138,12 +154,14 @@ def verify(root: Path, folder: str, ref: str = "HEAD") -> int:
     print(f"{folder}/ made here against {ref} ({head}); timing targets ({', '.join(TIMED_TARGETS)}) differ by design")
     for target in targets:
         print(summary(target))
-        if target.old_rows != target.new_rows:
+        if target.run and target.old_rows != target.new_rows:
             print("\n".join(side_by_side(target.old_rows, target.new_rows)))
-    differing = [t.name for t in targets if not t.identical and not t.timed]
-    timed = [t.name for t in targets if t.timed]
+    unrun = [t.name for t in targets if not t.run]
+    differing = [t.name for t in targets if t.run and not t.identical and not t.timed]
+    timed = [t.name for t in targets if t.run and t.timed]
     print(
-        f"{len(targets) - len(differing) - len(timed)} identical, "
+        f"{len(targets) - len(differing) - len(timed) - len(unrun)} identical, "
         f"{len(differing)} differ ({', '.join(differing) or 'none'}), {len(timed)} timing"
+        + (f", {len(unrun)} not run ({', '.join(unrun)})" if unrun else "")
     )
     return len(differing)
