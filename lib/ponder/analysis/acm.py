@@ -46,10 +46,17 @@ TIMED = {
 OVERHEAD_BOUND = 0.15  # above the linear ideal an execution may take at most this of the MLP's time
 
 
+IDEAL_QUARTER = 0.25  # 1 of 4 learners run: a quarter of the MLP's products
+GPU_FACTOR = 1.3  # a GPU's grouped kernel (Triton) within 1.3 times that ideal, the paper's "negligible overhead"
+
+
 def quarter_bound(result: dict) -> float:
-    """acm-9's bound at 1 of 4 learners, as a multiple of the MLP's time, where ``result`` was
-    measured: 0.4 on the CPU, 0.325 on a GPU (the issue's goal: within 1.3x of the ideal 0.25)."""
-    return 0.4 if result["device"] == "cpu" else 0.325
+    """acm-9's bound at 1 of 4 learners, as a multiple of the MLP's time, where ``result`` was measured. On a GPU,
+    :data:`GPU_FACTOR` times the ideal quarter: 0.325. On the CPU, the ideal quarter plus the overhead the linearity
+    row allows (:data:`OVERHEAD_BOUND`): 0.4, so that both rows hold a CPU to the one allowance; a CPU runs each
+    learner's product as its own call, paying a fixed cost (gather, dispatch) that the GPU's fused kernel does not."""
+    factor = IDEAL_QUARTER + OVERHEAD_BOUND if result["device"] == "cpu" else IDEAL_QUARTER * GPU_FACTOR
+    return round(factor, 3)
 
 
 def learners_needed(d: torch.Tensor, factor: float = GATING_ERROR_FACTOR) -> torch.Tensor:
@@ -513,7 +520,7 @@ def latency_claims(results: list[dict]) -> list[Claim]:
     ``mean_learners`` and per execution the ratio to the dense MLP's time (``<name>_ratio``, the median) and one per
     process (``<name>_ratios``). Per result, for each execution of :data:`TIMED` it timed: the time above linear in
     the learners run is at most :data:`OVERHEAD_BOUND` of the MLP's in every case, and the first
-    case (1 of 4 learners) takes at most :func:`~ponder.bench.acm.quarter_bound` of the MLP's time."""
+    case (1 of 4 learners) takes at most :func:`quarter_bound` of the MLP's time."""
     rows = []
     for result in results:
         where = f"{result['device']}, {result['dtype']}, {result['threads']} thread(s), {result['mix']} k per token"
