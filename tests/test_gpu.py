@@ -376,7 +376,7 @@ def test_compiled_sraven_loss_sums_its_small_products_and_equals_eager_on_cuda()
 @pytest.mark.parametrize("family", ["sraven", "ACM phase III", "text"])
 def test_the_compiled_variant_is_the_families_loss_compiled_in_one_graph_on_cuda(family):
     """What the benchmark's compiled rows time (those for ACM's phase III and the language
-    model, whose runs compile on a GPU where RUN.md's rule says so): the eager loss, in one graph of CUDA kernels."""
+    model, whose gpu runs compile): the eager loss, in one graph of CUDA kernels."""
     compiled_against_eager(family, "cuda")
 
 
@@ -546,7 +546,7 @@ def test_phase_three_trains_alike_every_way_on_cuda(step, monkeypatch):
 
 
 def test_a_compiled_language_model_trains_as_the_eager_one_on_cuda(monkeypatch):
-    """The way a gpu language model may train (``compiled`` in the Text row, adopted by RUN.md's rule)."""
+    """The way a gpu language model may train (``compiled`` in the Text row)."""
     compiled_language_model_trains_alike(monkeypatch)
 
 

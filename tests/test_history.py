@@ -8,8 +8,18 @@ import pytest
 
 from ponder.paths import ROOT
 
-PERIOD_WORDS = ("session", "lease")  # "<word> <number>" dates a sentence; the project states what is, not when
-DIARY = re.compile(rf"\b(?:{'|'.join(PERIOD_WORDS)})s? \d+|\bfound (?:here|earlier)\b", re.IGNORECASE)
+PERIOD_WORDS = ("session", "lease", "issue")  # "<word> <number>" dates a sentence; the project states what is, not when
+# pointers into the work rather than the product: the issue a change answered, the machines a session was lent,
+# a rule a file no longer holds
+POINTERS = (
+    r"\bthe issue(?:'s\b| (?:asks|says|wants)\b)",
+    r"\blent (?:GPU|machine|device)s?\b",
+    r"\bthe lease\b",
+    r"RUN\.md's rule",
+)
+DIARY = re.compile(
+    rf"\b(?:{'|'.join(PERIOD_WORDS)})s? \d+|\bfound (?:here|earlier)\b|{'|'.join(POINTERS)}", re.IGNORECASE
+)
 SUFFIXES = (".md", ".py", ".ipynb", ".sh", ".cfg", ".toml", ".yml", ".cff")
 
 
@@ -28,9 +38,21 @@ def test_the_pattern_finds_a_diary_and_spares_plain_words():
     numbered = [f"measured in {word} {n}" for n, word in enumerate(PERIOD_WORDS, 3)] + [
         f"{PERIOD_WORDS[0].upper()}S {5}-{9}",
         "as found earlier",
+        "as the issue asks",
+        "the issue's goal",
+        "on the lent GPUs",
+        "half their rate of the lease before",
+        "as RUN.md's rule says",
     ]
     assert diary_lines("\n".join(numbered)) == numbered
-    plain = [f"a papermill {PERIOD_WORDS[0]}", f"the {PERIOD_WORDS[1]} tooling", f"{4} {PERIOD_WORDS[0]}s of work"]
+    plain = [
+        f"a papermill {PERIOD_WORDS[0]}",
+        f"{4} {PERIOD_WORDS[0]}s of work",
+        "the release notes",
+        "an excellent fit",
+        "a known issue of torch",
+        "no PRs in the issue index",
+    ]
     assert diary_lines("\n".join(plain)) == []
 
 

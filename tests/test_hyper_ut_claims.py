@@ -348,3 +348,26 @@ def test_pool_ablation_claims_leave_the_generators_unjudged_while_a_run_does_not
     assert claims[1].verdict.verdict == "inconclusive"
     assert claims[1].verdict.noise.startswith("reference not converged (delta, seed 1: does not fit its training hops")
     assert "by the noise rule alone: holds" in claims[1].verdict.noise
+
+
+def test_hut_3s_headline_is_judged_again_at_each_weight_of_the_ponder_cost():
+    """At tau = 0.01 the ACT kinds' rows come from hut-4's sweep, the others' from hut-3's runs: Hyper-UT leads
+    beyond the training hops at 0.01 though it trails at the model's tau."""
+
+    def rows(model, tau, ood):
+        return [
+            {"model": model, "seed": s, "tau": tau, "hops": h, "accuracy": 1.0 if h <= 3 else ood + n, "steps": 3.0}
+            | {"params": 100}
+            for s, n in zip(SEEDS, NOISE)
+            for h in range(1, 6)
+        ]
+
+    frame = pd.DataFrame(rows("Transformer", 0.05, 0.5) + rows("UT+ACT", 0.05, 0.7) + rows("Hyper-UT", 0.05, 0.6))
+    sweep = pd.DataFrame(rows("UT+ACT", 0.01, 0.6) + rows("Hyper-UT", 0.01, 0.8))
+    order = ["Transformer", "UT+ACT", "Hyper-UT"]
+    row = HA.most_accurate_at(frame.drop(columns="tau"), sweep, 0.01, order, 3)
+    assert row.text.endswith("(mean OOD accuracy, all models) (tau = 0.01)")
+    assert row.ours == "best: Hyper-UT 0.80; Hyper-UT 0.80" and row.verdict.verdict == "holds"
+    assert HA.most_accurate_claim(HA.with_fit(HA.per_seed(frame, 3), frame, 3), order).verdict.verdict == (
+        "does not hold"
+    )

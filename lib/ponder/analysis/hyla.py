@@ -34,7 +34,7 @@ from .verdicts import Claim, Estimate, Verdict, below, every, greater, judge, ou
 # the paper ranks the kinds on sraven at K = 4 with at least 10M training instances (Fig. 4: 10, 20
 # and 40M; Table A1: 20M). Below, every kind sits on the plateau of the correspondence problem (at
 # K = 2 and 51k-410k instances all kinds reach 8-9 % while the same models on unpermuted instances
-# reach 56-69 %, issue 11), so their order there says nothing about the claim.
+# reach 56-69 %: docs/hyla.md), so their order there says nothing about the claim.
 PAPER_REGIME = dict(k=4, instances=10_000_000)
 
 # hyla-a1's ablations of HYLA judged on sraven: (kind, the part removed, Table A1's OOD accuracy % of HYLA vs the kind)

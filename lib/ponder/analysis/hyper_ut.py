@@ -222,6 +222,31 @@ def fit_counts(seeds: pd.DataFrame, order: list[str]) -> str:
     )
 
 
+def most_accurate_claim(seeds: pd.DataFrame, order: list[str], at: str = "") -> Claim:
+    """hut-3's headline row: Hyper-UT's mean OOD accuracy above every other model's of ``order``, paired by seed
+    (``seeds``: :func:`with_fit` of :func:`per_seed`), inconclusive while a compared run does not fit its training
+    hops; ``at`` ends the row's text (the weight of the ponder cost, where not the model's)."""
+    ood = seeds.pivot(index="seed", columns="model")["out of distribution"]
+    others = [m for m in order if m != "Hyper-UT"]
+    return Claim(
+        "hut-3",
+        f"Hyper-UT is the most accurate beyond the training hops (mean OOD accuracy, all models){at}",
+        ours=f"best: {ood.mean().idxmax()} {ood.mean().max():.2f}; Hyper-UT {ood['Hyper-UT'].mean():.2f}",
+        verdict=verdicts.unconverged(
+            verdicts.every([verdicts.greater(ood["Hyper-UT"], ood[m]) for m in others]), unfit_of(seeds, order)
+        ),
+    )
+
+
+def most_accurate_at(frame: pd.DataFrame, sweep: pd.DataFrame, tau: float, order: list[str], train_max: int) -> Claim:
+    """:func:`most_accurate_claim` at another weight ``tau`` of the ponder cost: the ACT kinds' runs at ``tau`` (of
+    hut-4's ``sweep``, rows of ``model, seed, tau, hops, accuracy, ...``), every other model's of ``frame`` (their
+    training has no ponder cost)."""
+    act = sweep[sweep.tau == tau].drop(columns="tau")
+    part = pd.concat([frame[~frame.model.isin(act.model.unique())], act], ignore_index=True)
+    return most_accurate_claim(with_fit(per_seed(part, train_max), part, train_max), order, f" (tau = {tau})")
+
+
 def extrapolation_claims(
     seeds: pd.DataFrame, order: list[str], train_max: int, rules: pd.DataFrame, choices: pd.DataFrame, seed: int
 ) -> list[Claim]:
@@ -234,19 +259,11 @@ def extrapolation_claims(
     hops (:func:`unfit_of`)."""
     by_seed = seeds.pivot(index="seed", columns="model")
     ood, inside = by_seed["out of distribution"], by_seed["in distribution"]
-    others = [m for m in order if m != "Hyper-UT"]
     # mean over the OOD hop counts, as the models' OOD accuracy
     shortcuts = rules.loc[rules.hops > train_max, ["pruning, 2 rounds", "one of the two ends"]].mean()
     models = ", ".join(f"{m} {a:.2f}" for m, a in ood.mean().sort_values(ascending=False).items())
     return [
-        Claim(
-            "hut-3",
-            "Hyper-UT is the most accurate beyond the training hops (mean OOD accuracy, all models)",
-            ours=f"best: {ood.mean().idxmax()} {ood.mean().max():.2f}; Hyper-UT {ood['Hyper-UT'].mean():.2f}",
-            verdict=verdicts.unconverged(
-                verdicts.every([verdicts.greater(ood["Hyper-UT"], ood[m]) for m in others]), unfit_of(seeds, order)
-            ),
-        ),
+        most_accurate_claim(seeds, order),
         Claim(
             "hut-3",
             "a standard Transformer falls off beyond the training hops (OOD accuracy >= 0.1 below in-distribution)",

@@ -53,6 +53,6 @@ def main(argv: list[str] | None = None) -> None:
         return
     # each in a process of its own: what one leaves behind must not slow the next. On the H200, in
     # the process that had run `kernels` (the profiler) and `acm` first, `train`'s eager steps ran at
-    # half their rate of the lease before, while its processes side by side, started fresh, did not
+    # half the rate of a fresh process, while its processes side by side, started fresh, did not
     for name in names:
         subprocess.run([sys.executable, "-m", "ponder.bench", name], check=True)

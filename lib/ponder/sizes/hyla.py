@@ -103,7 +103,7 @@ SRAVEN = {
     # GPU and the sraven runs of the four HYLA notebooks (~385k steps) about 40 minutes, over several
     # calls resuming from the run cache. Compiled: on the H200
     # (figures/gpu/bench-train.json) the compiled captured step ran 194 steps/s summed over
-    # 6 processes against 104 (1.86x; RUN.md's rule asks 1.1x), and its CUDA test passed. The batch of 512 makes
+    # 6 processes against 104 (1.86x), and its CUDA test passed. The batch of 512 makes
     # 10.24M a quarter of the paper's updates (78k steps of 128) and HYLA's loss was still falling at the end:
     # batches of 256 or 128 for the same instances are the alternatives to compare on a GPU
     "gpu": Sraven(

@@ -65,7 +65,7 @@ SIZES = {
     # ``single_seed``: Hyper-UT w/o ACT (a kind, one of hut-3's five comparisons, its row describes)
     # trains on the first seed only (~3 CPU-minutes a seed). The delta generator (hut-10's
     # alternative, ~2 CPU-minutes a run) has 3 seeds: which generator is the better default is a
-    # question the issue asks, and one seed could not answer it (delta 0.65 vs block 0.46 on seed 0;
+    # question hut-10 asks, and one seed could not answer it (delta 0.65 vs block 0.46 on seed 0;
     # seeds 1 and 2, a design measurement: 0.92 vs 0.47 and 0.56 vs 0.56, OOD mean over hops 4-8).
     # 2000 steps of batch 64 at lr 6e-3: the ACT models must fit their training hops before their
     # extrapolation means anything, and they learn C-PVR in a sudden drop of the loss after some
