@@ -9,17 +9,16 @@ import pytest
 from ponder.paths import ROOT
 
 PERIOD_WORDS = ("session", "lease", "issue")  # "<word> <number>" dates a sentence; the project states what is, not when
-# pointers into the work rather than the product: the issue a change answered, the machines a session was lent,
-# a rule a file no longer holds
-POINTERS = (
-    r"\bthe issue(?:'s\b| (?:asks|says|wants)\b)",
-    r"\blent (?:GPU|machine|device)s?\b",
-    r"\bthe lease\b",
-    r"RUN\.md's rule",
+MAKING_WORDS = ("lent", "lease")  # words about how the work was done, not about what the product is
+# a source cited for what it no longer says
+CITED = (rf"\bthe {PERIOD_WORDS[2]}(?:'s\b| (?:asks|says|wants)\b)", r"RUN\.md's rule")
+PATTERNS = (
+    rf"\b(?:{'|'.join(PERIOD_WORDS)})s? \d+",
+    r"\bfound (?:here|earlier)\b",
+    rf"\b(?:{'|'.join(MAKING_WORDS)})\b",
+    *CITED,
 )
-DIARY = re.compile(
-    rf"\b(?:{'|'.join(PERIOD_WORDS)})s? \d+|\bfound (?:here|earlier)\b|{'|'.join(POINTERS)}", re.IGNORECASE
-)
+DIARY = re.compile("|".join(PATTERNS), re.IGNORECASE)
 SUFFIXES = (".md", ".py", ".ipynb", ".sh", ".cfg", ".toml", ".yml", ".cff")
 
 
@@ -38,10 +37,9 @@ def test_the_pattern_finds_a_diary_and_spares_plain_words():
     numbered = [f"measured in {word} {n}" for n, word in enumerate(PERIOD_WORDS, 3)] + [
         f"{PERIOD_WORDS[0].upper()}S {5}-{9}",
         "as found earlier",
-        "as the issue asks",
-        "the issue's goal",
-        "on the lent GPUs",
-        "half their rate of the lease before",
+        f"as the {PERIOD_WORDS[2]} asks",
+        f"the {PERIOD_WORDS[2]}'s goal",
+        *(f"a word of the work: {word}" for word in MAKING_WORDS),
         "as RUN.md's rule says",
     ]
     assert diary_lines("\n".join(numbered)) == numbered
