@@ -255,6 +255,13 @@ def runs(accuracy: list[float], **columns) -> pd.DataFrame:
     return pd.DataFrame({"hops": [1, 2, 3, 4, 5], "accuracy": accuracy, **columns})
 
 
+def pool_claims(by_size, generators, ut_act, variants) -> list:
+    """hut-10's rows of the block generator at pool size 16, training hops 1..3, seed 0."""
+    return HA.pool_ablation_claims(
+        by_size, generators, ut_act, variants, CHOICES, generator="block", pool_size=16, train_max=3, seed=0
+    )
+
+
 @pytest.mark.parametrize(
     "block, delta, seeds, verdict",
     [
@@ -280,17 +287,7 @@ def test_pool_ablation_claims_judge_the_generators_and_describe_pool_sizes_route
     generators = pd.DataFrame(
         {"block": np.add(block, NOISE), "delta": np.add(delta, NOISE)}, index=pd.Index(SEEDS, name="seed")
     )
-    claims = HA.pool_ablation_claims(
-        by_size,
-        generators,
-        ut_act,
-        pd.concat([by_size, without_step]),
-        CHOICES,
-        generator="block",
-        pool_size=16,
-        train_max=3,
-        seed=0,
-    )
+    claims = pool_claims(by_size, generators, ut_act, pd.concat([by_size, without_step]))
     assert [c.target for c in claims] == ["hut-10"] * 5 and verdicts_of(claims) == [None, verdict, None, None, None]
     assert "seed 0" in claims[0].text and claims[0].ours == "N=1: 0.40, N=16: 0.60"
     assert claims[1].ours == f"block {block:.2f} vs delta {np.nanmean(delta):.2f} (seeds: {seeds})"
@@ -305,17 +302,7 @@ def test_pool_ablation_claims_leave_out_the_variants_a_profile_does_not_train():
     written from empty frames."""
     by_size = runs([1, 1, 1, 0.7, 0.5], pool_size=16, generator="block", seed=0, router_step=True)
     generators = pd.DataFrame({"block": [0.6], "delta": [0.5]}, index=pd.Index([0], name="seed"))
-    claims = HA.pool_ablation_claims(
-        by_size,
-        generators,
-        runs([1, 1, 0.95, 0.5, 0.5], seed=0),
-        by_size,
-        CHOICES,
-        generator="block",
-        pool_size=16,
-        train_max=3,
-        seed=0,
-    )
+    claims = pool_claims(by_size, generators, runs([1, 1, 0.95, 0.5, 0.5], seed=0), by_size)
     assert [c.ours for c in claims] == ["N=16: 0.60", "block 0.60 vs delta 0.50 (seeds: 1 vs 1)", DESCRIBED_CHOICES]
 
 
@@ -334,17 +321,7 @@ def test_pool_ablation_claims_leave_the_generators_unjudged_while_a_run_does_not
     generators = pd.DataFrame(
         {"block": np.add(0.6, NOISE), "delta": np.add(0.4, NOISE)}, index=pd.Index(SEEDS, name="seed")
     )
-    claims = HA.pool_ablation_claims(
-        by_size,
-        generators,
-        runs([1, 1, 0.95, 0.5, 0.5], seed=0),
-        pd.concat([by_size, unfit_delta]),
-        CHOICES,
-        generator="block",
-        pool_size=16,
-        train_max=3,
-        seed=0,
-    )
+    claims = pool_claims(by_size, generators, runs([1, 1, 0.95, 0.5, 0.5], seed=0), pd.concat([by_size, unfit_delta]))
     assert claims[1].verdict.verdict == "inconclusive"
     assert claims[1].verdict.noise.startswith("reference not converged (delta, seed 1: does not fit its training hops")
     assert "by the noise rule alone: holds" in claims[1].verdict.noise
