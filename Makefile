@@ -1,11 +1,11 @@
 # ponder: every table and figure of the papers from one command.
 #   make help               this list
 #   make figures            execute every notebook (PROFILE=quick by default), write figures/ + CLAIMS.md
-#                           PROFILE=cpu: the same models with 3 seeds and the full grids (~95 min more after quick on 2 cores), figures/cpu/
+#                           PROFILE=cpu: the same models with the seeds of every judged comparison and the full grids, figures/cpu/ (its time: figures/TIMES.json)
 #                           NOTEBOOKS="hyla_lm acm_vit" a subset; SEED=N another seed (figures/seed-N/); JOBS=N runs and notebooks at a time (default: one per core)
-#   make test               ruff, unit tests + nbval over every notebook in the smoke profile (what CI runs), one pytest-xdist worker per core (TEST_WORKERS=0: one process); its checked numbers: see refresh
+#   make test               ruff, unit tests + nbval over every notebook in the smoke profile (what CI runs), one pytest-xdist worker per core (TEST_WORKERS=0: one process); its checked numbers: see refresh; RECORD=1: its time into figures/TIMES.json
 #   make refresh            re-run the smoke notebooks (NOTEBOOKS="..." some), store the outputs nbval checks, print what changed (alias: refresh-notebooks)
-#   make verify             after make figures: per target, are figures/ and CLAIMS.md rows identical to the committed ones?
+#   make verify             after make figures: per target, are figures/ and CLAIMS.md rows identical to the committed ones? (NOTEBOOKS="..." their targets)
 #   make test-gpu           the CUDA tests and the smoke notebooks on the GPU (says so and passes without one)
 #   make lab                JupyterLab with widgets, on copies of the notebooks in build/lab/
 #   make results PROFILE=.. train every cached run, no plotting
@@ -58,9 +58,11 @@ define nbval
 endef
 
 test: $(STAMP)
+	mkdir -p build && date +%s > build/test-began
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(call nbval,build/nbval,build/test-results,tests -n $(TEST_WORKERS) --maxprocesses 4 --dist loadfile)
+	$(if $(RECORD),$(PY) -m ponder.measured test $$(( $$(date +%s) - $$(cat build/test-began) )))
 
 test-gpu: $(INSTALL)
 	@$(PY) -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 3)" || { echo "no CUDA device here: nothing to test"; exit 0; }
@@ -85,7 +87,7 @@ refresh-notebooks: refresh
 
 # after make figures: which targets' figures and ledger rows differ from the committed ones
 verify: $(INSTALL)
-	$(PY) -m ponder.notebooks verify --profile $(PROFILE)
+	$(PY) -m ponder.notebooks verify $(NOTEBOOKS) --profile $(PROFILE)
 
 clean:
 	rm -rf build results .cache figures/smoke figures/paper figures/seed-*

@@ -22,6 +22,7 @@ LAYERS = (
             "bench",
             "ledger",
             "provenance",
+            "measured",
             "readme",
             "regression",
             "verify",

@@ -2,7 +2,7 @@
 
 import subprocess
 
-from ponder import verify
+from ponder import readme, verify
 
 HEADER = (
     "# Claims ledger (quick profile, seed 0, commit {})\n\n"
@@ -145,3 +145,20 @@ def test_targets_whose_notebooks_did_not_run_are_not_run_not_differing(tmp_path,
     assert "hut-10    not run   its notebook did not run into this ledger" in out
     assert "hut-2     identical pdf identical, png identical; ledger rows identical" in out
     assert out.endswith("1 identical, 0 differ (none), 0 timing, 2 not run (acm-9, hut-10)\n")
+
+
+def test_verify_of_some_notebooks_compares_just_their_targets(tmp_path, capsys):
+    """``make verify NOTEBOOKS=hyper_ut_depth`` compares hut-2 alone: the other targets are neither listed nor
+    counted, so a remake of one notebook is not reported against the figures it did not make."""
+    figures = repository(tmp_path)
+    (figures / "hut-10.png").write_bytes(b"other bytes")
+    assert verify.verify(tmp_path, "figures", only=readme.targets_of(["hyper_ut_depth.ipynb"])) == 0
+    out = capsys.readouterr().out
+    assert "hut-10" not in out.split("\n", 1)[1] and "acm-9 " not in out
+    assert out.endswith("1 identical, 0 differ (none), 0 timing\n")
+    assert verify.verify(tmp_path, "figures", only={"hut-10"}) == 1
+
+
+def test_the_targets_of_a_notebook_are_the_figures_it_saves():
+    assert readme.targets_of(["hyper_ut_depth"]) == {"hut-2"}
+    assert readme.targets_of(["hyper_ut_modules.ipynb", "acm_latency"]) == {"hut-6", "hut-10", "acm-9"}

@@ -9,7 +9,7 @@ the command line ``python -m ponder.notebooks ACTION`` behind the Makefile's not
 * ``refresh`` — after a change (``make refresh``): store the smoke profile's checked outputs in the
   notebooks and print their diff (:func:`ponder.regression.refresh`).
 * ``verify``  — after ``make figures`` (``make verify``): per target, are the figures and ledger
-  rows made here identical to the committed ones (:mod:`ponder.verify`)?
+  rows made here identical to the committed ones (:mod:`ponder.verify`)? Given notebooks, just their targets.
 """
 
 import argparse
@@ -19,11 +19,11 @@ import time
 from functools import partial
 from pathlib import Path
 
-from . import execution, parallel, provenance, readme, regression, streams
+from . import execution, measured, parallel, provenance, readme, regression, streams
 from .checks import check_int
 from .ledger import clear, gather, rows, tally
 from .parallel import worker_count
-from .paths import ROOT, figures_dir, profile_folder
+from .paths import ROOT, figures_dir, profile_folder, runs_dir
 from .profiles import PROFILES, check_device
 from .registry import training
 from .training import cores
@@ -68,6 +68,8 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
     os.environ.setdefault("TQDM_DISABLE", "1")  # the kernels' bars would only clutter the copies
     os.environ["PONDER_SEED"] = str(check_int("seed", seed, minimum=0))  # another seed: its own figures and ledger
     paths, failed, made, begin = execution.find(names), [], [], time.perf_counter()
+    cold, trained_seconds = not any(p.is_file() for p in runs_dir(profile).rglob("*")), []
+    peak = measured.PeakMemory().start()
     if not names:  # every notebook rewrites its rows: none left from claims that are no longer made
         clear(profile)
     untimed = [p for p in paths if p.stem not in TIMED_NOTEBOOKS]
@@ -86,6 +88,7 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
         return f"elapsed {(time.perf_counter() - begin) / 60:.1f} min"
 
     def ran(job: parallel.Job, error: BaseException | None, seconds: float) -> None:
+        trained_seconds.append((trainer(job), seconds))
         if error is not None:
             print(
                 f"  a run failed to train ahead (its notebook will say more): {parallel.failure(job, error)}",
@@ -127,6 +130,9 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
     timed = [p for p in paths if p.stem in TIMED_NOTEBOOKS]
     train_and_execute([], [], timed, [set() for _ in timed], 1)  # alone, after everything else
     ledger = gather(profile)
+    if not names and not failed and seed == 0 and profile != "smoke":  # a whole profile: its time, figures/TIMES.json
+        entry = measured.figures_entry(time.perf_counter() - begin, trained_seconds, peak.stop(), runs_dir(profile))
+        print(f"timed: {measured.write(figures_dir('quick'), measured.figures_key(profile, cold, len(runs)), entry)}")
     print(
         f"claims ledger: {ledger}: {tally(rows(profile))}; "
         f"provenance: {provenance.record(ledger.parent, profile, made)}"
@@ -167,6 +173,12 @@ def draw_streams(profile: str, groups: list, width: int) -> None:
         print(f"  a chunk of a training stream failed to draw ahead (its runs will draw it): {line}", file=sys.stderr)
 
 
+def trainer(job: parallel.Job) -> str:
+    """The function a job calls, by module: ``hyper_ut.train_cpvr`` (``ponder.experiments.`` left out)."""
+    func = job.func if isinstance(job, partial) else job
+    return f"{func.__module__}.{func.__name__}".removeprefix("ponder.experiments.")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m ponder.notebooks", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -198,7 +210,8 @@ def main(argv: list[str] | None = None) -> None:
     elif args.action == "refresh":
         regression.refresh(args.names, args.seed)
     elif args.action == "verify":
-        raise SystemExit(1 if verify(ROOT, str(figures_dir(args.profile).relative_to(ROOT)), args.ref) else 0)
+        only = readme.targets_of(args.names) if args.names else None
+        raise SystemExit(1 if verify(ROOT, str(figures_dir(args.profile).relative_to(ROOT)), args.ref, only) else 0)
     else:
         execution.prepare(args.profile, args.out, args.seed, args.names)
 

@@ -22,18 +22,26 @@ torch it ran on, its wall time and its status. `make figures` rewrites the rows 
 
 
 def device() -> str:
-    """The device the notebooks trained on: the CUDA device's name, or the CPU's model and cores."""
+    """The device the notebooks trained on: the CUDA device's name, or what the CPU is (its model, x86-64
+    family and model numbers, AVX2 / AVX-512) and how many cores this process may use."""
     import torch
 
     if torch.cuda.is_available():
         return torch.cuda.get_device_name()
-    model = platform.processor() or platform.machine()
+    fields = {}
     try:
         with open("/proc/cpuinfo") as cpuinfo:
-            model = next((line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")), model)
+            for line in cpuinfo:
+                name, _, value = line.partition(":")
+                fields.setdefault(name.strip(), value.strip())
     except OSError:
         pass
-    return f"{model}, {os.cpu_count()} cores"
+    name = fields.get("model name") or platform.processor() or platform.machine()
+    if "cpu family" in fields:
+        flags = fields.get("flags", "").split()
+        vector = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "no AVX2"
+        name += f" (family {fields['cpu family']} model {fields['model']}, {vector})"
+    return f"{len(os.sched_getaffinity(0))}-core {name}"
 
 
 def read(path: Path) -> tuple[str, dict[str, dict]]:

@@ -20,6 +20,10 @@ block            what it holds
 ``thumbnails``   a row of the headline targets' figures, each a link to its full size
 ``gallery``      every target: its figure, its ledger rows and the notebook that makes it
 ``notebooks``    per notebook, its targets and those with a figure in the profile's folder
+``time KEY``     one entry of the measured-times record ``figures/TIMES.json``
+                 (:mod:`ponder.measured`): wall time, machine, runs, memory
+``by-function K``  that entry's runs and CPU-minutes per training function
+``commands``     the table of the timed commands, their times and machines from that record
 ===============  =================================================================
 
 Links in a block are written relative to the document (the README at the root, a page in ``docs/``).
@@ -40,6 +44,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from . import measured
 from .paths import ROOT, profile_folder
 from .plots import markdown_table
 from .profiles import PROFILES
@@ -49,7 +54,8 @@ SHOWN = ("quick", "cpu")  # the profiles whose committed figures the README's bl
 
 BLOCK = re.compile(r"(<!-- generated: (?P<spec>[^>]*?) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.DOTALL)
 OPEN = re.compile(r"<!-- generated: ")
-KINDS = ("tally", "ledger", "table", "headlines", "thumbnails", "gallery", "notebooks")
+RECORDED = ("time", "by-function", "commands")  # blocks of the measured-times record, not of a figures folder
+KINDS = ("tally", "ledger", "table", "headlines", "thumbnails", "gallery", "notebooks", *RECORDED)
 SHOWN_COLUMNS = ("id", "claim", "ours", "verdict")
 PAPERS = {
     "hut": ("Hyper-UT", "docs/hyper-ut.md"),
@@ -187,6 +193,12 @@ def targets_of_notebooks() -> dict[str, list[str]]:
     return {name: targets for name, targets in found.items() if targets}
 
 
+def targets_of(notebooks: list[str]) -> set[str]:
+    """The target ids whose figures the named notebooks save (names with or without ``.ipynb``)."""
+    saved = targets_of_notebooks()
+    return {target for name in notebooks for target in saved.get(f"notebooks/{Path(name).stem}.ipynb", [])}
+
+
 def notebook_of(target: str) -> str:
     """The notebook that saves ``target``'s figure (``notebooks/NAME.ipynb``)."""
     for name, targets in targets_of_notebooks().items():
@@ -235,15 +247,19 @@ def render(spec: str, figures: Path, base: str = "figures/") -> str:
     ``"thumbnails"``, ``"gallery"``, each optionally followed by a profile: ``"ledger hut cpu"``) from
     ``figures`` (or its profile's folder); ``base`` is the figures folder's path from the document."""
     kind, *argument = spec.split()
+    if kind in ("time", "by-function") and len(argument) == 1:
+        return (measured.line if kind == "time" else measured.by_function)(figures, argument[0])
+    if kind == "commands" and not argument:
+        return measured.commands_table(figures)
     profile = "quick"
     if argument and argument[-1] in PROFILES:
         profile = argument.pop()
         figures = figures / profile_folder(profile)
         base = f"{base}{profile_folder(profile)}/" if profile_folder(profile) else base
-    if kind not in KINDS or len(argument) != (kind in ("ledger", "table")):
+    if kind not in KINDS or kind in RECORDED or len(argument) != (kind in ("ledger", "table")):
         raise ValueError(
             f"unknown README block {spec!r}: one of 'tally', 'ledger PREFIX', 'table TARGET-ID', 'headlines', "
-            "'thumbnails', 'gallery', optionally followed by a profile"
+            "'thumbnails', 'gallery', optionally followed by a profile, or 'time KEY', 'by-function KEY', 'commands'"
         )
     root = base.split("figures/")[0]
     if kind == "thumbnails":

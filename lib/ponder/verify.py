@@ -10,7 +10,8 @@ target gives the same bytes. The targets of :data:`ponder.ledger.TIMED_TARGETS` 
 wall-clock times: they are reported, marked as timing ones, and expected to differ. For a target
 that differs, its ledger rows are printed side by side, committed beside new. A target whose notebook
 did not run into the new ledger (after ``make figures NOTEBOOKS=...``: the ledger's "No rows" line
-names it) is reported as *not run*, neither identical nor differing.
+names it) is reported as *not run*, neither identical nor differing. ``make verify NOTEBOOKS=...``
+compares just the targets of those notebooks.
 """
 
 import re
@@ -147,9 +148,10 @@ def summary(target: Target) -> str:
     return f"{target.name:<9} {verdict:<9} {'timing ' if target.timed else ''}{files}; {rows}"
 
 
-def verify(root: Path, folder: str, ref: str = "HEAD") -> int:
-    """Print the comparison of every target; return how many targets that time nothing differ."""
-    targets = compare(root, folder, ref)
+def verify(root: Path, folder: str, ref: str = "HEAD", only: set[str] | None = None) -> int:
+    """Print the comparison of every target (of the targets ``only``, where given); return how many targets
+    that time nothing differ."""
+    targets = [t for t in compare(root, folder, ref) if only is None or t.name in only]
     head = git(root, "rev-parse", "--short", ref).stdout.decode().strip() or ref
     print(f"{folder}/ made here against {ref} ({head}); timing targets ({', '.join(TIMED_TARGETS)}) differ by design")
     for target in targets:

@@ -1,0 +1,173 @@
+"""The measured-times record: how long the project's commands take, on which machine, in one file.
+
+``figures/TIMES.json`` holds one entry per command it times, each written by the command itself:
+
+* ``make figures`` of every notebook of a profile writes ``figures-PROFILE-cold`` when it started on
+  an empty run cache, ``figures-PROFILE-cached`` when it had no run to train (it only re-plotted),
+  and ``figures-PROFILE`` otherwise (``cpu`` after ``quick``: what ``cpu`` adds);
+* ``make test RECORD=1`` writes ``test`` (ruff, the unit tests and the smoke notebooks, after the install).
+
+An entry holds the machine (:func:`ponder.provenance.device`), the commit, the wall time, the runs
+trained and their summed time (each run trains on one core, so that is CPU time), the peak memory of
+the whole process tree and the size of the run cache. The README's and docs' times are generated
+blocks rendered from it (:func:`line`, :func:`commands_table`), and ``tests/test_consistency.py``
+fails on a time typed into a document instead.
+"""
+
+import json
+import threading
+from pathlib import Path
+
+import psutil
+
+from .ledger import commit
+from .provenance import device
+
+RECORD = "TIMES.json"
+
+
+def path(figures: Path) -> Path:
+    """The record beside the committed figures (``figures/TIMES.json``)."""
+    return figures / RECORD
+
+
+def read(figures: Path) -> dict[str, dict]:
+    """Every entry of the record (empty if there is none)."""
+    return json.loads(path(figures).read_text()) if path(figures).exists() else {}
+
+
+def write(figures: Path, key: str, entry: dict) -> Path:
+    """Replace the entry ``key`` of the record, keep the others; return the record's path."""
+    entries = read(figures) | {key: {"machine": device(), "commit": commit(), **entry}}
+    path(figures).write_text(json.dumps(dict(sorted(entries.items())), indent=1) + "\n")
+    return path(figures)
+
+
+def tree_memory() -> int:
+    """Bytes resident in this process and every process it started (workers, kernels)."""
+    me = psutil.Process()
+    total = 0
+    for process in [me, *me.children(recursive=True)]:
+        try:
+            total += process.memory_info().rss
+        except psutil.Error:  # it ended between the listing and the read
+            pass
+    return total
+
+
+class PeakMemory:
+    """Samples :func:`tree_memory` every ``every`` seconds in a thread between :meth:`start` and :meth:`stop`."""
+
+    def __init__(self, every: float = 2.0):
+        self.every, self.bytes = every, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while True:
+            self.bytes = max(self.bytes, tree_memory())
+            if self._stop.wait(self.every):
+                return
+
+    def start(self) -> "PeakMemory":
+        self._thread.start()
+        return self
+
+    def stop(self) -> int:
+        """The largest sample, in bytes (one more is taken now)."""
+        self._stop.set()
+        self._thread.join()
+        return max(self.bytes, tree_memory())
+
+
+def folder_bytes(folder: Path) -> int:
+    """The bytes of every file under ``folder``."""
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
+
+
+def figures_entry(wall: float, trained: list[tuple[str, float]], peak: int, cache: Path) -> dict:
+    """The entry of a ``make figures``: ``wall`` seconds, ``(what trained it, seconds)`` of each run trained,
+    the ``peak`` bytes of the process tree, the run cache at ``cache``; the runs also counted per function."""
+    by = {}
+    for name, seconds in trained:
+        by.setdefault(name, []).append(seconds)
+    return {
+        "wall minutes": round(wall / 60, 1),
+        "runs trained": len(trained),
+        "run CPU-minutes": round(sum(seconds for _, seconds in trained) / 60, 1),
+        "by function": {name: [len(s), round(sum(s) / 60, 1)] for name, s in sorted(by.items())},
+        "peak memory GB": round(peak / 2**30, 1),
+        "run cache GB": round(folder_bytes(cache) / 2**30, 2),
+    }
+
+
+def figures_key(profile: str, cold: bool, trained: int) -> str:
+    """The entry a whole-profile ``make figures`` writes: begun on an empty run cache, with nothing to train, or
+    otherwise."""
+    return f"figures-{profile}" + ("-cold" if cold else "-cached" if trained == 0 else "")
+
+
+def line(figures: Path, key: str) -> str:
+    """One sentence of the entry ``key``, for a document's ``time KEY`` block."""
+    entry = read(figures).get(key)
+    if entry is None:
+        return f"not measured yet: the command that writes `{key}` into `figures/{RECORD}` has not run.\n"
+    said = f"{entry['wall minutes']} min wall on a {entry['machine']}"
+    if "runs trained" in entry:
+        said += (
+            f": {entry['runs trained']} runs trained in {entry['run CPU-minutes']} CPU-minutes, peak memory"
+            f" {entry['peak memory GB']} GB, run cache {entry['run cache GB']} GB"
+        )
+    return f"{said} (commit `{entry['commit']}`).\n"
+
+
+def by_function(figures: Path, key: str) -> str:
+    """The runs of the entry ``key`` per training function: a table of runs and CPU-minutes, largest first."""
+    entry = read(figures).get(key)
+    if entry is None or not entry.get("by function"):
+        return f"not measured yet: no `{key}` in `figures/{RECORD}`.\n"
+    rows = sorted(entry["by function"].items(), key=lambda item: -item[1][1])
+    table = ["| function | runs | CPU-minutes |", "| --- | --- | --- |"]
+    return "\n".join(table + [f"| `{name}` | {runs} | {cpu} |" for name, (runs, cpu) in rows]) + "\n"
+
+
+def minutes(figures: Path, key: str) -> str:
+    """The wall time of ``key`` as a table cell, in whole minutes (its machine in :func:`commands_table`)."""
+    entry = read(figures).get(key)
+    return "not measured yet" if entry is None else f"{entry['wall minutes']:.0f} min"
+
+
+COMMANDS = (  # (command, what it does, its entry)
+    ("`make test`", "ruff, unit tests, the smoke notebooks with their checked numbers (after installing)", "test"),
+    ("`make figures`", "trains and plots every notebook at `quick` (empty run cache)", "figures-quick-cold"),
+    ("`make figures` again", "re-plots from the run cache", "figures-quick-cached"),
+    ("`make figures PROFILE=cpu`", "what `cpu` adds after `quick`: every judged comparison's seeds", "figures-cpu"),
+)
+
+
+def commands_table(figures: Path) -> str:
+    """The README's table of the timed commands: what each does, its wall time and the machine it was measured on."""
+    entries = read(figures)
+    rows = ["| command | what it does | wall time | measured on |", "| --- | --- | --- | --- |"]
+    for command, does, key in COMMANDS:
+        entry = entries.get(key)
+        machine = entry["machine"] if entry else "—"
+        rows.append(f"| {command} | {does} | {minutes(figures, key)} | {machine} |")
+    return "\n".join(rows) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m ponder.measured test SECONDS``: record ``make test``'s wall time (the Makefile's ``RECORD=1``)."""
+    import argparse
+
+    from .paths import ROOT
+
+    parser = argparse.ArgumentParser(prog="python -m ponder.measured", description=main.__doc__)
+    parser.add_argument("key", choices=["test"])
+    parser.add_argument("seconds", type=float)
+    args = parser.parse_args(argv)
+    print(f"recorded: {write(ROOT / 'figures', args.key, {'wall minutes': round(args.seconds / 60, 1)})}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""The measured-times record (``figures/TIMES.json``) and the document blocks rendered from it."""
+
+import json
+import subprocess
+import sys
+import time
+
+from ponder import measured, readme
+
+
+def test_an_entry_is_written_beside_the_others_with_its_machine_and_commit(tmp_path):
+    measured.write(tmp_path, "test", {"wall minutes": 12.5})
+    measured.write(tmp_path, "figures-quick-cold", {"wall minutes": 70.3})
+    entries = json.loads((tmp_path / "TIMES.json").read_text())
+    assert list(entries) == ["figures-quick-cold", "test"]
+    assert entries["test"]["wall minutes"] == 12.5 and entries["test"]["machine"].split("-core ")[0].isdigit()
+    measured.write(tmp_path, "test", {"wall minutes": 9.0})
+    assert measured.read(tmp_path)["test"]["wall minutes"] == 9.0 and "figures-quick-cold" in measured.read(tmp_path)
+
+
+def test_a_whole_profile_is_keyed_by_the_cache_it_began_with():
+    assert measured.figures_key("quick", cold=True, trained=73) == "figures-quick-cold"
+    assert measured.figures_key("quick", cold=False, trained=0) == "figures-quick-cached"
+    assert measured.figures_key("cpu", cold=False, trained=120) == "figures-cpu"
+
+
+def test_a_figures_entry_sums_the_runs_per_training_function(tmp_path):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "weights").write_bytes(b"0" * 2**20)
+    trained = [("hyper_ut.train_cpvr", 120.0), ("hyper_ut.train_cpvr", 60.0), ("hyla.train_fuzzy", 30.0)]
+    entry = measured.figures_entry(600.0, trained, 3 * 2**30, tmp_path)
+    assert entry["wall minutes"] == 10.0 and entry["runs trained"] == 3 and entry["run CPU-minutes"] == 3.5
+    assert entry["by function"] == {"hyla.train_fuzzy": [1, 0.5], "hyper_ut.train_cpvr": [2, 3.0]}
+    assert entry["peak memory GB"] == 3.0 and entry["run cache GB"] == 0.0
+    measured.write(tmp_path, "figures-quick-cold", entry)
+    line = measured.line(tmp_path, "figures-quick-cold")
+    assert line.startswith("10.0 min wall on a ") and "3 runs trained in 3.5 CPU-minutes, peak memory 3.0 GB" in line
+    table = measured.by_function(tmp_path, "figures-quick-cold").splitlines()
+    assert table[2] == "| `hyper_ut.train_cpvr` | 2 | 3.0 |" and table[3] == "| `hyla.train_fuzzy` | 1 | 0.5 |"
+
+
+def test_a_block_of_an_entry_not_measured_says_so_and_the_commands_table_names_each_machine(tmp_path):
+    assert readme.render("time figures-cpu", tmp_path).startswith("not measured yet")
+    measured.write(tmp_path, "test", {"wall minutes": 17.6})
+    rows = readme.render("commands", tmp_path).splitlines()
+    assert rows[0] == "| command | what it does | wall time | measured on |"
+    test_row = next(r for r in rows if r.startswith("| `make test`"))
+    assert "| 18 min |" in test_row and test_row.endswith(f"| {measured.read(tmp_path)['test']['machine']} |")
+    assert "| not measured yet | — |" in next(r for r in rows if r.startswith("| `make figures PROFILE=cpu`"))
+
+
+def test_peak_memory_counts_the_processes_it_started():
+    peak = measured.PeakMemory(every=0.05).start()
+    child = subprocess.Popen([sys.executable, "-c", "import time; b = bytearray(200 * 2**20); time.sleep(1.5)"])
+    time.sleep(1.0)
+    alone = measured.tree_memory()
+    child.wait()
+    assert peak.stop() >= alone > measured.tree_memory() + 150 * 2**20
+
+
+def test_a_run_is_counted_under_the_function_that_trains_it():
+    from functools import partial
+
+    from ponder.experiments import hyper_ut
+    from ponder.notebooks import trainer
+
+    assert trainer(partial(hyper_ut.train_cpvr, "ut_act", "quick", 0)) == "hyper_ut.train_cpvr"
