@@ -9,14 +9,14 @@
   has the rest.
 * ``cpu``   — ``quick``'s task sizes on the same 2 cores, with longer training where a reference must
   converge (the ACM base models, fuzzy logic): every judged comparison on 3 seeds and the full grids
-  (learning rates, pool sizes, budgets, depths, ablations); several hours. Its runs are mostly
+  (learning rates, pool sizes, budgets, depths, ablations); its time: ``figures/TIMES.json``. Its runs are mostly
   ``quick``'s plus more, in one cache (:func:`ponder.paths.runs_dir`); its figures and ledger are
   committed under ``figures/cpu/``.
-* ``gpu``   — one GPU, about 59 minutes of an H200 at the rates ``python -m ponder.bench train``
-  measured: the claims that need scale at the papers' model sizes (HYLA sraven at
+* ``gpu``   — one GPU (never run end to end; ``docs/gpu.md`` estimates its time from the step rates
+  ``python -m ponder.bench train`` measured on an H200): the claims that need scale at the papers' model sizes (HYLA sraven at
   K = 4 and 10.24M instances, Hyper-UT at length 16 with 8 steps on 3 seeds, ACM on a 12-block
   ViT), the rest at sizes between ``quick`` and ``paper``, in ``quick``'s shape: one seed, thinner
-  grids. Its figures are committed under ``figures/gpu/``.
+  grids. The figures made on a GPU so far are provisional (``docs/gpu.md`` lists them) and under ``figures/gpu/``.
 * ``paper`` — the papers' sizes where known, else the largest faithful setting (several GPUs).
 
 Sizes are data: each experiment has a table ``{profile: sizes}`` in :mod:`ponder.sizes` and reads its
@@ -57,7 +57,8 @@ def check_device(profile: str) -> str:
         raise ValueError(
             f"profile {profile!r} is sized for GPUs and no CUDA device is visible: "
             "on this CPU its runs would take days. "
-            "The gpu profile's figures, made on an H200, are committed in figures/gpu/. Here, use quick or cpu "
+            "The gpu profile's provisional figures, made on an H100 and an H200, are in figures/gpu/ (docs/gpu.md). "
+            "Here, use quick or cpu "
             "(or set PONDER_ALLOW_CPU=1 to train it on the CPU all the same)"
         )
     return profile
