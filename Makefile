@@ -76,6 +76,7 @@ bench: $(INSTALL)
 # the user is root (containers)
 lab: $(STAMP)
 	mkdir -p build/lab && cp -uv --backup=numbered notebooks/*.ipynb build/lab/
+	$(PY) -m ponder.widgets.lab notebooks build/lab  # names each copy cp -u kept though its notebook changed since it was copied
 	$(PY) -c 'import os, sys, ponder; os.execv(sys.argv[1], sys.argv[1:])' $(VENV)/bin/jupyter lab $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) build/lab/  # through ponder: its kernels run pinned
 
 # re-run the smoke notebooks with a fresh run cache, keep only the outputs nbval checks (the

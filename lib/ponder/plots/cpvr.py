@@ -1,28 +1,32 @@
-"""Drawings of C-PVR (target hut-1): one example with its pointer chain, and distributions."""
+"""Drawings of C-PVR (target hut-1): one example with its pointer chain (and its decoy chain on the decoy task),
+and distributions."""
+
+from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
 import torch
+from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
 from ..tasks.cpvr import count_hops, pointer_chain
 from . import colors
 
 
-def draw_chain(ax: plt.Axes, x) -> None:
-    """One sequence as a row of cells; the pointer chain as arrows, the label cell outlined."""
-    x = [int(v) for v in (x.tolist() if hasattr(x, "tolist") else x)]
-    chain = pointer_chain(x)
-    hops, label = count_hops(x)
-    hop_color, label_color = colors(4)[0], colors(4)[3]
-    for i, value in enumerate(x):
-        on_chain = i in chain
-        face = label_color if i == chain[-1] else hop_color if on_chain else "white"
-        ax.add_patch(Rectangle((i, 0), 1, 1, facecolor=face, alpha=0.35 if on_chain else 1, edgecolor="0.3"))
-        ax.text(i + 0.5, 0.5, str(value), ha="center", va="center", fontsize=11, weight="bold" if on_chain else None)
-        ax.text(i + 0.5, -0.3, str(i), ha="center", va="center", fontsize=8, color="0.4")
+def decoy_chain(x: Sequence[int], end: int) -> list[int]:
+    """The decoy chain ``[q_1, ..., q_M]`` of a decoy-task example (:mod:`ponder.tasks.cpvr_decoys`), followed back
+    from its end ``q_M``: nothing points forward into a chain from outside it, so the one position ``p < q`` with
+    ``x[p] == q`` is the decoy's link into ``q``, and none points into ``q_1``."""
+    chain = [end]
+    while links := [p for p in range(chain[0]) if x[p] == chain[0]]:
+        chain.insert(0, links[0])
+    return chain
+
+
+def _arrows(ax: plt.Axes, chain: list[int], color, linestyle: str) -> None:
+    """One arrow over the row per link of ``chain``, from position to position."""
     for a, b in zip(chain, chain[1:]):
         ax.add_patch(
             FancyArrowPatch(
@@ -31,15 +35,50 @@ def draw_chain(ax: plt.Axes, x) -> None:
                 connectionstyle="arc3,rad=-0.4",
                 arrowstyle="-|>",
                 mutation_scale=12,
-                color=hop_color,
+                color=color,
                 lw=1.5,
+                linestyle=linestyle,
             )
         )
+
+
+def draw_chain(ax: plt.Axes, x, decoy_end: int | None = None) -> None:
+    """One sequence as a row of cells; the pointer chain as arrows, the label cell outlined. With ``decoy_end``
+    (the position ``q_M`` that :func:`ponder.tasks.cpvr_decoys.sample` draws) the decoy chain too, in another
+    colour with dashed arrows, and a legend that tells the two apart."""
+    x = [int(v) for v in (x.tolist() if hasattr(x, "tolist") else x)]
+    chain = pointer_chain(x)
+    decoy = [] if decoy_end is None else decoy_chain(x, decoy_end)
+    hops, label = count_hops(x)
+    hop_color, decoy_color, label_color = colors(4)[0], colors(4)[1], colors(4)[3]
+    for i, value in enumerate(x):
+        on_chain = i in chain or i in decoy
+        face = label_color if i == chain[-1] else hop_color if i in chain else decoy_color if on_chain else "white"
+        ax.add_patch(Rectangle((i, 0), 1, 1, facecolor=face, alpha=0.35 if on_chain else 1, edgecolor="0.3"))
+        ax.text(i + 0.5, 0.5, str(value), ha="center", va="center", fontsize=11, weight="bold" if on_chain else None)
+        ax.text(i + 0.5, -0.3, str(i), ha="center", va="center", fontsize=8, color="0.4")
+    _arrows(ax, chain, hop_color, "-")
+    _arrows(ax, decoy, decoy_color, "--")
+    longest = max((b - a for c in (chain, decoy) for a, b in zip(c, c[1:])), default=1)
     ax.set_xlim(-0.2, len(x) + 0.2)
-    ax.set_ylim(-0.6, 1.2 + 0.18 * max(1, max((b - a for a, b in zip(chain, chain[1:])), default=1)))
+    ax.set_ylim(-0.6, 1.2 + 0.18 * max(1, longest))
     ax.set_aspect("equal")
     ax.axis("off")
-    ax.set_title(f"{hops} hop{'s' if hops != 1 else ''}: {' → '.join(map(str, chain))}, label {label}")
+    title = f"{hops} hop{'s' if hops != 1 else ''}: {' → '.join(map(str, chain))}, label {label}"
+    if decoy:
+        title += f"; decoy {' → '.join(map(str, decoy))}, value {x[decoy[-1]]}"
+        ax.legend(
+            handles=[
+                Line2D([], [], color=hop_color, lw=1.5, label="chain from position 0 (its end holds the label)"),
+                Line2D([], [], color=decoy_color, lw=1.5, ls="--", label="decoy chain (not reached from position 0)"),
+            ],
+            loc="upper center",
+            bbox_to_anchor=(0.5, 0.0),
+            ncols=2,
+            fontsize=8,
+            frameon=False,
+        )
+    ax.set_title(title)
 
 
 def distributions(hops: torch.Tensor, label: torch.Tensor) -> pd.DataFrame:

@@ -4,7 +4,8 @@ is made by the same functions with fixed arguments in a static cell.
 * :func:`sample_explorer` — the common shape: some controls, a "new sample" button, a plot that
   is redrawn whenever a control changes (sliders use ``continuous_update=False``);
 * :func:`cpvr_explorer` — C-PVR's pointer chain (hut-1), on the decoy-chain task the models train
-  on or on plain C-PVR; ``widgets.hyper_ut`` and ``widgets.survey`` hold the trained-model explorers;
+  on (its decoy chain drawn dashed, in another colour) or on plain C-PVR; ``widgets.hyper_ut`` and
+  ``widgets.survey`` hold the trained-model explorers;
 * :func:`hop_status` — what a hop count is to models trained on some hop counts (shown beside the
   hop sliders).
 """
@@ -78,13 +79,19 @@ def draw_task(task: str, length: int, hops: int, seed: int):
     return x[0], int(label[0])
 
 
+def decoy_end(length: int, hops: int, seed: int) -> int:
+    """Where the decoy chain of ``draw_task("decoy", length, hops, seed)``'s example ends: the position ``q_M`` that
+    :func:`ponder.tasks.cpvr_decoys.sample` draws beside the example (the runs' sampler keeps ``x, hops, label``)."""
+    return int(cpvr_decoys.sample(1, length, hops, seed=seed)[3][0])
+
+
 def cpvr_explorer(
     length: int = 12, hops: int = 3, seed: int = 0, train_hops: Sequence[int] = (1, 2, 3)
 ) -> widgets.Widget:
     """A task menu (decoy chain, what the models train on, or plain C-PVR), sliders for sequence
-    length and hop count, a button for a new sample, and the chain; a line says where the hop count
-    lies against ``train_hops``. Hop counts run over what the task can hold: 1 to ``(L - 1) // 2``
-    with a decoy chain, 0 to ``L - 1`` without."""
+    length and hop count, a button for a new sample, and the chain (on the decoy task its decoy chain
+    too, dashed); a line says where the hop count lies against ``train_hops``. Hop counts run over
+    what the task can hold: 1 to ``(L - 1) // 2`` with a decoy chain, 0 to ``L - 1`` without."""
     task_menu = widgets.Dropdown(options=TASKS, description="task")
     length_slider = widgets.IntSlider(value=length, min=3, max=32, description="length", continuous_update=False)
     hops_slider = widgets.IntSlider(
@@ -99,7 +106,7 @@ def cpvr_explorer(
         hops_slider.max = length_slider.value - 1 if plain else cpvr_decoys.max_hops(length_slider.value)
         x, _ = draw_task(task_menu.value, length_slider.value, hops_slider.value, sample_seed)
         fig, ax = plt.subplots(figsize=(0.6 * length_slider.value + 1, 2.4))
-        draw_chain(ax, x)
+        draw_chain(ax, x, None if plain else decoy_end(length_slider.value, hops_slider.value, sample_seed))
         fig.suptitle(hop_status(hops_slider.value, train_hops), fontsize=9)
 
     return sample_explorer([task_menu, length_slider, hops_slider], draw, seed)

@@ -11,7 +11,7 @@ from ..analysis.hyper_ut import ponder_trace
 from ..experiments.hyper_ut import sample
 from ..plots.cpvr import draw_chain
 from ..plots.hyper_ut import draw_ponder_trace
-from . import hop_status, sample_explorer
+from . import decoy_end, hop_status, sample_explorer
 
 
 def ponder_explorer(
@@ -19,7 +19,7 @@ def ponder_explorer(
 ) -> widgets.Widget:
     """A model dropdown, a hop-count slider (1 to ``max_hops``) and a new-sample button; an example of
     the task the models train on (:func:`ponder.experiments.hyper_ut.sample`, C-PVR with a decoy
-    chain), its chain, the model's answer, and its halting probability per step. The title says
+    chain), its chain and decoy chain, the model's answer, and its halting probability per step. The title says
     where the hop count lies against ``train_hops``."""
     model_menu = widgets.Dropdown(options=list(models), description="model")
     hops_slider = widgets.IntSlider(value=hops, min=1, max=max_hops, description="hops", continuous_update=False)
@@ -31,7 +31,7 @@ def ponder_explorer(
         fig, (top, bottom) = plt.subplots(
             2, 1, figsize=(0.6 * length + 1, 5.2), height_ratios=[1, 1.3], layout="constrained"
         )
-        draw_chain(top, x[0])
+        draw_chain(top, x[0], decoy_end(length, hops_slider.value, sample_seed))
         verdict = "right" if trace["answer"] == int(label) else "wrong"
         fig.suptitle(
             f"{model_menu.value}: answers {trace['answer']} (p={trace['confidence']:.2f}), "

@@ -4,8 +4,11 @@
 While a knob computes, its controls are disabled and a status line says what is going on (the
 ponder weight trains a model that is not cached: for about
 :func:`~ponder.analysis.survey.knob_ponder_weight_seconds`, with training's progress bar in
-the panel); an error lands in the panel's output, not in the log console."""
+the panel); an error lands in the panel's output, not in the log console; Kernel > Interrupt stops
+the computation and leaves the panel usable. Difficulties beyond those the models trained on (C-PVR's
+training hops, parity's training difficulties) are shaded as out of distribution."""
 
+import html
 import time
 import traceback
 
@@ -17,13 +20,14 @@ from matplotlib.ticker import MaxNLocator
 
 from ..analysis import survey
 from ..analysis import survey_parity as parity_analysis
-from ..experiments import survey_parity
+from ..experiments import hyper_ut, survey_parity
 from ..profiles import by_profile
 from ..sizes.survey_parity import PARITY
 
 
-def _draw(frame: pd.DataFrame, x: str, compute_label: str, setting: str) -> None:
-    """Accuracy and compute (``macs`` or ``steps``) against ``frame[x]``, a difficulty: integer ticks."""
+def _draw(frame: pd.DataFrame, x: str, compute_label: str, setting: str, last_trained: int) -> None:
+    """Accuracy and compute (``macs`` or ``steps``) against ``frame[x]``, a difficulty: integer ticks; the
+    difficulties beyond ``last_trained``, the largest the model trained on, shaded as out of distribution."""
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), layout="constrained")
     y = "macs" if "macs" in frame else "steps"
     axes[0].plot(frame[x], frame["accuracy"], marker="o")
@@ -31,9 +35,15 @@ def _draw(frame: pd.DataFrame, x: str, compute_label: str, setting: str) -> None
     axes[1].plot(frame[x], frame[y], marker="o", color="C1")
     axes[1].set_ylabel(compute_label)
     axes[1].set_ylim(bottom=0)
+    last = frame[x].max()
     for ax in axes:
         ax.set_xlabel(x)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        if last > last_trained:
+            beyond = f"beyond training ({x} > {last_trained}): out of distribution"
+            ax.axvspan(last_trained + 0.5, last + 0.5, color="0.9", zorder=0, label=beyond)
+    if last > last_trained:
+        axes[0].legend(loc="lower left", fontsize=8)
     fig.suptitle(f"{setting}: mean accuracy {frame['accuracy'].mean():.3f}, mean {y} {frame[y].mean():.2f}")
     plt.show()
 
@@ -44,36 +54,58 @@ def _setting(control: widgets.Widget) -> str:
 
 
 def _panel(
-    control: widgets.Widget, compute, x: str, compute_label: str, busy: str, button: str | None = None
+    control: widgets.Widget,
+    compute,
+    x: str,
+    compute_label: str,
+    last_trained: int,
+    busy: str,
+    button: str | None = None,
+    stopped: str = "",
 ) -> widgets.Widget:
-    """A control, an optional button, a status line and two plots (accuracy, compute) redrawn from
-    ``compute(value)``; ``busy`` is the status while it computes, with the controls disabled."""
-    out, status = widgets.Output(), widgets.Label()
+    """A control and an optional button, a status line below them (the whole text, wrapped) and two plots
+    (accuracy, compute) redrawn from ``compute(value)`` with the difficulties beyond ``last_trained`` marked out
+    of distribution; ``busy`` is the status while it computes, with the controls disabled.
+
+    Kernel > Interrupt stops a computation: the status line says so (``stopped`` after it) and the panel stays
+    usable. A click's callback runs in the kernel's main thread, where the interrupt lands as KeyboardInterrupt;
+    the panel catches it before its Output widget would (which shows a traceback and swallows it) and ends the
+    callback there, while the drawing at construction raises it again: the cell stops."""
+    out, status = widgets.Output(), widgets.HTML()
     go = [widgets.Button(description=button)] if button else []
 
-    def redraw(*_):
+    def say(text: str) -> None:
+        status.value = html.escape(text, quote=False)
+
+    def redraw(*_) -> bool:
+        """Compute and draw; False when an interrupt stopped it (a callback's return value is ignored)."""
         setting, start = _setting(control), time.perf_counter()
         for widget in (control, *go):
             widget.disabled = True
-        status.value = f"{setting}: {busy}"
+        say(f"{setting}: {busy}")
         with out:
             out.clear_output(wait=True)
             try:
-                _draw(compute(control.value), x, compute_label, setting)
-                status.value = f"{setting}: done in {time.perf_counter() - start:.0f} s"
+                _draw(compute(control.value), x, compute_label, setting, last_trained)
+                say(f"{setting}: done in {time.perf_counter() - start:.0f} s")
             except Exception:  # noqa: BLE001 -- shown in the panel, which stays usable
                 out.append_stderr(traceback.format_exc())
-                status.value = f"{setting}: failed, the error is below"
+                say(f"{setting}: failed, the error is below")
+            except KeyboardInterrupt:
+                say(f"{setting}: stopped after {time.perf_counter() - start:.0f} s (Kernel > Interrupt){stopped}")
+                return False
             finally:
                 for widget in (control, *go):
                     widget.disabled = False
+        return True
 
     if go:
         go[0].on_click(redraw)
     else:
         control.observe(redraw, names="value")
-        redraw()
-    return widgets.VBox([widgets.HBox([control, *go, status]), out])
+        if not redraw():
+            raise KeyboardInterrupt
+    return widgets.VBox([widgets.HBox([control, *go]), status, out])
 
 
 WEIGHTS = {"act": (1e-4, 1e-3, 1e-2), "pondernet": (0.1, 0.2, 0.5)}  # the ponder weights the parity tab offers
@@ -107,20 +139,25 @@ def knobs(profile: str, seed: int = 0) -> widgets.Widget:
     training = (
         f"training or loading … (a run not cached yet trains for about {survey.knob_ponder_weight_seconds(profile)} s)"
     )
+    last_hop = max(by_profile(hyper_ut.SIZES, profile)["train_hops"])  # the C-PVR models trained on hops up to it
+
+    def cpvr_panel(control: widgets.Widget, knob, compute_label: str) -> widgets.Widget:
+        return _panel(control, lambda v: knob(profile, v, seed), "hops", compute_label, last_hop, evaluating)
+
     tabs = widgets.Tab(
         [
-            _panel(bias, lambda v: survey.knob_halting_bias(profile, v, seed), "hops", "ACT steps", evaluating),
-            _panel(
-                threshold, lambda v: survey.knob_exit_threshold(profile, v, seed), "hops", "layers used", evaluating
-            ),
-            _panel(capacity, lambda v: survey.knob_mod_capacity(profile, v, seed), "hops", "MACs vs dense", evaluating),
+            cpvr_panel(bias, survey.knob_halting_bias, "ACT steps"),
+            cpvr_panel(threshold, survey.knob_exit_threshold, "layers used"),
+            cpvr_panel(capacity, survey.knob_mod_capacity, "MACs vs dense"),
             _panel(
                 weight,
                 lambda v: survey.knob_ponder_weight(profile, v[0], v[1], seed),
                 "difficulty",
                 "steps",
+                by_profile(PARITY, profile)["train_max"],
                 training,
                 button="train / load",
+                stopped="; the run's checkpoints stay in its cache, and the next click resumes from the last",
             ),
         ]
     )
