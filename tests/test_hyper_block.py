@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from ponder.models.classifier import ACTDepth, FixedDepth
-from ponder.models.hyper_block import ATTENTION, HyperBlockCore
+from ponder.models.hyper_block import ATTENTION, STEP, GeneratedLinear, HyperBlockCore
 from ponder.models.transformer import Block
 
 DIM, HEADS, STEPS, POOL, CODE = 16, 2, 4, 4, 8
@@ -128,8 +128,11 @@ def shared_block(core: HyperBlockCore) -> Block:
     plain.norm1.load_state_dict(core.norm1.state_dict())
     plain.norm2.load_state_dict(core.norm2.state_dict())
     linears = {name: getattr(plain.attn, name) for name in ATTENTION} | {"fc1": plain.mlp.fc1, "fc2": plain.mlp.fc2}
-    for name, generator in core.generators.items():
-        linears[name].load_state_dict(generator.base.state_dict())
+    with torch.no_grad():
+        for name, generator in core.generators.items():
+            weight, bias = generator.shared()
+            linears[name].weight.copy_(weight)
+            linears[name].bias.copy_(bias)
     return plain
 
 
@@ -147,8 +150,8 @@ def test_the_default_spread_keeps_every_entry_near_the_shared_block():
     core = HyperBlockCore(32, 4, STEPS, pool_size=16, code_dim=16)
     entries = core.weights(core.router.pool / core.router.code_norm)
     for name, generator in core.generators.items():
-        delta = entries[name][0] - generator.base.weight.T  # [N, in, out]
-        ratio = (delta.std() / generator.base.weight.std()).item()
+        delta = entries[name][0] - generator.shared()[0].T  # [N, in, out]
+        ratio = (delta.std() / generator.shared()[0].std()).item()
         assert 0.07 < ratio < 0.13, (name, ratio)  # spread 0.1 of the nn.Linear init's scale
 
 
@@ -168,3 +171,24 @@ def test_state_saves_and_loads():
     path = "/tmp/test_hyper_block.safetensors"
     save_file(HyperBlockCore(DIM, HEADS, STEPS).state_dict(), path)  # fails if two names share one tensor
     HyperBlockCore(DIM, HEADS, STEPS).load_state_dict(load_file(path))
+
+
+def test_a_generated_weight_takes_half_of_each_step_of_its_two_parameters():
+    """``W(z) = STEP (W' + G' z)``: the function of ``W^0 + G z`` with ``W' = W^0 / STEP``, the same bits at
+    initialisation, and one AdamW step (every parameter moves by about lr) moves ``W(z)`` by about lr, as a step
+    moves a shared weight, not by 2 lr."""
+    torch.manual_seed(0)
+    generated = GeneratedLinear(CODE, DIM, 3 * DIM, spread=0.1, code_norm=1.0)
+    z = torch.rand(4, CODE)
+    z = z / z.sum(dim=1, keepdim=True)  # a code of L1 norm 1, as the normalised code's is about
+    weight_t, bias = generated(z)
+    base_weight, base_bias = generated.shared()
+    torch.testing.assert_close(
+        weight_t, base_weight.T + STEP * (z @ generated.weight_generator.flatten(1)).view_as(weight_t), rtol=0, atol=0
+    )
+    torch.testing.assert_close(bias, base_bias + STEP * z @ generated.bias_generator, rtol=0, atol=0)
+    optimizer = torch.optim.AdamW(generated.parameters(), lr=1e-3, weight_decay=0.0)
+    (generated(z)[0].sum() + generated(z)[1].sum()).backward()
+    optimizer.step()
+    moved = (generated(z)[0] - weight_t).abs().mean().item()
+    assert 0.99e-3 < moved < 1.01e-3, moved  # W^0's lr and G z's lr, each at STEP

@@ -12,11 +12,12 @@
   (learning rates, pool sizes, budgets, depths, ablations); its time: ``figures/TIMES.json``. Its runs are mostly
   ``quick``'s plus more, in one cache (:func:`ponder.paths.runs_dir`); its figures and ledger are
   committed under ``figures/cpu/``.
-* ``gpu``   — one GPU (never run end to end; ``docs/gpu.md`` estimates its time from the step rates
-  ``python -m ponder.bench train`` measured on an H200): the claims that need scale at the papers' model sizes (HYLA sraven at
-  K = 4 and 10.24M instances, Hyper-UT at length 16 with 8 steps on 3 seeds, ACM on a 12-block
-  ViT), the rest at sizes between ``quick`` and ``paper``, in ``quick``'s shape: one seed, thinner
-  grids. The figures made on a GPU so far are provisional (``docs/gpu.md`` lists them) and under ``figures/gpu/``.
+* ``gpu``   — one GPU (never run end to end; ``docs/gpu.md`` estimates its time from the step
+  rates ``python -m ponder.bench train`` measured on an H200): the claims that need scale at the
+  papers' model sizes (HYLA sraven at K = 4 and 10.24M instances, Hyper-UT at length 16 with 8
+  steps on 3 seeds, ACM on a 12-block ViT), the rest at sizes between ``quick`` and ``paper``, in
+  ``quick``'s shape: one seed, thinner grids. The figures made on a GPU so far are provisional
+  (``docs/gpu.md`` lists them) and under ``figures/gpu/``.
 * ``paper`` — the papers' sizes where known, else the largest faithful setting (several GPUs).
 
 Sizes are data: each experiment has a table ``{profile: sizes}`` in :mod:`ponder.sizes` and reads its

@@ -64,6 +64,20 @@ scale of the shared ``W^0``: Hyper-UT starts as the UT with its block ``W^0`` (e
 ``spread = 0``, tested), and the entries part as training finds a use for them. The code's
 normalisation by ``c`` (see :mod:`ponder.models.hyper`) makes a step on ``G`` move the generated
 weights about as far as a step on ``W^0`` moves them.
+
+**Step size.** AdamW moves every parameter by about the learning rate per step, whatever the scale
+of its gradient. A generated weight has two parameters behind it, ``W^0`` and ``G`` (through a code
+whose L1 norm is about 1), so a step would move it about twice as far as a step moves a shared
+weight of the UT: the pool of one, which is UT+ACT with its block reparametrised, would train as
+UT+ACT at twice the learning rate, and every kind is compared at rates chosen on one grid. So the
+base and the generator are stored at ``1 / STEP`` times their values and applied at ``STEP = 1/2``::
+
+    W_f(z) = STEP (W_f' + G_f' z),     W_f' = W_f^0 / STEP,   G_f' = G_f / STEP
+
+The function is the same (the factor 2 and its inverse are exact in floating point, so it is the
+same to the bit at initialisation), and a step moves ``W_f(z)`` by about ``STEP (lr + lr)`` = ``lr``:
+under AdamW, a multiplier on a parameter's use is a learning rate for that parameter. hut-10's pool
+of one is the check that it trains like UT+ACT.
 """
 
 import math
@@ -77,6 +91,7 @@ from .transformer import attend
 
 # The attention's generated linear maps, named as in ``ponder.models.transformer.SelfAttention``
 # (the MLP's are ``fc1`` and ``fc2``, as in ``MLP``).
+STEP = 0.5  # the generated weights' share of each AdamW step of their two parameters (see "Step size")
 ATTENTION = ("q_proj", "k_proj", "v_proj", "o_proj")
 
 Weights = dict[str, tuple[torch.Tensor, torch.Tensor]]
@@ -91,23 +106,33 @@ def batched_linear(u: torch.Tensor, weight_t: torch.Tensor, bias: torch.Tensor) 
 class GeneratedLinear(nn.Module):
     """The weights of an ``nn.Linear(fan_in, fan_out)`` as an affine map of a code ``z`` ``[B, d_e]``.
 
-    ``W(z) = W^0 + G z`` and ``b(z) = b^0 + g z`` ``[B, fan_out]``; the base ``W^0, b^0`` is the
-    ``nn.Linear`` ``base``; ``G`` is kept transposed, ``[d_e, fan_in, fan_out]`` (see "Compute");
-    ``code_norm`` is the router's ``c`` (see "Initialisation").
+    ``W(z) = W^0 + G z`` and ``b(z) = b^0 + g z`` ``[B, fan_out]``, applied as ``STEP (W' + G' z)`` (see
+    "Step size"): the ``nn.Linear`` ``base`` holds ``W' = W^0 / STEP`` and ``b^0 / STEP``; ``G'`` is kept
+    transposed, ``[d_e, fan_in, fan_out]`` (see "Compute"); ``code_norm`` is the router's ``c`` (see
+    "Initialisation").
     """
 
     def __init__(self, code_dim: int, fan_in: int, fan_out: int, spread: float, code_norm: float = 1.0):
         super().__init__()
         self.base = nn.Linear(fan_in, fan_out)
-        # std(G E_i / c) = spread * std(U(-1/sqrt(in), 1/sqrt(in))) for E_i ~ N(0, I)
-        std = spread * code_norm / math.sqrt(3 * fan_in * code_dim)
+        with torch.no_grad():
+            self.base.weight.div_(STEP)
+            self.base.bias.div_(STEP)
+        # std(G E_i / c) = spread * std(U(-1/sqrt(in), 1/sqrt(in))) for E_i ~ N(0, I), stored at 1 / STEP
+        std = spread * code_norm / math.sqrt(3 * fan_in * code_dim) / STEP
         self.weight_generator = nn.Parameter((torch.randn(code_dim, fan_out, fan_in) * std).mT.contiguous())
         self.bias_generator = nn.Parameter(torch.randn(code_dim, fan_out) * std)
 
     def forward(self, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(W(z)^T [B, fan_in, fan_out], b(z) [B, fan_out])`` for codes ``z`` ``[B, d_e]``."""
-        weight_t = torch.addmm(self.base.weight.T.flatten(), z, self.weight_generator.flatten(1))  # [B, in * out]
-        return weight_t.view(-1, *self.weight_generator.shape[1:]), torch.addmm(self.base.bias, z, self.bias_generator)
+        flat = self.weight_generator.flatten(1)
+        weight_t = torch.addmm(self.base.weight.T.flatten(), z, flat, beta=STEP, alpha=STEP)  # [B, in * out]
+        bias = torch.addmm(self.base.bias, z, self.bias_generator, beta=STEP, alpha=STEP)
+        return weight_t.view(-1, *self.weight_generator.shape[1:]), bias
+
+    def shared(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The base ``(W^0 [fan_out, fan_in], b^0 [fan_out])``: the weights of the ``nn.Linear`` it starts from."""
+        return STEP * self.base.weight, STEP * self.base.bias
 
 
 class HyperBlockCore(nn.Module):
