@@ -23,6 +23,7 @@ LAYERS = (
             "ledger",
             "provenance",
             "measured",
+            "migrate",
             "readme",
             "regression",
             "verify",
