@@ -5,6 +5,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from ponder import measured, readme
 
 
@@ -28,7 +30,7 @@ def test_a_figures_entry_sums_the_runs_per_training_function(tmp_path):
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "weights").write_bytes(b"0" * 2**20)
     trained = [("hyper_ut.train_cpvr", 120.0), ("hyper_ut.train_cpvr", 60.0), ("hyla.train_fuzzy", 30.0)]
-    entry = measured.figures_entry(600.0, trained, 3 * 2**30, tmp_path)
+    entry = measured.figures_entry(600.0, trained, 3 * 2**30, tmp_path, workers=2, calibrated=0.5)
     assert entry["wall minutes"] == 10.0 and entry["runs trained"] == 3 and entry["run CPU-minutes"] == 3.5
     assert entry["by function"] == {"hyla.train_fuzzy": [1, 0.5], "hyper_ut.train_cpvr": [2, 3.0]}
     assert entry["peak memory GB"] == 3.0 and entry["run cache GB"] == 0.0
@@ -65,3 +67,20 @@ def test_a_run_is_counted_under_the_function_that_trains_it():
     from ponder.notebooks import trainer
 
     assert trainer(partial(hyper_ut.train_cpvr, "ut_act", "quick", 0)) == "hyper_ut.train_cpvr"
+
+
+def test_the_expected_time_scales_each_runs_recorded_time_by_this_machines_speed(tmp_path):
+    trained = [("hyper_ut.train_cpvr", 120.0), ("hyper_ut.train_cpvr", 60.0), ("hyla.train_fuzzy", 30.0)]
+    # recorded: 10 min wall on 2 workers, 3.5 CPU-minutes of training: 8.25 min of notebooks beside it
+    measured.write(tmp_path, "figures-quick-cold", measured.figures_entry(600.0, trained, 0, tmp_path, 2, 0.5))
+    assert measured.expected(tmp_path, "cpu", ["hyper_ut.train_cpvr"], 2, 0.5) is None  # no cpu record
+    assert measured.expected(tmp_path, "quick", [], 2, 0.0) is None  # not calibrated
+    minutes, basis = measured.expected(tmp_path, "quick", ["hyper_ut.train_cpvr", "survey.other"], 2, 1.0)
+    # twice as slow here: (90 s + 70 s, the mean of every run for a function not recorded) / 2 + 8.25 min, times 2
+    assert (
+        minutes == pytest.approx(2 * ((90 + 70) / 2 / 60 + 8.25)) and "figures-quick-cold" in basis and "2.00x" in basis
+    )
+
+
+def test_the_calibration_times_a_fixed_piece_of_training():
+    assert 0 < measured.calibration(rounds=1) < 30

@@ -16,6 +16,7 @@ fails on a time typed into a document instead.
 
 import json
 import threading
+import time
 from pathlib import Path
 
 import psutil
@@ -85,9 +86,57 @@ def folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
 
 
-def figures_entry(wall: float, trained: list[tuple[str, float]], peak: int, cache: Path) -> dict:
+def calibration(rounds: int = 3) -> float:
+    """Seconds of a fixed piece of training on one thread (200 AdamW steps of a small MLP on one batch), the
+    fastest of ``rounds``: how fast this machine trains, to scale times recorded on another (:func:`expected`)."""
+    import torch
+
+    from .training import num_threads
+
+    def once() -> float:
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.GELU(), torch.nn.Linear(256, 64))
+        optimizer, x = torch.optim.AdamW(model.parameters(), lr=1e-3), torch.randn(128, 64)
+        start = time.perf_counter()
+        for _ in range(200):
+            optimizer.zero_grad()
+            model(x).square().mean().backward()
+            optimizer.step()
+        return time.perf_counter() - start
+
+    with num_threads(1):
+        return min(once() for _ in range(rounds))
+
+
+def expected(
+    figures: Path, profile: str, trainers: list[str], workers: int, calibrated: float
+) -> tuple[float, str] | None:
+    """``(minutes, what they rest on)`` a ``make figures`` of ``profile`` that trains runs of ``trainers``
+    (:func:`figures_entry`'s function names) on ``workers`` cores should take here, from the profile's recorded
+    entry (per function, a run's mean CPU time; the rest of its wall time, the notebooks' own, as it was), scaled
+    by this machine's :func:`calibration` ``calibrated`` against the record's; ``None`` without such a record."""
+    entries = read(figures)
+    key = next(
+        (k for k in (f"figures-{profile}-cold", f"figures-{profile}") if "calibration seconds" in entries.get(k, {})),
+        None,
+    )
+    if key is None or not calibrated:
+        return None
+    entry = entries[key]
+    scale = calibrated / entry["calibration seconds"]
+    mean = {name: 60 * cpu / runs for name, (runs, cpu) in entry["by function"].items()}
+    fallback = 60 * entry["run CPU-minutes"] / max(entry["runs trained"], 1)
+    training = scale * sum(mean.get(name, fallback) for name in trainers) / workers
+    rest = scale * max(60 * entry["wall minutes"] - 60 * entry["run CPU-minutes"] / entry["workers"], 0)
+    return (training + rest) / 60, f"{key} of figures/{RECORD}, scaled by this machine's speed ({scale:.2f}x its time)"
+
+
+def figures_entry(
+    wall: float, trained: list[tuple[str, float]], peak: int, cache: Path, workers: int, calibrated: float
+) -> dict:
     """The entry of a ``make figures``: ``wall`` seconds, ``(what trained it, seconds)`` of each run trained,
-    the ``peak`` bytes of the process tree, the run cache at ``cache``; the runs also counted per function."""
+    the ``peak`` bytes of the process tree, the run cache at ``cache``, the ``workers`` it trained on and this
+    machine's :func:`calibration`; the runs also counted per function."""
     by = {}
     for name, seconds in trained:
         by.setdefault(name, []).append(seconds)
@@ -98,6 +147,8 @@ def figures_entry(wall: float, trained: list[tuple[str, float]], peak: int, cach
         "by function": {name: [len(s), round(sum(s) / 60, 1)] for name, s in sorted(by.items())},
         "peak memory GB": round(peak / 2**30, 1),
         "run cache GB": round(folder_bytes(cache) / 2**30, 2),
+        "workers": workers,
+        "calibration seconds": round(calibrated, 3),
     }
 
 

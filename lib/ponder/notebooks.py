@@ -68,8 +68,10 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
     os.environ.setdefault("TQDM_DISABLE", "1")  # the kernels' bars would only clutter the copies
     os.environ["PONDER_SEED"] = str(check_int("seed", seed, minimum=0))  # another seed: its own figures and ledger
     paths, failed, made, begin = execution.find(names), [], [], time.perf_counter()
-    cold, trained_seconds = not any(p.is_file() for p in runs_dir(profile).rglob("*")), []
+    cold, trained_seconds, calibrated = not any(p.is_file() for p in runs_dir(profile).rglob("*")), [], 0.0
     peak = measured.PeakMemory().start()
+    if not names and seed == 0:  # a whole profile: how fast this machine trains, for its record and its estimate
+        calibrated = measured.calibration()
     if not names:  # every notebook rewrites its rows: none left from claims that are no longer made
         clear(profile)
     untimed = [p for p in paths if p.stem not in TIMED_NOTEBOOKS]
@@ -77,15 +79,19 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
     if jobs > 1:
         draw_streams(profile, groups, max(jobs, cores()))
     runs, needs = parallel.plan(independent, groups, keep_going=True) if jobs > 1 else ([], [])
+    estimate = measured.expected(figures_dir("quick"), profile, [trainer(j) for j in runs], jobs, calibrated)
     print(
-        f"[{profile}] {len(runs)} run(s) to train and {len(paths)} notebook(s) to execute, {jobs} at a time", flush=True
+        f"[{profile}] {len(runs)} run(s) to train and {len(paths)} notebook(s) to execute, {jobs} at a time"
+        + (f"; expected: about {estimate[0]:.0f} min ({estimate[1]})" if estimate else ""),
+        flush=True,
     )
     position = {parallel.key(job): i for i, job in enumerate(runs)}
     waits = [{position[k] for k in map(parallel.key, needed.get(p.stem, [])) if k in position} for p in untimed]
     trained, executed = iter(range(1, len(runs) + 1)), iter(range(1, len(paths) + 1))
 
     def elapsed() -> str:
-        return f"elapsed {(time.perf_counter() - begin) / 60:.1f} min"
+        expected = f" of about {estimate[0]:.0f}" if estimate else ""
+        return f"elapsed {(time.perf_counter() - begin) / 60:.1f}{expected} min"
 
     def ran(job: parallel.Job, error: BaseException | None, seconds: float) -> None:
         trained_seconds.append((trainer(job), seconds))
@@ -131,7 +137,8 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
     train_and_execute([], [], timed, [set() for _ in timed], 1)  # alone, after everything else
     ledger = gather(profile)
     if not names and not failed and seed == 0 and profile != "smoke":  # a whole profile: its time, figures/TIMES.json
-        entry = measured.figures_entry(time.perf_counter() - begin, trained_seconds, peak.stop(), runs_dir(profile))
+        wall = time.perf_counter() - begin
+        entry = measured.figures_entry(wall, trained_seconds, peak.stop(), runs_dir(profile), jobs, calibrated)
         print(f"timed: {measured.write(figures_dir('quick'), measured.figures_key(profile, cold, len(runs)), entry)}")
     print(
         f"claims ledger: {ledger}: {tally(rows(profile))}; "
