@@ -23,6 +23,7 @@ LAYERS = (
             "ledger",
             "provenance",
             "measured",
+            "targets",
             "migrate",
             "readme",
             "regression",
