@@ -197,13 +197,17 @@ COMMANDS = (  # (command, what it does, its entry)
 
 
 def commands_table(figures: Path) -> str:
-    """The README's table of the timed commands: what each does, its wall time and the machine it was measured on."""
+    """The README's table of the timed commands: what each does, its wall time, its peak memory and the run cache it
+    leaves (where recorded), and the machine it was measured on."""
     entries = read(figures)
-    rows = ["| command | what it does | wall time | measured on |", "| --- | --- | --- | --- |"]
+    rows = [
+        "| command | what it does | wall time | peak memory, run cache | measured on |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for command, does, key in COMMANDS:
-        entry = entries.get(key)
-        machine = entry["machine"] if entry else "—"
-        rows.append(f"| {command} | {does} | {minutes(figures, key)} | {machine} |")
+        entry = entries.get(key, {})
+        memory = f"{entry['peak memory GB']} GB, {entry['run cache GB']} GB" if "peak memory GB" in entry else "—"
+        rows.append(f"| {command} | {does} | {minutes(figures, key)} | {memory} | {entry.get('machine', '—')} |")
     return "\n".join(rows) + "\n"
 
 
