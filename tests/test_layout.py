@@ -14,6 +14,7 @@ LAYERS = (
     ("runner", {"runs", "training", "parallel", "ensemble", "streams", "cuda_graphs", "compilation", "timing"}),
     ("experiments", {"sizes", "experiments", "registry"}),
     ("analysis", {"analysis"}),
+    ("methods", {"methods"}),
     (
         "presentation",
         {

@@ -26,8 +26,9 @@ from .runs import module_file, source_shape, write_json
 from .targets import TIMED
 
 # what a judged row checks: a claim of the paper, a check of our set-up (the task needs what the claim
-# supposes), a check with no noise (a generator's exactness), a wall-clock timing of this machine
-KINDS = ("paper claim", "design check", "exactness check", "timing")
+# supposes), a check with no noise (a generator's exactness), a wall-clock timing of this machine, a claim
+# about a method of one's own (ponder.methods)
+KINDS = ("paper claim", "design check", "exactness check", "timing", "method claim")
 SHOWN = {
     "holds": "holds",
     "does not hold": "**does not hold**",
