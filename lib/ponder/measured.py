@@ -131,6 +131,13 @@ def expected(
     return (training + rest) / 60, f"{key} of figures/{RECORD}, scaled by this machine's speed ({scale:.2f}x its time)"
 
 
+def run_seconds(figures: Path, profile: str) -> dict[str, float]:
+    """A run's mean seconds per training function in the profile's recorded ``make figures`` (empty without one)."""
+    entries = read(figures)
+    entry = entries.get(f"figures-{profile}-cold") or entries.get(f"figures-{profile}") or {}
+    return {name: 60 * cpu / runs for name, (runs, cpu) in entry.get("by function", {}).items()}
+
+
 def figures_entry(
     wall: float, trained: list[tuple[str, float]], peak: int, cache: Path, workers: int, calibrated: float
 ) -> dict:

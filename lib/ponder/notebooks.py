@@ -83,6 +83,7 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
         + (f"; expected: about {estimate[0]:.0f} min ({estimate[1]})" if estimate else ""),
         flush=True,
     )
+    typical = measured.run_seconds(figures_dir("quick"), profile)  # of the record: the runs ready start longest first
     position = {parallel.key(job): i for i, job in enumerate(runs)}
     waits = [{position[k] for k in map(parallel.key, needed.get(p.stem, [])) if k in position} for p in untimed]
     trained, executed = iter(range(1, len(runs) + 1)), iter(range(1, len(paths) + 1))
@@ -118,6 +119,7 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
         runs: list, needs: list[set[int]], notebooks: list[Path], waits: list[set[int]], width: int
     ) -> None:
         calls = parallel.train_calls(runs) + [partial(execute, path, out, profile, seed) for path in notebooks]
+        longest_first = [typical.get(trainer(job), 0.0) for job in runs] + [0.0] * len(notebooks)
         if calls:
             parallel.schedule(
                 calls,
@@ -128,6 +130,7 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
                     if i < len(runs)
                     else executed_one(notebooks[i - len(runs)], result, error, seconds)
                 ),
+                longest_first,
             )
 
     train_and_execute(runs, needs, untimed, waits, jobs)
