@@ -99,16 +99,6 @@ def test_a_notebook_executes_as_soon_as_its_runs_are_trained(tmp_path, monkeypat
     assert events["B", "end"] - events["B", "start"] < 30  # B did not time out waiting for notebook a
 
 
-def test_every_timing_target_is_made_by_a_timed_notebook():
-    """The notebook that saves a timing target's figure (and records its rows) executes alone, at the end."""
-    from ponder.ledger import TIMED_TARGETS
-    from ponder.readme import notebook_of
-
-    assert {notebook_of(target) for target in TIMED_TARGETS} <= {
-        f"notebooks/{name}.ipynb" for name in notebooks.TIMED_NOTEBOOKS
-    }
-
-
 def test_a_subset_of_the_notebooks_leaves_a_readme_whose_rows_it_did_not_make(tmp_path, monkeypatch, capsys):
     """In a fresh clone, ``make figures NOTEBOOKS=...`` gathers a ledger of those notebooks' rows only:
     the README blocks of the others' targets are left as they were, with a line saying why."""

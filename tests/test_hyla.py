@@ -230,21 +230,36 @@ def test_official_recipe_is_the_paper_profile():
     assert model.position is None and model.blocks[0].attn.relative.table.shape == (16, 36)
 
 
-def test_tuned_keeps_the_best_in_distribution_point(monkeypatch):
+def test_every_run_of_a_kind_trains_at_the_point_its_base_run_scored_best_on_the_tuning_seed(monkeypatch):
     monkeypatch.setitem(H.TUNING, "smoke", {"sraven": dict(lr=(1e-3, 3e-3), weight_decay=(0.1,))})
-    fake = lambda c, profile, seed: (c.lr, {"id_acc": c.lr, "ood_acc": -c.lr})  # noqa: E731
-    assert H.tuned(fake, H.sraven_setup("smoke"), "smoke", "sraven", 0, "id_acc")[0] == 3e-3
+    calls = []
+
+    def fake(c, profile, seed):
+        calls.append((c, seed))
+        return c.lr, {"id_acc": c.lr if c.k == H.sraven_setup("smoke").k else -c.lr, "ood_acc": -c.lr}
+
+    monkeypatch.setattr(H, "train_sraven_once", fake)
+    swept = H.sraven_setup("smoke", k=3)  # a sweep's run: the rate is its kind's, chosen on the base run
+    assert H.train_sraven(swept, "smoke", seed=2)[0] == 3e-3
+    base = H.sraven_setup("smoke")
+    assert calls[:2] == [(replace(base, lr=1e-3), H.TUNE_SEED), (replace(base, lr=3e-3), H.TUNE_SEED)]
+    assert calls[2] == (replace(swept, lr=3e-3, weight_decay=0.1), 2)
+    monkeypatch.setitem(H.TUNING, "smoke", None)
+    assert H.chosen_rate(fake, swept, base, "smoke", "sraven", "id_acc") == (swept.lr, swept.weight_decay)
 
 
-def test_at_gpu_every_kind_tries_the_same_two_rates_and_prefetch_trains_both():
-    for kind in H.MAIN_KINDS:
-        for task, setup in (("sraven", H.sraven_setup), ("fuzzy", H.fuzzy_setup)):
-            s = setup("gpu", kind=kind)
-            rates = sorted(c.lr for c in H.candidates(s, "gpu", task))
-            assert rates == [3e-4, 1e-3] if task == "sraven" else rates == [1e-3, 3e-3]
-            assert {c.weight_decay for c in H.candidates(s, "gpu", task)} == {s.weight_decay}
-    ablations = registry.hyla_jobs("gpu")["hyla_ablations"]
-    assert {job.args[0].lr for job in ablations if job.func is H.train_sraven_once} == {3e-4, 1e-3}
+def test_at_cpu_and_gpu_every_kind_tries_the_same_two_rates_upstream_of_its_runs():
+    for profile, sraven_rates in (("cpu", [1e-3, 3e-3]), ("gpu", [3e-4, 1e-3])):
+        for kind in H.MAIN_KINDS:
+            for task, setup in (("sraven", H.sraven_setup), ("fuzzy", H.fuzzy_setup)):
+                s = setup(profile, kind=kind)
+                rates = sorted(c.lr for c in H.candidates(s, profile, task))
+                assert rates == sraven_rates if task == "sraven" else rates == [1e-3, 3e-3]
+                assert {c.weight_decay for c in H.candidates(s, profile, task)} == {s.weight_decay}
+        upstream = registry.hyla_upstream(profile)["hyla_ablations"]
+        assert {job.args[2] for job in upstream} == {H.TUNE_SEED}
+        assert {job.args[0].lr for job in upstream if job.func is H.train_sraven_once} == set(sraven_rates)
+    assert registry.hyla_upstream("quick") == {}
 
 
 def test_held_out_split_follows_the_seed():
@@ -298,18 +313,10 @@ def test_table_a1_trains_every_kind_on_every_seed_of_the_profile():
     hyla-a1's comparisons are judged against the seed noise."""
     for profile in ("quick", "cpu", "gpu", "paper"):
         jobs = registry.hyla_jobs(profile)["hyla_ablations"]
-        for train, setup, task in (
-            (H.train_sraven_once, H.sraven_setup, "sraven"),
-            (H.train_fuzzy_once, H.fuzzy_setup, "fuzzy"),
-        ):
+        for train, setup in ((H.train_sraven, H.sraven_setup), (H.train_fuzzy, H.fuzzy_setup)):
             kinds = H.sweeps(profile)["ablations"]
-            expected = {
-                (c, s)
-                for kind in kinds
-                for c in H.candidates(setup(profile, kind=kind), profile, task)
-                for s in H.seeds_of(profile)
-            }
-            assert {(job.args[0], job.args[2]) for job in jobs if job.func is train} == expected, (profile, task)
+            expected = {(setup(profile, kind=kind), s) for kind in kinds for s in H.seeds_of(profile)}
+            assert {(job.args[0], job.args[2]) for job in jobs if job.func is train} == expected, profile
     assert len(H.seeds_of("gpu")) == len(H.seeds_of("paper")) == 3
 
 

@@ -614,30 +614,48 @@ def test_validation_set_is_the_training_hops_drawn_apart_from_the_test_set():
     torch.testing.assert_close(H.validation_set(LENGTH, (1, 2), 30)[0], x)  # fixed
 
 
-def fake_grid(monkeypatch, scores: dict[float, tuple[float, float]]) -> list:
-    """``train_cpvr`` returning ``scores[lr]`` as the validation accuracy and loss; the calls it saw."""
+def fake_grid(monkeypatch, scores: dict, warmups: tuple[float, ...] = ()) -> list:
+    """``train_cpvr`` returning ``scores[lr]`` (or ``scores[(lr, warmup)]`` with ``warmups``, the smoke grid's
+    warmups) as the validation accuracy and loss, and the OOD accuracy 0.5; the calls it saw."""
     calls = []
 
-    def train(kind, profile, seed, model=None, lr=None, **_):
-        calls.append((kind, seed, lr))
-        return None, {"validation": scores[lr][0], "validation loss": scores[lr][1]}
+    def train(kind, profile, seed, model=None, lr=None, warmup=None, **_):
+        calls.append((kind, seed, lr, warmup))
+        accuracy, loss = scores[(lr, warmup) if warmups else lr]
+        return None, {"validation": accuracy, "validation loss": loss, "accuracy": {"1": accuracy, "3": 0.5}}
 
     monkeypatch.setattr(H, "train_cpvr", train)
-    monkeypatch.setitem(H.SIZES, "smoke", dict(H.SIZES["smoke"], lr_grid=tuple(scores)))
+    rates = sorted({key[0] for key in scores}) if warmups else tuple(scores)
+    grid = dict(lr_grid=tuple(rates), **({"warmup_grid": warmups} if warmups else {}))
+    monkeypatch.setitem(H.SIZES, "smoke", dict(H.SIZES["smoke"], **grid))
     return calls
+
+
+WARMUP = H.SIZES["smoke"]["warmup"]
 
 
 def test_the_chosen_rate_has_the_lowest_validation_loss_on_the_tuning_seed(monkeypatch):
     calls = fake_grid(monkeypatch, {1e-3: (0.7, 0.9), 3e-3: (0.9, 0.3), 1e-2: (0.8, 0.5)})
-    assert H.chosen_lr("ut", "smoke", 4) == 3e-3
-    assert {(kind, seed) for kind, seed, _ in calls} == {("ut", 4)}
+    assert H.chosen_rate("ut", "smoke", 4) == (3e-3, WARMUP)
+    assert {(kind, seed) for kind, seed, _, _ in calls} == {("ut", 4)}
+
+
+def test_the_grid_crosses_every_rate_with_every_warmup_and_chooses_a_pair(monkeypatch):
+    scores = {(3e-3, 0.1): (1.0, 0.05), (3e-3, 0.2): (1.0, 0.04), (6e-3, 0.1): (1.0, 0.01), (6e-3, 0.2): (1.0, 0.02)}
+    calls = fake_grid(monkeypatch, scores, warmups=(0.1, 0.2))
+    assert H.chosen_rate("ut", "smoke", 0) == (6e-3, 0.1)
+    assert sorted((lr, w) for _, _, lr, w in calls) == sorted(scores)
+    choices = H.lr_choices("smoke", 0, {"UT": ("ut", None)})
+    assert choices.loc["UT", "chosen"] == "0.006 w0.1" and choices.loc["UT", "ood 0.003 w0.2"] == 0.5
+    assert describe_choices(choices, HA.LR_SCORES).startswith("grid 0.003 w0.1 / 0.003 w0.2 / 0.006 w0.1 / 0.006 w0.2;")
+    assert len(H.tuning_jobs("smoke", 0, [("ut", None)])) == 4
 
 
 def test_rates_that_both_fit_are_told_apart_by_the_loss_and_an_exact_tie_goes_to_the_first(monkeypatch):
     fake_grid(monkeypatch, {3e-3: (1.0, 0.04), 6e-3: (1.0, 0.01)})
-    assert H.chosen_lr("ut", "smoke", 0) == 6e-3
+    assert H.chosen_rate("ut", "smoke", 0) == (6e-3, WARMUP)
     fake_grid(monkeypatch, {6e-3: (0.95, 0.1), 3e-3: (0.95, 0.1)})
-    assert H.chosen_lr("ut", "smoke", 0) == 6e-3
+    assert H.chosen_rate("ut", "smoke", 0) == (6e-3, WARMUP)
 
 
 def test_the_choices_evidence_names_each_rates_accuracy_and_loss(monkeypatch):
@@ -649,8 +667,13 @@ def test_the_choices_evidence_names_each_rates_accuracy_and_loss(monkeypatch):
 
 def test_a_one_rate_grid_trains_nothing_to_choose(monkeypatch):
     calls = fake_grid(monkeypatch, {6e-3: (0.5, 1.0)})
-    assert H.chosen_lr("ut", "smoke", 0) == 6e-3 and calls == []
+    assert H.chosen_rate("ut", "smoke", 0) == (6e-3, WARMUP) and calls == []
     assert H.tuning_jobs("smoke", 0, [("ut", None)]) == []
+
+
+def test_the_cpu_grid_tries_three_rates_and_two_warmups_and_quick_one_point():
+    assert H.rates("cpu") == [(lr, w) for lr in (3e-3, 6e-3, 1.2e-2) for w in (0.1, 0.2)]
+    assert H.rates("quick") == [(6e-3, H.SIZES["quick"]["warmup"])]
 
 
 def test_every_seed_trains_at_the_rate_chosen_on_the_notebooks_seed(monkeypatch):

@@ -14,6 +14,7 @@ LAYERS = (
     ("runner", {"runs", "training", "parallel", "ensemble", "streams", "cuda_graphs", "compilation", "timing"}),
     ("experiments", {"sizes", "experiments", "registry"}),
     ("analysis", {"analysis"}),
+    ("methods", {"methods"}),
     (
         "presentation",
         {
@@ -23,6 +24,7 @@ LAYERS = (
             "ledger",
             "provenance",
             "measured",
+            "targets",
             "migrate",
             "readme",
             "regression",

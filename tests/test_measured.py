@@ -45,10 +45,13 @@ def test_a_block_of_an_entry_not_measured_says_so_and_the_commands_table_names_e
     assert readme.render("time figures-cpu", tmp_path).startswith("not measured yet")
     measured.write(tmp_path, "test", {"wall minutes": 17.6})
     rows = readme.render("commands", tmp_path).splitlines()
-    assert rows[0] == "| command | what it does | wall time | measured on |"
+    assert rows[0] == "| command | what it does | wall time | peak memory, run cache | measured on |"
     test_row = next(r for r in rows if r.startswith("| `make test`"))
     assert "| 18 min |" in test_row and test_row.endswith(f"| {measured.read(tmp_path)['test']['machine']} |")
-    assert "| not measured yet | — |" in next(r for r in rows if r.startswith("| `make figures PROFILE=cpu`"))
+    assert "| not measured yet | — | — |" in next(r for r in rows if r.startswith("| `make figures PROFILE=cpu`"))
+    measured.write(tmp_path, "figures-cpu", measured.figures_entry(60.0, [], 2**30, tmp_path, 2, 0.5))
+    cpu_row = next(r for r in readme.render("commands", tmp_path).splitlines() if "PROFILE=cpu" in r)
+    assert "| 1 min | 1.0 GB, 0.0 GB |" in cpu_row
 
 
 def test_peak_memory_counts_the_processes_it_started():

@@ -235,6 +235,16 @@ def test_plan_counts_each_uncached_job_once_and_says_what_it_waits_for(tmp_path)
     assert needs == [set(), {0}, set()]
 
 
+def test_of_the_calls_ready_the_highest_priority_starts_first(tmp_path):
+    """One worker: with priorities (expected seconds), the longest ready call starts first, a call that waits
+    starts when its need has ended, and equal priorities keep the order of the calls."""
+    log = str(tmp_path / "log.txt")
+    calls = [partial(stamp, log, name) for name in ("short", "long", "waits", "middle", "middle2")]
+    parallel.schedule(calls, [set(), set(), {1}, set(), set()], 1, lambda *a: None, priority=[1, 9, 20, 5, 5])
+    started = [line.split()[0] for line in open(log) if line.split()[1] == "start"]
+    assert started == ["long", "waits", "middle", "middle2", "short"]
+
+
 def test_schedule_refuses_needs_that_cannot_be_met():
     with pytest.raises(ValueError, match="cycle"):
         parallel.schedule([partial(int), partial(int)], [{1}, {0}], 2, lambda *a: None)

@@ -3,7 +3,7 @@
 import pytest
 
 import ponder  # noqa: F401  (pins numerics before anything imports torch)
-from ponder import readme
+from ponder import readme, targets
 from ponder.paths import ROOT
 
 LEDGER = """# Claims ledger (quick profile, seed 0, commit abc, code x/y)
@@ -112,7 +112,7 @@ def test_a_headline_row_reads_paper_ours_verdict_and_scale():
     rows = readme.headline_rows((ROOT / "figures" / "cpu" / "CLAIMS.md").read_text(), "cpu", "")
     lines = rows.splitlines()
     assert lines[0] == "| paper | claim | paper's number | ours | verdict | scale | more |"
-    assert len(lines) == 2 + len(readme.HEADLINES)
+    assert len(lines) == 2 + len(targets.HEADLINES)
     assert (
         lines[2].startswith("| Hyper-UT | Hyper-UT is the most accurate beyond the training hops")
         and "(docs/hyper-ut.md#hut-3)" in lines[2]

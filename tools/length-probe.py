@@ -1,6 +1,6 @@
 """Do the attention kinds rank differently when trained longer? A profile's fuzzy-logic or sraven run
 of each kind, trained at several lengths on several seeds, scored out of distribution and judged by
-the ledger's rule: the probe behind the README's "Trained longer, HYLA leads on fuzzy logic".
+the ledger's rule: the probe that sets fuzzy logic's training length (docs/hyla.md, "Stand-ins and why").
 
     PONDER_RESULTS=/tmp/probe PYTHONPATH=lib python tools/length-probe.py TASK PROFILE --steps S[,S...] [--seeds 0,1,2]
         [--kinds hyla,softmax,linear] [--batch B] [--lr LR] [--held-out FRAC] [--jobs N]

@@ -23,11 +23,12 @@ from .analysis.verdicts import RULE, VERDICTS, Claim, Verdict
 from .paths import ROOT, claims_dir, figures_dir, seed
 from .profiles import check_profile
 from .runs import module_file, source_shape, write_json
+from .targets import TIMED
 
-TIMED_TARGETS = ("acm-9", "survey-4")  # their figures and ledger rows show wall-clock times
 # what a judged row checks: a claim of the paper, a check of our set-up (the task needs what the claim
-# supposes), a check with no noise (a generator's exactness), a wall-clock timing of this machine
-KINDS = ("paper claim", "design check", "exactness check", "timing")
+# supposes), a check with no noise (a generator's exactness), a wall-clock timing of this machine, a claim
+# about a method of one's own (ponder.methods)
+KINDS = ("paper claim", "design check", "exactness check", "timing", "method claim")
 SHOWN = {
     "holds": "holds",
     "does not hold": "**does not hold**",
@@ -57,7 +58,7 @@ def claim(
     """Record one claim of ``target`` with its ``verdict`` (None: describes what is seen); return its row.
 
     ``ours`` and ``paper`` are the measured and the published value (numbers or short strings); ``kind``,
-    one of :data:`KINDS`, what a judged row checks (``None``: a timing for :data:`TIMED_TARGETS`, a paper
+    one of :data:`KINDS`, what a judged row checks (``None``: a timing for :data:`ponder.targets.TIMED`, a paper
     claim otherwise).
     The target's rows are the ones this process records: the first claim of a target in a process (a notebook's
     kernel, which claims all of a target's rows) drops the rows an earlier run recorded, so a claim whose text a
@@ -74,7 +75,7 @@ def claim(
     if verdict is None:
         judged = {"verdict": None, "noise": "", "kind": None}
     else:
-        kind = kind or ("timing" if target in TIMED_TARGETS else "paper claim")
+        kind = kind or ("timing" if target in TIMED else "paper claim")
         judged = {"verdict": verdict.verdict, "noise": verdict.noise, "kind": kind}
     row = {
         "id": target,

@@ -131,6 +131,13 @@ def expected(
     return (training + rest) / 60, f"{key} of figures/{RECORD}, scaled by this machine's speed ({scale:.2f}x its time)"
 
 
+def run_seconds(figures: Path, profile: str) -> dict[str, float]:
+    """A run's mean seconds per training function in the profile's recorded ``make figures`` (empty without one)."""
+    entries = read(figures)
+    entry = entries.get(f"figures-{profile}-cold") or entries.get(f"figures-{profile}") or {}
+    return {name: 60 * cpu / runs for name, (runs, cpu) in entry.get("by function", {}).items()}
+
+
 def figures_entry(
     wall: float, trained: list[tuple[str, float]], peak: int, cache: Path, workers: int, calibrated: float
 ) -> dict:
@@ -197,13 +204,17 @@ COMMANDS = (  # (command, what it does, its entry)
 
 
 def commands_table(figures: Path) -> str:
-    """The README's table of the timed commands: what each does, its wall time and the machine it was measured on."""
+    """The README's table of the timed commands: what each does, its wall time, its peak memory and the run cache it
+    leaves (where recorded), and the machine it was measured on."""
     entries = read(figures)
-    rows = ["| command | what it does | wall time | measured on |", "| --- | --- | --- | --- |"]
+    rows = [
+        "| command | what it does | wall time | peak memory, run cache | measured on |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for command, does, key in COMMANDS:
-        entry = entries.get(key)
-        machine = entry["machine"] if entry else "—"
-        rows.append(f"| {command} | {does} | {minutes(figures, key)} | {machine} |")
+        entry = entries.get(key, {})
+        memory = f"{entry['peak memory GB']} GB, {entry['run cache GB']} GB" if "peak memory GB" in entry else "—"
+        rows.append(f"| {command} | {does} | {minutes(figures, key)} | {memory} | {entry.get('machine', '—')} |")
     return "\n".join(rows) + "\n"
 
 

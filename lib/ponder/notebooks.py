@@ -26,6 +26,7 @@ from .parallel import worker_count
 from .paths import ROOT, figures_dir, profile_folder, runs_dir
 from .profiles import PROFILES, check_device
 from .registry import training
+from .targets import TIMED_NOTEBOOKS, of_notebooks
 from .training import cores
 from .verify import verify
 
@@ -42,9 +43,6 @@ def execute(path: Path, out: Path, profile: str, seed: int) -> tuple[str, float,
 
 
 # Notebooks that measure wall-clock time (acm-9, survey-4): executed alone, after the others.
-TIMED_NOTEBOOKS = ("acm_latency", "survey_table")
-
-
 def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int | None = None) -> Path:
     """Execute notebooks into ``build/<profile>/``, printing each run's and each notebook's time; gather
     the ledger whatever happened, and with it the README's generated blocks when these are committed
@@ -58,7 +56,7 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
     (:func:`ponder.registry.training`: the runs others build on first, those built on them as
     soon as they have ended, the rest filling the cores) and executes each notebook once its runs
     are there and no run is left to start, so notebooks fill the cores that the last runs leave
-    idle. The :data:`TIMED_NOTEBOOKS` execute alone at the end, so that nothing else runs beside
+    idle. The :data:`~ponder.targets.TIMED_NOTEBOOKS` execute alone at the end, so that nothing else runs beside
     what they time. A run that fails to train does not stop the others: its notebook retrains it
     and reports the error. With one worker nothing trains ahead: each notebook trains its own runs.
     """
@@ -85,6 +83,7 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
         + (f"; expected: about {estimate[0]:.0f} min ({estimate[1]})" if estimate else ""),
         flush=True,
     )
+    typical = measured.run_seconds(figures_dir("quick"), profile)  # of the record: the runs ready start longest first
     position = {parallel.key(job): i for i, job in enumerate(runs)}
     waits = [{position[k] for k in map(parallel.key, needed.get(p.stem, [])) if k in position} for p in untimed]
     trained, executed = iter(range(1, len(runs) + 1)), iter(range(1, len(paths) + 1))
@@ -112,7 +111,7 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
             f"in {seconds:.0f} s ({elapsed()})",
             flush=True,
         )
-        made.append((path.stem, readme.targets_of_notebooks().get(f"notebooks/{path.name}", []), seconds, problem))
+        made.append((path.stem, of_notebooks().get(f"notebooks/{path.name}", []), seconds, problem))
         if problem is not None:
             failed.append((name, problem))
 
@@ -120,6 +119,7 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
         runs: list, needs: list[set[int]], notebooks: list[Path], waits: list[set[int]], width: int
     ) -> None:
         calls = parallel.train_calls(runs) + [partial(execute, path, out, profile, seed) for path in notebooks]
+        longest_first = [typical.get(trainer(job), 0.0) for job in runs] + [0.0] * len(notebooks)
         if calls:
             parallel.schedule(
                 calls,
@@ -130,6 +130,7 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
                     if i < len(runs)
                     else executed_one(notebooks[i - len(runs)], result, error, seconds)
                 ),
+                longest_first,
             )
 
     train_and_execute(runs, needs, untimed, waits, jobs)

@@ -152,11 +152,14 @@ def schedule(
     needs: Sequence[set[int]],
     workers: int,
     on_end: Callable[[int, object, BaseException | None, float], object],
+    priority: Sequence[float] | None = None,
 ) -> None:
     """Run ``calls`` (picklable) in ``workers`` spawned processes: call ``i`` starts once the calls
-    ``needs[i]`` have ended (failed ones too), and of the calls ready the earliest in ``calls`` starts
-    first. ``on_end(i, result, error, seconds)`` as each ends (``error``: what it raised, or None);
-    what ``on_end`` raises stops the schedule once the running calls have ended."""
+    ``needs[i]`` have ended (failed ones too), and of the calls ready the one with the highest ``priority``
+    (e.g. its expected seconds: the longest first, so that no long call starts last), then the earliest in
+    ``calls``, starts first. ``on_end(i, result, error, seconds)`` as each ends (``error``: what it raised, or
+    None); what ``on_end`` raises stops the schedule once the running calls have ended."""
+    rank = [(-p, i) for i, p in enumerate(priority)] if priority is not None else [(0, i) for i in range(len(calls))]
     waiting = [set(n) for n in needs]
     if any(j == i or not 0 <= j < len(calls) for i, n in enumerate(waiting) for j in n):
         raise ValueError("needs must name other calls by their position")
@@ -164,13 +167,13 @@ def schedule(
     for i, n in enumerate(waiting):
         for j in n:
             dependents.setdefault(j, []).append(i)
-    ready = [i for i, n in enumerate(waiting) if not n]
+    ready = [rank[i] for i, n in enumerate(waiting) if not n]
     heapq.heapify(ready)
     with _pool(max(1, min(workers, len(calls))), gpu_count()) as pool:
         running: dict = {}
         while ready or running:
             while ready and len(running) < workers:
-                i = heapq.heappop(ready)
+                _, i = heapq.heappop(ready)
                 running[pool.submit(_timed, calls[i])] = i
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
@@ -182,7 +185,7 @@ def schedule(
                 for j in dependents.get(i, ()):
                     waiting[j].discard(i)
                     if not waiting[j]:
-                        heapq.heappush(ready, j)
+                        heapq.heappush(ready, rank[j])
                 on_end(i, result, error, seconds)
     if any(waiting):
         raise ValueError("some calls wait for each other in a cycle: they never started")

@@ -15,7 +15,7 @@ block            what it holds
 ``ledger P``     the ledger rows of the targets ``P-*`` (``hut``, ``acm``, ...):
                  id, claim, ours, verdict; the evidence stays in the ledger
 ``table ID``     ``figures/ID.md``, a table a notebook wrote (``save_table``)
-``headlines``    one row per paper headline claim (:data:`HEADLINES`): paper, claim,
+``headlines``    one row per paper headline claim (:data:`ponder.targets.HEADLINES`): paper, claim,
                  the paper's number, ours, verdict, scale, a link to its paper page
 ``thumbnails``   a row of the headline targets' figures, each a link to its full size
 ``gallery``      every target: its figure, its ledger rows and the notebook that makes it
@@ -48,6 +48,7 @@ from . import measured
 from .paths import ROOT, profile_folder
 from .plots import markdown_table
 from .profiles import PROFILES
+from .targets import BY_ID, HEADLINES, of_notebooks
 from .verify import LEDGER, ledger
 
 SHOWN = ("quick", "cpu")  # the profiles whose committed figures the README's blocks show
@@ -63,22 +64,6 @@ PAPERS = {
     "hyla": ("HYLA", "docs/hyla.md"),
     "survey": ("Survey", "docs/survey.md"),
 }
-# each paper's headline claims: (target id, the start of its ledger row's claim)
-HEADLINES = (
-    ("hut-3", "Hyper-UT is the most accurate beyond the training hops"),
-    ("hut-4", "Hyper-UT allocates more fairly"),
-    ("hut-8", "HyperU-ViT matches the ViT's top-1"),
-    ("hut-8", "HyperU-ViT matches the 4-block ViT's top-1"),
-    ("hut-8", "HyperU-ViT saves more than 70% of the layers"),
-    ("acm-3", "ACM on the Pareto front"),
-    ("acm-4", "ACM better than MoEfication at every budget"),
-    ("acm-5", "most tokens need only 2-3 of 4 learners"),
-    ("hyla-a1", "sraven (K=2"),
-    ("hyla-2", "fuzzy logic (stand-in scale): HYLA's OOD R² drops least"),
-    ("hyla-6", "LM (stand-in: bytes of torch's docs): HYLA reaches a lower validation loss"),
-    ("survey-1", "PonderNet trains more stably than ACT"),
-    ("survey-2", "early exit saves layers on easy examples"),
-)
 
 
 def documents(root: Path = ROOT) -> list[Path]:
@@ -181,36 +166,23 @@ def thumbnails(figures: Path, base: str) -> str:
     return "\n".join(links) + "\n"
 
 
-SAVED = re.compile(r'save_figure\(fig, \\"([a-z]+-[a-z0-9]+)\\"')
-
-
-def targets_of_notebooks() -> dict[str, list[str]]:
-    """``{notebooks/NAME.ipynb: [target ids whose figures it saves]}``, in file order."""
-    found = {
-        f"notebooks/{path.name}": list(dict.fromkeys(SAVED.findall(path.read_text())))
-        for path in sorted((ROOT / "notebooks").glob("*.ipynb"))
-    }
-    return {name: targets for name, targets in found.items() if targets}
-
-
 def targets_of(notebooks: list[str]) -> set[str]:
-    """The target ids whose figures the named notebooks save (names with or without ``.ipynb``)."""
-    saved = targets_of_notebooks()
+    """The target ids of the named notebooks (names with or without ``.ipynb``)."""
+    saved = of_notebooks()
     return {target for name in notebooks for target in saved.get(f"notebooks/{Path(name).stem}.ipynb", [])}
 
 
 def notebook_of(target: str) -> str:
-    """The notebook that saves ``target``'s figure (``notebooks/NAME.ipynb``)."""
-    for name, targets in targets_of_notebooks().items():
-        if target in targets:
-            return name
-    raise LookupError(f"no notebook saves the figure of {target}")
+    """The notebook that makes ``target`` (``notebooks/NAME.ipynb``)."""
+    if target not in BY_ID:
+        raise LookupError(f"no notebook makes {target}: it is not in ponder.targets.TARGETS")
+    return f"notebooks/{BY_ID[target].notebook}.ipynb"
 
 
 def notebook_status(figures: Path) -> str:
     """Per notebook: its targets and how many of them have a figure in ``figures``."""
     rows = []
-    for name, targets in targets_of_notebooks().items():
+    for name, targets in of_notebooks().items():
         made = [t for t in targets if (figures / f"{t}.png").exists()]
         rows.append(
             (name.split("/")[1].removesuffix(".ipynb"), ", ".join(made) or "—", f"{len(made)} of {len(targets)}")

@@ -115,18 +115,15 @@ def parity_jobs(profile: str, seed: int = 0) -> Jobs:
 
 # -- HYLA (arXiv 2406.05816) -------------------------------------------------------------------
 def hyla_jobs(profile: str, seed: int = 0) -> Jobs:
-    """The sraven, fuzzy-logic and language-model runs of the HYLA notebooks, each setup at every learning rate
-    it is tuned over (:func:`ponder.experiments.hyla.candidates`)."""
+    """The sraven, fuzzy-logic and language-model runs of the HYLA notebooks, each at the rate chosen for its kind
+    (:func:`ponder.experiments.hyla.chosen_rate`, on the runs of :func:`hyla_upstream`)."""
     H, sw = hyla, hyla.sweeps(profile)
 
-    def tuned(train, task, setups, seed):
-        return [partial(train, c, profile, seed) for s in setups for c in H.candidates(s, profile, task)]
-
     def sr(setups, seed=seed):
-        return tuned(H.train_sraven_once, "sraven", setups, seed)
+        return [partial(H.train_sraven, s, profile, seed) for s in setups]
 
     def fz(setups, seed=seed):
-        return tuned(H.train_fuzzy_once, "fuzzy", setups, seed)
+        return [partial(H.train_fuzzy, s, profile, seed) for s in setups]
 
     every, kinds = H.seeds_of(profile, seed), H.MAIN_KINDS
     return {
@@ -146,6 +143,22 @@ def hyla_jobs(profile: str, seed: int = 0) -> Jobs:
         "hyla_sraven": sr([row["setup"] for row in H.scaling_setups(profile)])
         + sr([H.sraven_setup(profile, kind=kind, holdout=h) for kind in kinds for h in sw["holdouts"]]),
     }
+
+
+def hyla_upstream(profile: str, seed: int = 0) -> Jobs:
+    """The tuning runs the HYLA notebooks' rates are chosen on: each kind's base sraven and fuzzy-logic run at every
+    point of the profile's grid, on seed :data:`~ponder.experiments.hyla.TUNE_SEED` (none without a grid)."""
+    H, kinds = hyla, hyla.sweeps(profile)["ablations"]
+    if by_profile(H.TUNING, profile) is None:
+        return {}
+    runs = ((H.train_sraven_once, H.sraven_setup, "sraven"), (H.train_fuzzy_once, H.fuzzy_setup, "fuzzy"))
+    tuning = [
+        partial(train, c, profile, H.TUNE_SEED)
+        for train, setup, task in runs
+        for kind in kinds
+        for c in H.candidates(setup(profile, kind=kind), profile, task)
+    ]
+    return dict.fromkeys(("hyla_ablations", "hyla_fuzzy", "hyla_latent", "hyla_sraven"), tuning)
 
 
 # -- ACM (arXiv 2312.10193) --------------------------------------------------------------------
@@ -208,7 +221,7 @@ FAMILIES: dict[str, Family] = {
     "hyper_ut_vision": (vision_jobs, None),
     "survey": (survey_jobs, survey_upstream),
     "survey_parity": (parity_jobs, None),
-    "hyla": (hyla_jobs, None),
+    "hyla": (hyla_jobs, hyla_upstream),
     "acm": (acm_jobs, acm_upstream),
 }  # name -> (its notebooks' jobs, what they read first); ``python -m ponder.experiments NAME`` trains one
 

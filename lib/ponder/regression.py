@@ -8,7 +8,7 @@ evidence and verdicts. ``make refresh`` stores the smoke profile's output in the
 test and shows as a diff in review.
 
 * **Timings** vary from run to run: :func:`report` writes a timing column's values as ``~1.234``
-  and a row of a target in :data:`TIMED_TARGETS` as ``timed: ...``; the patterns in
+  and a row of a target in :data:`TIMED` as ``timed: ...``; the patterns in
   :data:`SANITIZE` (``--nbval-sanitize-with``) mask both before nbval compares.
 * **Platforms**: the numbers are the same bits only where :mod:`ponder.numerics` pins them
   (x86-64 with AVX2, on the CPU). Elsewhere :func:`skip_unpinned` (a pytest hook, loaded by the
@@ -33,8 +33,9 @@ from unittest import mock
 import pandas as pd
 
 from . import execution, numerics
-from .ledger import TIMED_TARGETS, recorded
+from .ledger import recorded
 from .paths import ROOT
+from .targets import TIMED
 
 TAG = "pinned-numbers"
 CHECKED = "nbval-check-output"  # the tag of the cells whose outputs nbval compares
@@ -82,11 +83,11 @@ def table(frame: pd.DataFrame | pd.Series, timings: Sequence[str] = ()) -> str:
 
 def rows_text(rows: list[dict]) -> str:
     """Ledger rows: the claim, then what was measured, the verdict and its evidence (``timed:`` for
-    rows of :data:`TIMED_TARGETS`)."""
+    rows of :data:`TIMED`)."""
     lines = []
     for r in rows:
         measured = f"ours {r['ours']} | {r['verdict'] or 'describes'}" + (f" | {r['noise']}" if r["noise"] else "")
-        lines += [f"[{r['id']}] {r['claim']}", ("  timed: " if r["id"] in TIMED_TARGETS else "  ") + measured]
+        lines += [f"[{r['id']}] {r['claim']}", ("  timed: " if r["id"] in TIMED else "  ") + measured]
     return "\n".join(lines)
 
 

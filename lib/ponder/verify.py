@@ -6,7 +6,7 @@ the target's rows of ``CLAIMS.md`` with the committed ones (the ledger's header,
 commit, is not compared, nor the mark of a row made by older code, which says where a row came from,
 not what it says). The figures are saved without timestamps or software metadata
 (:func:`ponder.plots.save_figure`), so on a pinned platform (:mod:`ponder.numerics`) an unchanged
-target gives the same bytes. The targets of :data:`ponder.ledger.TIMED_TARGETS` show
+target gives the same bytes. The targets of :data:`ponder.targets.TIMED` show
 wall-clock times: they are reported, marked as timing ones, and expected to differ. For a target
 that differs, its ledger rows are printed side by side, committed beside new. A target whose notebook
 did not run into the new ledger (after ``make figures NOTEBOOKS=...``: the ledger's "No rows" line
@@ -19,7 +19,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .ledger import OLDER, TIMED_TARGETS, table_cells, target_order
+from .ledger import OLDER, table_cells, target_order
+from .targets import TIMED
 
 FILE = re.compile(r"^(?P<target>[a-z]+-[a-z0-9]+)\.(png|pdf|md)$")
 NOT_RUN = re.compile(r"^No rows \(their notebooks have not run into this ledger\): (?P<targets>.*)\.$", re.MULTILINE)
@@ -78,7 +79,7 @@ class Target:
 
     @property
     def timed(self) -> bool:
-        return self.name in TIMED_TARGETS
+        return self.name in TIMED
 
     @property
     def identical(self) -> bool:
@@ -153,7 +154,7 @@ def verify(root: Path, folder: str, ref: str = "HEAD", only: set[str] | None = N
     that time nothing differ."""
     targets = [t for t in compare(root, folder, ref) if only is None or t.name in only]
     head = git(root, "rev-parse", "--short", ref).stdout.decode().strip() or ref
-    print(f"{folder}/ made here against {ref} ({head}); timing targets ({', '.join(TIMED_TARGETS)}) differ by design")
+    print(f"{folder}/ made here against {ref} ({head}); timing targets ({', '.join(TIMED)}) differ by design")
     for target in targets:
         print(summary(target))
         if target.run and target.old_rows != target.new_rows:

@@ -9,8 +9,9 @@ LeCun-normal weights and zero biases, weight decay on every parameter of two or 
 (the official mask: per-head query/key/value biases and the relative position tables are decayed;
 LayerNorms and the other biases are not), the T5 relative position bias and latent-code dropout
 0.1 (the run descriptions' defaults). :data:`~ponder.sizes.hyla.TUNING` is the per-kind
-learning-rate × weight-decay grid; each kind keeps the point with the best *in-distribution*
-score (:func:`tuned`).
+learning-rate × weight-decay grid: each kind is tried at every point on the profile's base run of its task and
+seed :data:`TUNE_SEED`, and every run of that kind trains at the point with the best *in-distribution* score
+(:func:`chosen_rate`), as the C-PVR and ACM runs are tuned.
 
 Held-out splits follow the run seed: seed ``s`` holds out the rule combinations (sraven) and term
 combinations (fuzzy logic) that a permutation drawn with seed ``s`` puts first, as the official
@@ -60,10 +61,19 @@ def candidates(s, profile: str, task: str) -> list:
     return [replace(s, lr=lr, weight_decay=wd) for lr in grid[task]["lr"] for wd in grid[task]["weight_decay"]]
 
 
-def tuned(train, s, profile: str, task: str, seed: int, score: str):
-    """``train(candidate, profile, seed)`` for every :func:`candidates` point; the ``(model,
-    metrics)`` with the highest ``metrics[score]`` (an in-distribution score, never the held-out one)."""
-    return max((train(c, profile, seed) for c in candidates(s, profile, task)), key=lambda result: result[1][score])
+TUNE_SEED = 0  # the seed every kind's rate is chosen on, fixed before any run is looked at
+
+
+def chosen_rate(train_once, s, base, profile: str, task: str, score: str) -> tuple[float, float]:
+    """``(lr, weight_decay)`` for the run ``s``: where the profile has a :data:`TUNING` grid, the point whose run
+    of ``base`` (the profile's base run of ``s``'s kind) on seed :data:`TUNE_SEED` has the highest
+    ``metrics[score]`` (an in-distribution score, never the held-out one); else ``s``'s own."""
+    if by_profile(TUNING, profile) is None:
+        return s.lr, s.weight_decay
+    scores = {
+        (c.lr, c.weight_decay): train_once(c, profile, TUNE_SEED)[1][score] for c in candidates(base, profile, task)
+    }
+    return max(scores, key=scores.get)
 
 
 # -- sraven ---------------------------------------------------------------------------------
@@ -136,9 +146,11 @@ def sraven_scores(model, s: Sraven, seed: int) -> dict:
 
 
 def train_sraven(s: Sraven, profile: str, seed: int = 0):
-    """The sraven model of ``s`` at the best :data:`TUNING` point by in-distribution accuracy;
+    """The sraven model of ``s`` at the rate :func:`chosen_rate` picks for its kind by in-distribution accuracy;
     metrics hold ``id_acc``, ``ood_acc`` and the loss history."""
-    return tuned(train_sraven_once, s, profile, "sraven", seed, "id_acc")
+    base = sraven_setup(profile, kind=s.kind)
+    lr, weight_decay = chosen_rate(train_sraven_once, s, base, profile, "sraven", "id_acc")
+    return train_sraven_once(replace(s, lr=lr, weight_decay=weight_decay), profile, seed)
 
 
 def train_sraven_once(s: Sraven, profile: str, seed: int = 0):
@@ -206,9 +218,10 @@ def fuzzy_scores(model, s: Fuzzy, seed: int) -> dict:
 
 
 def train_fuzzy(s: Fuzzy, profile: str, seed: int = 0):
-    """The fuzzy-logic model of ``s`` at the best :data:`TUNING` point by R² on training tasks;
+    """The fuzzy-logic model of ``s`` at the rate :func:`chosen_rate` picks for its kind by R² on training tasks;
     metrics hold ``test_r2`` (the paper's OOD R²)."""
-    return tuned(train_fuzzy_once, s, profile, "fuzzy", seed, "train_r2")
+    lr, weight_decay = chosen_rate(train_fuzzy_once, s, fuzzy_setup(profile, kind=s.kind), profile, "fuzzy", "train_r2")
+    return train_fuzzy_once(replace(s, lr=lr, weight_decay=weight_decay), profile, seed)
 
 
 def train_fuzzy_once(s: Fuzzy, profile: str, seed: int = 0):

@@ -154,6 +154,7 @@ def cpvr_parts(
     steps: int | None = None,
     name: str = "hut/cpvr",
     lr: float | None = None,
+    warmup: float | None = None,
 ):
     """``(member, make_model, loss_fn, evaluate)`` of one C-PVR run (see :func:`train_cpvr`): its
     :class:`~ponder.ensemble.Member` (run, optimisation, data) and what a group of its seeds shares."""
@@ -167,7 +168,10 @@ def cpvr_parts(
         if kind in ACT_KINDS and model_cfg["act_hold"]
         else {}
     )
-    cfg = train_config(sizes, seed, steps=steps or sizes["steps"], **hold, **({"lr": lr} if lr else {}))
+    rate = {"lr": lr} if lr else {}
+    cfg = train_config(
+        sizes, seed, steps=steps or sizes["steps"], **hold, **rate, **({"warmup": warmup} if warmup else {})
+    )
     together = {"seeds_together": True} if trains_together(profile, kind) else {}
     config = {
         "kind": kind,
@@ -212,21 +216,22 @@ def train_cpvr(
     together: Sequence[int] = (),
     lr: float | None = None,
     tune_seed: int | None = None,
+    warmup: float | None = None,
 ):
     """Train (or load from the cache) one C-PVR model; ``(model, metrics)``.
 
     Everything not given comes from ``SIZES[profile]``; ``metrics`` holds the loss history,
     ``accuracy``, ``loss`` and ``steps`` per test hop count, ``validation`` and ``validation loss`` (mean
-    accuracy and cross-entropy on the training hops' validation set) and ``params``. ``lr``: the learning
-    rate; by default the one :func:`chosen_lr` picks for the kind and ``model`` from the profile's ``lr_grid`` on seed
-    ``tune_seed`` (default: ``seed``). On a GPU the step is captured as a CUDA graph
-    (:mod:`ponder.cuda_graphs`; once more when ACT's halting unit stops being held).
+    accuracy and cross-entropy on the training hops' validation set) and ``params``. ``lr`` and ``warmup``: the
+    learning rate and the fraction of the steps it warms up over; by default the pair :func:`chosen_rate` picks for
+    the kind and ``model`` from the profile's grid on seed ``tune_seed`` (default: ``seed``). On a GPU the step is
+    captured as a CUDA graph (:mod:`ponder.cuda_graphs`; once more when ACT's halting unit stops being held).
     Where the profile trains the kind's seeds together (:func:`trains_together`), the run is one of the group
     of seeds ``together`` (default: ``seed`` alone), all trained in one vmap-ed step
     (:mod:`ponder.ensemble`), each its own run; elsewhere ``together`` changes nothing.
     """
     if lr is None:
-        lr = chosen_lr(kind, profile, seed if tune_seed is None else tune_seed, model)
+        lr, warmup = chosen_rate(kind, profile, seed if tune_seed is None else tune_seed, model)
     setup = partial(
         cpvr_parts,
         kind,
@@ -237,6 +242,7 @@ def train_cpvr(
         steps=steps,
         name=name,
         lr=lr,
+        warmup=warmup,
     )
     member, make_model, loss, evaluate = setup(seed)
     if not trains_together(profile, kind):
@@ -248,36 +254,62 @@ def train_cpvr(
     return ensemble.train_runs(members, make_model, loss, evaluate, capture=True)[group.index(seed)]
 
 
-# -- every kind tuned alike: a learning rate chosen per kind on in-distribution validation -----
-def lr_grid_runs(kind: str, profile: str, seed: int, model: dict | None = None) -> dict[float, parallel.Job]:
-    """``{lr: job}``: the run of ``kind`` (with ``model``'s overrides) at each learning rate of the
-    profile's ``lr_grid``, on seed ``seed``."""
+# -- every kind tuned alike: a learning rate and warmup chosen per kind on in-distribution validation --
+Rate = tuple[float, float]  # (learning rate, the fraction of the steps it warms up over)
+
+
+def rates(profile: str) -> list[Rate]:
+    """The grid every kind is tuned on: each learning rate of the profile's ``lr_grid`` with each warmup of its
+    ``warmup_grid`` (default: its ``warmup`` alone)."""
+    sizes = by_profile(SIZES, profile)
+    return [(lr, warmup) for lr in sizes["lr_grid"] for warmup in sizes.get("warmup_grid", (sizes["warmup"],))]
+
+
+def rate_label(rate: Rate, profile: str) -> str:
+    """``"0.006"``, or ``"0.006 w0.1"`` where the profile's grid tries more than one warmup."""
+    lr, warmup = rate
+    return f"{lr:g}" if len({w for _, w in rates(profile)}) == 1 else f"{lr:g} w{warmup:g}"
+
+
+def rate_grid_runs(kind: str, profile: str, seed: int, model: dict | None = None) -> dict[Rate, parallel.Job]:
+    """``{rate: job}``: the run of ``kind`` (with ``model``'s overrides) at each point of the profile's grid
+    (:func:`rates`), on seed ``seed``."""
     return {
-        lr: partial(train_cpvr, kind, profile, seed, model=model, lr=lr) for lr in by_profile(SIZES, profile)["lr_grid"]
+        (lr, warmup): partial(train_cpvr, kind, profile, seed, model=model, lr=lr, warmup=warmup)
+        for lr, warmup in rates(profile)
     }
 
 
-def lr_grid(kind: str, profile: str, seed: int, model: dict | None = None) -> dict[float, dict[str, float]]:
-    """``{lr: {"accuracy": validation accuracy, "loss": validation cross-entropy}}`` of :func:`lr_grid_runs`
-    (a one-value grid is not trained here: ``nan``)."""
-    runs = lr_grid_runs(kind, profile, seed, model)
+def rate_grid(kind: str, profile: str, seed: int, model: dict | None = None) -> dict[Rate, dict[str, float]]:
+    """``{rate: {"accuracy": validation accuracy, "loss": validation cross-entropy, "ood": accuracy beyond the
+    training hops}}`` of :func:`rate_grid_runs` (a one-point grid is not trained here: ``nan``). The OOD accuracy
+    is shown beside the choice, never chosen on."""
+    runs = rate_grid_runs(kind, profile, seed, model)
     if len(runs) < 2:
-        return {lr: {"accuracy": np.nan, "loss": np.nan} for lr in runs}
-    metrics = {lr: job()[1] for lr, job in runs.items()}
-    return {lr: {"accuracy": m["validation"], "loss": m["validation loss"]} for lr, m in metrics.items()}
+        return {rate: {"accuracy": np.nan, "loss": np.nan, "ood": np.nan} for rate in runs}
+    beyond = max(by_profile(SIZES, profile)["train_hops"])
+    metrics = {rate: job()[1] for rate, job in runs.items()}
+    return {
+        rate: {
+            "accuracy": m["validation"],
+            "loss": m["validation loss"],
+            "ood": float(np.mean([a for h, a in m["accuracy"].items() if int(h) > beyond])),
+        }
+        for rate, m in metrics.items()
+    }
 
 
-def best_rate(scores: dict[float, dict[str, float]]) -> float:
-    """The rate of :func:`lr_grid`'s ``scores`` with the lowest validation cross-entropy (ties and ``nan``: the
+def best_rate(scores: dict[Rate, dict[str, float]]) -> Rate:
+    """The point of :func:`rate_grid`'s ``scores`` with the lowest validation cross-entropy (ties and ``nan``: the
     first). The loss, not the accuracy: several rates fit the training hops at accuracy 1.00, and the loss still
     tells them apart."""
-    return min(scores, key=lambda lr: (np.nan_to_num(scores[lr]["loss"], nan=np.inf), list(scores).index(lr)))
+    return min(scores, key=lambda rate: (np.nan_to_num(scores[rate]["loss"], nan=np.inf), list(scores).index(rate)))
 
 
-def chosen_lr(kind: str, profile: str, seed: int, model: dict | None = None) -> float:
-    """The learning rate of the grid with the lowest in-distribution validation loss on seed ``seed``
+def chosen_rate(kind: str, profile: str, seed: int, model: dict | None = None) -> Rate:
+    """The learning rate and warmup of the grid with the lowest in-distribution validation loss on seed ``seed``
     (:func:`best_rate`); never chosen on the test hops beyond training."""
-    return best_rate(lr_grid(kind, profile, seed, model))
+    return best_rate(rate_grid(kind, profile, seed, model))
 
 
 def trains_together(profile: str, kind: str) -> bool:
@@ -310,24 +342,27 @@ def frame(metrics: dict, **columns) -> pd.DataFrame:
 def tuning_jobs(profile: str, seed: int, configs: Sequence[tuple[str, dict | None]]) -> list[parallel.Job]:
     """The lr-grid runs that choosing a learning rate for each ``(kind, model overrides)`` of ``configs``
     on seed ``seed`` needs (none for a one-value grid): upstream of the runs at the chosen rate."""
-    grid = by_profile(SIZES, profile)["lr_grid"]
-    if len(grid) < 2:
+    if len(rates(profile)) < 2:
         return []
-    return [job for kind, model in configs for job in lr_grid_runs(kind, profile, seed, model).values()]
+    return [job for kind, model in configs for job in rate_grid_runs(kind, profile, seed, model).values()]
 
 
 def lr_choices(profile: str, seed: int, configs: dict[str, tuple[str, dict | None]]) -> pd.DataFrame:
-    """Per named ``(kind, model overrides)``: the validation accuracy and loss at each learning rate of the
-    grid (columns ``accuracy <lr>``, ``loss <lr>``) and the rate chosen (``chosen``), on seed ``seed``: the
-    tuning's evidence."""
+    """Per named ``(kind, model overrides)``: the validation accuracy and loss and the OOD accuracy at each point
+    of the grid (columns ``accuracy <rate>``, ``loss <rate>``, ``ood <rate>``, each rate by :func:`rate_label`)
+    and the point chosen (``chosen``, its label), on seed ``seed``: the tuning's evidence."""
     rows = []
     for name, (kind, model) in configs.items():
-        scores = lr_grid(kind, profile, seed, model)
+        scores = rate_grid(kind, profile, seed, model)
         rows.append(
             {
                 "model": name,
-                **{f"{what} {lr:g}": v[what] for what in ("accuracy", "loss") for lr, v in scores.items()},
-                "chosen": best_rate(scores),
+                **{
+                    f"{what} {rate_label(rate, profile)}": v[what]
+                    for what in ("accuracy", "loss", "ood")
+                    for rate, v in scores.items()
+                },
+                "chosen": rate_label(best_rate(scores), profile),
             }
         )
     return pd.DataFrame(rows).set_index("model")
@@ -345,7 +380,7 @@ def generalization_runs(
     profile: str, seed: int = 0, kinds: Sequence[str] = KINDS
 ) -> dict[tuple[str, int], parallel.Job]:
     """hut-3/4/5's runs: ``{(kind, seed): job}`` for every kind and its seeds (:func:`seeds_of`), each at
-    the learning rate chosen for its kind on seed ``seed`` (:func:`chosen_lr`)."""
+    the learning rate chosen for its kind on seed ``seed`` (:func:`chosen_rate`)."""
     return {
         (kind, seed + s): partial(
             train_cpvr,

@@ -69,11 +69,19 @@ def mod_train_loss(model, batch):
 
 
 def train_survey_model(
-    name: str, profile: str, seed: int, make, loss, extra: dict | None = None, hold: dict | None = None
+    name: str,
+    profile: str,
+    seed: int,
+    make,
+    loss,
+    extra: dict | None = None,
+    hold: dict | None = None,
+    code: str = __name__,
 ):
     """Train (or load) one survey model on C-PVR with ``hyper_ut.SIZES[profile]``; ``(model, metrics)``.
     ``hold``: ``TrainConfig``'s ``hold`` and ``hold_for``, parameters that keep their initial values for
-    a while."""
+    a while. ``code``: the module that defines the model (its import closure is in the run's key): this one,
+    or a method of one's own (:mod:`ponder.methods`)."""
     sizes = by_profile(hyper_ut.SIZES, profile)
     length, hops = sizes["length"], sizes["test_hops"]
     cfg = hyper_ut.train_config(sizes, seed, **(hold or {}))
@@ -86,7 +94,7 @@ def train_survey_model(
         "train": cfg.as_dict(),
         **(extra or {}),
     }
-    run = Run(f"survey/cpvr/{name}", config, profile, code=__name__)
+    run = Run(f"survey/cpvr/{name}", config, profile, code=code)
 
     batches = hyper_ut.training_batches(cfg, length, sizes["train_hops"])
 

@@ -20,6 +20,35 @@ def shade_out_of_distribution(ax: plt.Axes, train_max: int, hops_max: int) -> No
     ax.text(train_max + 0.6, 0.02, "out of distribution", transform=ax.get_xaxis_transform(), color="0.4", fontsize=9)
 
 
+def draw_rate_grid(axes: tuple[plt.Axes, plt.Axes], choices: pd.DataFrame, order: list[str]) -> None:
+    """Each model's tuning grid (``experiments.hyper_ut.lr_choices``): its validation cross-entropy on the
+    training hops (``axes[0]``, log scale; what the rate is chosen on) and its accuracy beyond them (``axes[1]``;
+    shown, never chosen on) at every point of the grid, the chosen point ringed."""
+    points = [c.removeprefix("loss ") for c in choices.columns if c.startswith("loss ")]
+    palette, markers = styles(order)
+    for model in order:
+        row = choices.loc[model]
+        for ax, what in zip(axes, ("loss", "ood")):
+            values = [row[f"{what} {p}"] for p in points]
+            ax.plot(range(len(points)), values, label=model, marker=markers[model], color=palette[model])
+            ax.scatter(
+                [points.index(row["chosen"])],
+                [row[f"{what} {row['chosen']}"]],
+                s=160,
+                facecolors="none",
+                edgecolors="black",
+                zorder=3,
+            )
+    for ax, label in zip(
+        axes, ("validation loss, training hops (chosen on)", "accuracy beyond training (never chosen on)")
+    ):
+        ax.set_xticks(range(len(points)), points, rotation=30, ha="right")
+        ax.set_xlabel("learning rate, warmup")
+        ax.set_ylabel(label)
+    axes[0].set_yscale("log")
+    axes[1].legend(fontsize=8, loc="best")
+
+
 def draw_depth_heatmap(ax: plt.Axes, frame: pd.DataFrame, baselines: pd.DataFrame | None = None) -> None:
     """hut-2: accuracy of each depth of Transformer (trained on every hop count) per hop count, mean over seeds;
     ``baselines`` (``hops`` and one column per baseline, as ``ponder.analysis.hyper_ut.baselines``) as rows below, set

@@ -14,13 +14,18 @@ from ..models.attention import KINDS
 MAIN_KINDS = ("softmax", "linear", "hyla")
 
 
-# per profile, the learning rates × weight decays each kind tries (None: the run's own); Table A3
-# tunes each kind. At gpu, whose sraven runs are the only ones inside the paper's regime (10M instances), every
-# kind tries the paper grid's two learning rates at the official weight decay, so no kind is ranked at a rate
-# set for another (twice the runs); cpu and quick rank the kinds outside that regime, at the run's own rate.
+# per profile, the learning rates × weight decays each kind tries on its base run and the first seed
+# (experiments.hyla.chosen_rate; None: the run's own); Table A3 tunes each kind. At gpu, whose sraven runs are the
+# only ones inside the paper's regime (10M instances), every kind tries the paper grid's two learning rates at the
+# official weight decay, so no kind is ranked at a rate set for another. cpu, which judges the kinds, tries the
+# run's rate and the one a factor 3 below it, the paper grid's ratio; quick ranks them at the run's own rate.
 TUNING = {
     "smoke": None,
     "quick": None,
+    "cpu": {
+        "sraven": dict(lr=(1e-3, 3e-3), weight_decay=(0.1,)),
+        "fuzzy": dict(lr=(1e-3, 3e-3), weight_decay=(0.03,)),
+    },
     "gpu": {
         "sraven": dict(lr=(3e-4, 1e-3), weight_decay=(0.1,)),
         "fuzzy": dict(lr=(1e-3, 3e-3), weight_decay=(0.03,)),

@@ -93,10 +93,13 @@ SIZES = {
         steps=3000,
         batch_size=64,
         lr=6e-3,
-        # every kind (and hut-10's variants) at the rate of this grid with the best accuracy on a
-        # validation set of the training hops, chosen on the first seed (experiments.hyper_ut.chosen_lr);
-        # ``lr`` is the depth grid's
-        lr_grid=(3e-3, 6e-3),
+        # every kind (and hut-10's variants) at the learning rate and warmup of this grid with the lowest
+        # cross-entropy on a validation set of the training hops, chosen on the first seed
+        # (experiments.hyper_ut.chosen_rate); ``lr`` and ``warmup`` are the depth grid's. A third rate above
+        # the two every kind chose from before: Hyper-UT's generated weights move at about 0.6x a shared
+        # weight's rate at N = 16 (models.hyper_block, "Step size"), and no kind should be held at an edge.
+        lr_grid=(3e-3, 6e-3, 1.2e-2),
+        warmup_grid=(0.1, 0.2),
         # hut-4 rests on halting: the ACT kinds train again at each ``tau`` of ``tau_sweep`` besides the model's
         # 0.05 (0.01: the Universal Transformer's usual weight), each at the rate chosen for it
         tau_sweep=(0.01,),
@@ -173,7 +176,7 @@ SIZES = {
 # inconclusive by the ledger's rule, and cpu judges them on 3 seeds. What only adds variants to a figure is
 # left to cpu, to keep quick's minutes: hut-10's pools of 1 and 4 entries and its router without the step
 # (about 7 CPU-minutes), hut-2's depth 8 (depth 4 already fits every hop count; about 2), the learning-rate
-# grid (quick trains every kind at 6e-3, one of cpu's grid) and hut-4's sweep of tau.
+# grid (quick trains every kind at 6e-3 and cpu's warmup 0.2, one point of cpu's grid) and hut-4's sweep of tau.
 SIZES["quick"] = dict(
     SIZES["cpu"],
     seeds=(0,),
@@ -181,6 +184,7 @@ SIZES["quick"] = dict(
     pool_sizes=(16,),
     router_ablation=False,
     lr_grid=(6e-3,),
+    warmup_grid=(SIZES["cpu"]["warmup"],),
     tau_sweep=(),
     depth_grid=dict(SIZES["cpu"]["depth_grid"], depths=(1, 2, 4)),
 )

@@ -6,8 +6,8 @@ one source file, ``torch/_torch_docs.py``; that of ``torch==2.13.0`` (the pinned
 Python calls that attach them as docstrings. ponder ships those bytes itself (:data:`CORPUS`,
 xz-compressed, with torch's BSD licence beside it), so the corpus is the same whatever torch is
 installed: another torch ships another file (torch 2.11's is 435,639 bytes), and a GPU machine's torch
-may be another release. It does not depend on the Python version either (CPython's ``pydoc_data.topics``, used
-before, changes with every Python release). Modelled at the byte level (vocabulary 256). The last
+may be another release. It does not depend on the Python version either, as CPython's ``pydoc_data.topics``
+would (it changes with every Python release). Modelled at the byte level (vocabulary 256). The last
 ``valid_fraction`` of the bytes is the validation split. :data:`SHA256` pins the bytes, and
 ``tests/test_hyla.py`` checks the pin.
 """

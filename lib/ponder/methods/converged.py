@@ -1,0 +1,95 @@
+"""Halting at convergence: a Universal Transformer that stops an example once its state stops moving.
+
+A worked example of a method of one's own (:mod:`ponder.methods`). The UT applies one shared block
+``T`` times; ACT learns when to stop. Here nothing is learned about stopping: an example halts at the
+first step whose CLS state moved by less than ``tolerance`` relative to its size, the fixed-point
+reading of a recurrent block (if the state no longer changes, more steps add nothing)::
+
+    moved_t = ||h_t[CLS] - h_{t-1}[CLS]|| / ||h_{t-1}[CLS]||,    halt at the first t with moved_t < tolerance
+
+Training runs the rule too, so the block learns with the depth it will be used at. The claims set it
+beside UT+ACT on C-PVR: fewer steps on the training hops, and accuracy beyond them.
+"""
+
+import torch
+from torch import nn
+
+from ..analysis import verdicts
+from ..analysis.verdicts import Claim
+from ..experiments import hyper_ut, survey
+from ..models.act import Pondered
+from ..models.kinds import build
+from ..profiles import by_profile
+
+TOLERANCE = 0.05
+TARGET = "mine-1"  # a target id of one's own: its rows sort apart from the papers' in the ledger
+
+
+class ConvergedDepth(nn.Module):
+    """Run ``core``'s steps until each example's CLS state moves by less than ``tolerance`` (relative), at most
+    ``core.max_steps``: ``h`` ``[B, L+1, D]`` -> :class:`Pondered` with ``steps`` ``[B]`` and no ponder cost."""
+
+    def __init__(self, tolerance: float = TOLERANCE):
+        super().__init__()
+        if tolerance <= 0:
+            raise ValueError(f"tolerance={tolerance} must be > 0")
+        self.tolerance = tolerance
+
+    def forward(self, core: nn.Module, h: torch.Tensor) -> Pondered:
+        running = torch.ones(h.shape[0], dtype=torch.bool, device=h.device)
+        steps = torch.zeros(h.shape[0], device=h.device)
+        for t in range(core.max_steps):
+            new = core.step(h, t)
+            moved = (new[:, 0] - h[:, 0]).norm(dim=-1) / h[:, 0].norm(dim=-1).clamp_min(1e-6)
+            steps = steps + running.float()
+            h = torch.where(running[:, None, None], new, h)  # a halted example keeps its state
+            running = running & (moved >= self.tolerance)
+        return Pondered(h, steps, torch.zeros_like(steps))
+
+
+def train(profile: str, seed: int = 0):
+    """The UT with :class:`ConvergedDepth` on C-PVR at the Hyper-UT notebooks' sizes; ``(model, metrics)``."""
+    sizes = by_profile(hyper_ut.SIZES, profile)
+
+    def make() -> nn.Module:
+        model = build("ut", sizes["length"], sizes["model"])
+        model.depth = ConvergedDepth(TOLERANCE)
+        return model
+
+    return survey.train_survey_model(
+        "converged", profile, seed, make, hyper_ut.loss_fn(0.0), {"tolerance": TOLERANCE}, code=__name__
+    )
+
+
+def claims(profile: str, seed: int = 0, seeds: tuple[int, ...] | None = None) -> list[Claim]:
+    """Its rows beside UT+ACT, paired by seed (the profile's C-PVR seeds, or ``seeds``): fewer mean steps on the
+    training hops, and a higher mean accuracy beyond them."""
+    sizes = by_profile(hyper_ut.SIZES, profile)
+    train_max = max(sizes["train_hops"])
+    mine, act = {}, {}
+    for s in seeds if seeds is not None else sizes["seeds"]:
+        mine[s] = train(profile, seed + s)[1]
+        act[s] = hyper_ut.train_cpvr("ut_act", profile, seed + s, tune_seed=seed)[1]  # hut-3's runs
+
+    def mean(metrics: dict, what: str, inside: bool) -> float:
+        values = [v for h, v in metrics[what].items() if (int(h) <= train_max) == inside]
+        return sum(values) / len(values)
+
+    steps = {name: [mean(m, "steps", True) for m in runs.values()] for name, runs in (("mine", mine), ("act", act))}
+    ood = {name: [mean(m, "accuracy", False) for m in runs.values()] for name, runs in (("mine", mine), ("act", act))}
+    return [
+        Claim(
+            TARGET,
+            "halting at convergence uses fewer steps on the training hops than UT+ACT",
+            ours=f"{sum(steps['mine']) / len(mine):.2f} vs {sum(steps['act']) / len(act):.2f}",
+            verdict=verdicts.greater(steps["act"], steps["mine"]),
+            kind="method claim",
+        ),
+        Claim(
+            TARGET,
+            "halting at convergence is more accurate beyond the training hops than UT+ACT",
+            ours=f"{sum(ood['mine']) / len(mine):.2f} vs {sum(ood['act']) / len(act):.2f}",
+            verdict=verdicts.greater(ood["mine"], ood["act"]),
+            kind="method claim",
+        ),
+    ]
