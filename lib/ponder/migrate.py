@@ -8,7 +8,9 @@ split off) re-keys runs whose weights it would reproduce bit for bit. Instead of
 
 takes the library as it was at the commit ``OLD_REF`` (``git archive``), finds for each finished run
 folder (one with its ``config.json``) the experiment module whose key at ``OLD_REF`` is the folder's
-name, and renames the folder to the key that module gives the same config today. Every folder is
+name, and renames the folder to the key that module gives the same config today. A config that names the runs it
+builds on by their keys (ACM's phases name their base model) is keyed after them, with their keys of today
+in its place, and its ``config.json`` is rewritten so. Every folder is
 accounted for: moved, already at today's key, or named as unknown (made by neither). Each tree
 computes its keys with its own code, in a process of its own.
 
@@ -25,6 +27,7 @@ import tempfile
 from pathlib import Path
 
 from .paths import ROOT, runs_dir
+from .runs import write_json
 
 KEYS = """import json, sys
 from ponder.runs import config_key
@@ -55,17 +58,47 @@ def finished_runs(cache: Path) -> list[Path]:
     return sorted(p.parent for p in cache.rglob("config.json"))
 
 
-def plan(old_lib: Path, new_lib: Path, folders: list[Path]) -> dict[Path, Path | None]:
-    """``{folder: where it belongs today}`` (itself if it is there already; ``None`` if no experiment module
-    of ``old_lib`` gives its name as a key)."""
+def mentions(value, names: set[str]) -> set[str]:
+    """The strings among ``names`` that occur as values anywhere in the JSON ``value`` (a run's config names
+    the runs it builds on by their keys, as ACM's phases name their base model)."""
+    if isinstance(value, dict):
+        return set().union(*(mentions(v, names) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(mentions(v, names) for v in value))
+    return {value} & names if isinstance(value, str) else set()
+
+
+def renamed(value, keys: dict[str, str]):
+    """The JSON ``value`` with every string that is a key of ``keys`` replaced by its value."""
+    if isinstance(value, dict):
+        return {k: renamed(v, keys) for k, v in value.items()}
+    if isinstance(value, list):
+        return [renamed(v, keys) for v in value]
+    return keys.get(value, value) if isinstance(value, str) else value
+
+
+def plan(old_lib: Path, new_lib: Path, folders: list[Path]) -> dict[Path, tuple[Path, dict] | None]:
+    """``{folder: (where it belongs today, its config today)}`` (the folder itself if it is there already;
+    ``None`` if no experiment module of ``old_lib`` gives its name as a key).
+
+    A config that names other runs by their keys is keyed after them, with their keys of today in place of
+    the old ones: in rounds, each taking the folders whose named runs are all placed."""
     modules = experiment_modules(old_lib)
-    configs = [json.loads((folder / "config.json").read_text()) for folder in folders]
-    requests = [(config, module) for config in configs for module in modules]
-    old, new = keys_at(old_lib, requests), keys_at(new_lib, requests)
-    moves = {}
-    for i, folder in enumerate(folders):
-        found = [j for j in range(i * len(modules), (i + 1) * len(modules)) if old[j] == folder.name]
-        moves[folder] = folder.parent / new[found[0]] if found else None
+    configs = {folder: json.loads((folder / "config.json").read_text()) for folder in folders}
+    names = {folder.name for folder in folders}
+    keys: dict[str, str] = {}  # old key -> today's, of the folders placed so far
+    moves: dict[Path, tuple[Path, dict] | None] = {}
+    while pending := [folder for folder in folders if folder not in moves]:
+        placed = {folder.name for folder in moves}
+        ready = [f for f in pending if mentions(configs[f], names) <= placed | {f.name}] or pending
+        today = {folder: renamed(configs[folder], keys) for folder in ready}
+        old = keys_at(old_lib, [(configs[folder], module) for folder in ready for module in modules])
+        new = keys_at(new_lib, [(today[folder], module) for folder in ready for module in modules])
+        for i, folder in enumerate(ready):
+            found = [j for j in range(i * len(modules), (i + 1) * len(modules)) if old[j] == folder.name]
+            moves[folder] = (folder.parent / new[found[0]], today[folder]) if found else None
+            if found:
+                keys[folder.name] = new[found[0]]
     return moves
 
 
@@ -78,8 +111,8 @@ def migrate(old_ref: str, profile: str, dry_run: bool = False) -> dict[str, int]
         subprocess.run(["tar", "-x", "-C", tree], input=archive, check=True)
         moves = plan(Path(tree) / "lib", ROOT / "lib", folders)
     counts = dict.fromkeys(("moved", "in place", "target taken", "unknown"), 0)
-    for folder, target in moves.items():
-        where = folder.relative_to(runs_dir(profile))
+    for folder, move in moves.items():
+        where, (target, config) = folder.relative_to(runs_dir(profile)), move or (None, None)
         if target is None:
             counts["unknown"] += 1
             print(f"unknown: {where} (no experiment module at {old_ref} gives this key; it stays and is not read)")
@@ -93,6 +126,7 @@ def migrate(old_ref: str, profile: str, dry_run: bool = False) -> dict[str, int]
             print(f"{'would move' if dry_run else 'moved'}: {where} -> {target.name}")
             if not dry_run:
                 folder.rename(target)
+                write_json(target / "config.json", config)
     print(", ".join(f"{n} {what}" for what, n in counts.items()) + f" of {len(folders)} finished runs")
     return counts
 
