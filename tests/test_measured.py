@@ -87,3 +87,14 @@ def test_the_expected_time_scales_each_runs_recorded_time_by_this_machines_speed
 
 def test_the_calibration_times_a_fixed_piece_of_training():
     assert 0 < measured.calibration(rounds=1) < 30
+
+
+def test_the_limit_table_has_a_row_per_family_with_its_parts_in_ms(tmp_path):
+    assert readme.render("limit", tmp_path).startswith("not measured yet")
+    parts = {"products": 2.0, "other kernels": 3.0, "Python and dispatch": 1.5, "optimizer": 0.5, "data": 0.25}
+    row = {"family": "C-PVR ut_act", "step_ms": 7.25, "limit_ms": 0.5, "distance": 14.5, "parts_ms": parts}
+    measured.write(tmp_path, measured.LIMIT, {"profile": "quick", "matmul_gflops": 41.6, "families": [row]})
+    lines = readme.render("limit", tmp_path).splitlines()
+    assert lines[0].startswith("On a ") and "at 42 GFLOP/s" in lines[0]
+    assert lines[2].startswith("| family | step | products alone | distance | products | other kernels |")
+    assert lines[4] == "| C-PVR ut_act | 7.2 | 0.50 | 14× | 2.0 | 3.0 | 1.5 | 0.5 | 0.2 |"

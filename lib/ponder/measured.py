@@ -5,7 +5,9 @@
 * ``make figures`` of every notebook of a profile writes ``figures-PROFILE-cold`` when it started on
   an empty run cache, ``figures-PROFILE-cached`` when it had no run to train (it only re-plotted),
   and ``figures-PROFILE`` otherwise (``cpu`` after ``quick``: what ``cpu`` adds);
-* ``make test RECORD=1`` writes ``test`` (ruff, the unit tests and the smoke notebooks, after the install).
+* ``make test RECORD=1`` writes ``test`` (ruff, the unit tests and the smoke notebooks, after the install);
+* ``python -m ponder.bench.limit --record`` writes ``bench-limit``: each family's training step against what its
+  products alone would take, and where the rest goes (:mod:`ponder.bench.limit`, rendered by :func:`limit_table`).
 
 An entry holds the machine (:func:`ponder.provenance.device`), the commit, the wall time, the runs
 trained and their summed time (each run trains on one core, so that is CPU time), the peak memory of
@@ -25,6 +27,7 @@ from .ledger import commit
 from .provenance import device
 
 RECORD = "TIMES.json"
+LIMIT = "bench-limit"  # the entry of python -m ponder.bench.limit --record
 
 
 def path(figures: Path) -> Path:
@@ -215,6 +218,26 @@ def commands_table(figures: Path) -> str:
         entry = entries.get(key, {})
         memory = f"{entry['peak memory GB']} GB, {entry['run cache GB']} GB" if "peak memory GB" in entry else "—"
         rows.append(f"| {command} | {does} | {minutes(figures, key)} | {memory} | {entry.get('machine', '—')} |")
+    return "\n".join(rows) + "\n"
+
+
+def limit_table(figures: Path) -> str:
+    """The entry ``bench-limit`` as a table: per family, its step, the time of its products at the machine's rate,
+    the distance between them, and the parts of the step in milliseconds, after a line naming the machine."""
+    entry = read(figures).get(LIMIT)
+    if entry is None:
+        return f"not measured yet: `python -m ponder.bench.limit --record` writes `{LIMIT}` into `figures/{RECORD}`.\n"
+    parts = list(entry["families"][0]["parts_ms"])
+    rows = [
+        f"On a {entry['machine']}, one thread, the pinned matrix products at {entry['matmul_gflops']:.0f} GFLOP/s"
+        f" (commit `{entry['commit']}`); times in ms per step:",
+        "",
+        "| family | step | products alone | distance | " + " | ".join(parts) + " |",
+        "| --- " * (4 + len(parts)) + "|",
+    ]
+    for row in entry["families"]:
+        cells = [row["family"], f"{row['step_ms']:.1f}", f"{row['limit_ms']:.2f}", f"{row['distance']:.0f}×"]
+        rows.append("| " + " | ".join(cells + [f"{row['parts_ms'][part]:.1f}" for part in parts]) + " |")
     return "\n".join(rows) + "\n"
 
 

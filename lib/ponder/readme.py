@@ -24,6 +24,7 @@ block            what it holds
                  (:mod:`ponder.measured`): wall time, machine, runs, memory
 ``by-function K``  that entry's runs and CPU-minutes per training function
 ``commands``     the table of the timed commands, their times and machines from that record
+``limit``        that record's ``bench-limit``: per model family, a training step against its products alone
 ===============  =================================================================
 
 Links in a block are written relative to the document (the README at the root, a page in ``docs/``).
@@ -55,7 +56,7 @@ SHOWN = ("quick", "cpu")  # the profiles whose committed figures the README's bl
 
 BLOCK = re.compile(r"(<!-- generated: (?P<spec>[^>]*?) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.DOTALL)
 OPEN = re.compile(r"<!-- generated: ")
-RECORDED = ("time", "by-function", "commands")  # blocks of the measured-times record, not of a figures folder
+RECORDED = ("time", "by-function", "commands", "limit")  # blocks of the measured-times record, not of a figures folder
 KINDS = ("tally", "ledger", "table", "headlines", "thumbnails", "gallery", "notebooks", *RECORDED)
 SHOWN_COLUMNS = ("id", "claim", "ours", "verdict")
 PAPERS = {
@@ -221,8 +222,8 @@ def render(spec: str, figures: Path, base: str = "figures/") -> str:
     kind, *argument = spec.split()
     if kind in ("time", "by-function") and len(argument) == 1:
         return (measured.line if kind == "time" else measured.by_function)(figures, argument[0])
-    if kind == "commands" and not argument:
-        return measured.commands_table(figures)
+    if kind in ("commands", "limit") and not argument:
+        return (measured.commands_table if kind == "commands" else measured.limit_table)(figures)
     profile = "quick"
     if argument and argument[-1] in PROFILES:
         profile = argument.pop()
@@ -231,7 +232,8 @@ def render(spec: str, figures: Path, base: str = "figures/") -> str:
     if kind not in KINDS or kind in RECORDED or len(argument) != (kind in ("ledger", "table")):
         raise ValueError(
             f"unknown README block {spec!r}: one of 'tally', 'ledger PREFIX', 'table TARGET-ID', 'headlines', "
-            "'thumbnails', 'gallery', optionally followed by a profile, or 'time KEY', 'by-function KEY', 'commands'"
+            "'thumbnails', 'gallery', optionally followed by a profile, or 'time KEY', 'by-function KEY', 'commands', "
+            "'limit'"
         )
     root = base.split("figures/")[0]
     if kind == "thumbnails":

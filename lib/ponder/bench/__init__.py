@@ -23,6 +23,7 @@ REGISTRY: dict[str, str] = {
     "act": "ponder.bench.act:main",
     "gate": "ponder.bench.gate:main",
     "kernels": "ponder.bench.kernels:main",
+    "limit": "ponder.bench.limit:main",
     "numerics": "ponder.bench.numerics:main",
     "seeds": "ponder.bench.seeds:main",
     "streams": "ponder.bench.streams:main",
