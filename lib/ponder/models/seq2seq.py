@@ -25,11 +25,10 @@ gives says a row is done (:func:`greedy_decode`).
 from collections.abc import Callable
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from ..checks import check_choice, check_int
-from .transformer import Block, SelfAttention
+from .transformer import Block, SelfAttention, attend
 
 POSITIONS = ("absolute", "relative")
 
@@ -65,7 +64,8 @@ class RelativeBias(nn.Module):
 class RelativeSelfAttention(SelfAttention):
     """:class:`SelfAttention` whose scores get a :class:`RelativeBias`, ``[B, T, dim] -> [B, T, dim]``.
 
-    The bias (with the causal mask folded in as ``-inf``) is SDPA's float ``attn_mask``.
+    The bias (with the causal mask folded in as ``-inf``) is :func:`ponder.models.transformer.attend`'s float
+    ``mask``.
     """
 
     def __init__(self, dim: int, heads: int, clip: int):
@@ -74,7 +74,7 @@ class RelativeSelfAttention(SelfAttention):
 
     def forward(self, x: torch.Tensor, causal: bool = False) -> torch.Tensor:
         q, k, v = self.split(self.q_proj(x)), self.split(self.k_proj(x)), self.split(self.v_proj(x))
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=self.relative(x.shape[1], causal))
+        out = attend(q, k, v, mask=self.relative(x.shape[1], causal))
         return self.o_proj(out.transpose(1, 2).flatten(2))
 
 

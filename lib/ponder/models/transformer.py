@@ -7,8 +7,9 @@ The projections are plain ``nn.Linear`` layers named ``q_proj``, ``k_proj``, ``v
 ``o_proj``, ``fc1``, ``fc2`` so that other modules can find and replace them (ACM-ization,
 hypernetwork-generated weights, other attention kinds).
 
-:func:`attend` computes ``softmax(Q K^T / sqrt(d_head)) V``: PyTorch's fused kernel, except for
-short unmasked sequences on the CPU, where the three plain operations are faster (see there).
+:func:`attend` computes ``softmax(Q K^T / sqrt(d_head)) V``: on the CPU as three plain operations,
+whose products take the pinned path of :mod:`ponder.products` and are faster than the fused kernel (see
+there); elsewhere by PyTorch's fused kernel.
 """
 
 import torch
@@ -17,9 +18,6 @@ from torch import nn
 
 from .dropout import Dropout
 from .dropout import dropout as drop
-
-# On the CPU, unmasked attention over at most this many tokens is computed by explicit_attention
-EXPLICIT_MAX_TOKENS = 16
 
 
 def explicit_attention(
@@ -56,17 +54,14 @@ def attend(
     """``softmax(Q K^T / sqrt(d)) V`` per head, ``Q`` ``[B, H, T, d]``, ``K, V`` ``[B, H, S, d]`` -> ``[B, H, T, d]``.
 
     ``mask`` (bool, True = attend, or float, added to the scores; broadcast to ``[B, H, T, S]``),
-    ``causal`` and ``dropout`` as in ``F.scaled_dot_product_attention``, which computes it, except
-    on the CPU in two cases, computed by :func:`explicit_attention`: without a mask for at most
-    :data:`EXPLICIT_MAX_TOKENS` queries and keys, where the fused kernel's per-head overhead
-    dominates (the explicit one takes 0.75x its time at 13 tokens, 0.9x at 17, but 1.25x at 33;
-    forward and backward, one thread), and with ``dropout``, whose mask ATen would draw by CPU vendor.
+    ``causal`` and ``dropout`` as in ``F.scaled_dot_product_attention``, which computes it on a GPU.
+    On the CPU :func:`explicit_attention` does: its products go through :mod:`ponder.products`, which makes
+    its forward and backward passes faster than the fused kernel's at the shapes the models use, masked
+    or causal too (one thread; ``python -m ponder.bench.limit`` shows the attention's share of a step),
+    and ATen would draw dropout's mask by CPU vendor.
     """
     if q.device.type == "cpu":
-        if dropout:
-            return explicit_attention(q, k, v, mask, causal, dropout)
-        if mask is None and not causal and max(q.shape[-2], k.shape[-2]) <= EXPLICIT_MAX_TOKENS:
-            return explicit_attention(q, k, v)
+        return explicit_attention(q, k, v, mask, causal, dropout)
     return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, dropout_p=dropout)
 
 
