@@ -333,10 +333,10 @@ def leading(runs: dict[tuple, parallel.Job]) -> list[parallel.Job]:
 
 def frame(metrics: dict, **columns) -> pd.DataFrame:
     """One row per test hop count: ``hops``, ``accuracy``, ``steps``, the run's ``validation loss`` (cross-entropy on
-    the training hops' validation set) and the given constant columns."""
+    the training hops' validation set, where ``metrics`` has it) and the given constant columns."""
+    run = {"validation loss": metrics["validation loss"]} if "validation loss" in metrics else {}
     rows = [
-        {"hops": int(h), "accuracy": a, "steps": metrics["steps"][h], "validation loss": metrics["validation loss"]}
-        | columns
+        {"hops": int(h), "accuracy": a, "steps": metrics["steps"][h], **run, **columns}
         for h, a in metrics["accuracy"].items()
     ]
     return pd.DataFrame(rows)
