@@ -1,6 +1,7 @@
 """The README's generated blocks (ponder.readme): rewritten from the figures, and in step with them."""
 
 import json
+
 import pytest
 
 import ponder  # noqa: F401  (pins numerics before anything imports torch)
