@@ -348,3 +348,40 @@ def test_hut_3s_headline_is_judged_again_at_each_weight_of_the_ponder_cost():
     assert HA.most_accurate_claim(HA.with_fit(HA.per_seed(frame, 3), frame, 3), order).verdict.verdict == (
         "does not hold"
     )
+
+
+@pytest.mark.parametrize(
+    "pool_ood, pool_loss, verdict",
+    [
+        ([0.80, 0.83, 0.78, 0.81, 0.79], [0.003, 0.002, 0.004, 0.003, 0.002], "holds"),
+        ([0.60, 0.62, 0.58, 0.61, 0.59], [0.003, 0.002, 0.004, 0.003, 0.002], "does not hold"),
+        ([0.90, 0.70, 0.95, 0.65, 0.80], [0.003, 0.002, 0.004, 0.003, 0.002], "inconclusive"),
+    ],
+)
+def test_the_pool_of_one_is_judged_alike_to_ut_act_where_it_trains_on_several_seeds(pool_ood, pool_loss, verdict):
+    """Paired by seed over five seeds: UT+ACT's OOD accuracy 0.80 (hops 4 and 5 at ood ± 0.1) and validation loss
+    0.003; the pool of one alike, 0.2 below it, or spread too wide to tell."""
+    ut_act = pd.concat(
+        runs([1, 1, 1, 0.9, 0.7], seed=s, **{"validation loss": 0.003 + 0.0005 * (s % 2)}) for s in range(5)
+    )
+    one = pd.concat(
+        runs(
+            [1, 1, 1, ood + 0.1, ood - 0.1],
+            seed=s,
+            pool_size=1,
+            generator="block",
+            router_step=True,
+            **{"validation loss": loss},
+        )
+        for s, (ood, loss) in enumerate(zip(pool_ood, pool_loss))
+    )
+    (row,) = HA.pool_of_one_claims(one, ut_act, "block", train_max=3)
+    assert row.target == "hut-10" and row.kind == "design check" and row.verdict.verdict == verdict
+    assert "within 0.05" in row.text and "within 0.01" in row.text and row.verdict.noise.count("[") == 4
+    assert row.ours.startswith(f"OOD {np.mean(pool_ood):.2f} vs 0.80;") and row.ours.endswith("(seeds: 5)")
+    assert HA.pool_of_one_claims(one[one.seed == 0], ut_act, "block", train_max=3) == []  # one seed: not judged
+
+
+def test_the_pool_of_one_trains_on_every_seed_at_cpu():
+    seeds = {s for (g, n, step, s) in H.pool_runs("cpu") if n == 1}
+    assert seeds == set(H.seeds_of("cpu", "block"))

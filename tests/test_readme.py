@@ -1,5 +1,7 @@
 """The README's generated blocks (ponder.readme): rewritten from the figures, and in step with them."""
 
+import json
+
 import pytest
 
 import ponder  # noqa: F401  (pins numerics before anything imports torch)
@@ -117,3 +119,20 @@ def test_a_headline_row_reads_paper_ours_verdict_and_scale():
         lines[2].startswith("| Hyper-UT | Hyper-UT is the most accurate beyond the training hops")
         and "(docs/hyper-ut.md#hut-3)" in lines[2]
     )
+
+
+def test_the_numerics_block_lists_each_recorded_cpu_with_its_entries_and_how_they_were_taken(tmp_path):
+    record = {
+        "about": "...",
+        "how": {"Intel": "the whole probe", "AMD": "an older probe"},
+        "machines": {"Intel": {"op: a": "1", "op: b": "2", "train: c": "3"}, "AMD": {"op: a": "1"}},
+    }
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "numerics_hashes.json").write_text(json.dumps(record))
+    rows = readme.render("numerics", tmp_path / "figures").splitlines()
+    assert rows == [
+        "| CPU | entries | how |",
+        "| --- | --- | --- |",
+        "| Intel | all 3 | the whole probe |",
+        "| AMD | 1 of 3 | an older probe |",
+    ]

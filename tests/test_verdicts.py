@@ -185,3 +185,24 @@ def test_the_simulation_catches_a_rule_without_the_correction():
         two_se += any(verdicts.Estimate.of(row).mean + 2 * verdicts.Estimate.of(row).se < 0 for row in x)
     assert not not_above_the_level(refuted_alone) and not not_above_the_level(two_se)
     assert 0.30 < two_se / REPS < 0.45  # about 38 %, as an audit of the old rule measured
+
+
+def test_alike_holds_within_delta_and_not_beyond_it():
+    base = np.array([0.80, 0.84, 0.78, 0.86, 0.82])
+    assert verdicts.alike(base + [0.01, -0.01, 0.0, 0.005, -0.005], base, 0.05).verdict == "holds"
+    assert verdicts.alike(base - 0.2 + [0.01, -0.01, 0.0, 0.005, -0.005], base, 0.05).verdict == "does not hold"
+    assert verdicts.alike(base + [0.1, -0.1, 0.05, -0.05, 0.0], base, 0.05).verdict == "inconclusive"
+    with pytest.raises(ValueError, match="delta"):
+        verdicts.alike(base, base, 0.0)
+
+
+@pytest.mark.parametrize("seeds", [3, 5, 10])
+def test_alike_is_called_wrongly_at_most_at_the_level(seeds):
+    """At a true difference of exactly delta (the edge of "alike") it holds at most 5 % of the time; at a true
+    difference of 0 it does not hold at most 5 % of the time."""
+    rng = np.random.default_rng(seeds)
+    delta, b = 0.05, np.zeros(seeds)
+    edge = [verdicts.alike(rng.normal(delta, 0.05, seeds), b, delta).verdict for _ in range(2000)]
+    inside = [verdicts.alike(rng.normal(0.0, 0.05, seeds), b, delta).verdict for _ in range(2000)]
+    assert edge.count("holds") / 2000 <= 0.05 + 0.015
+    assert inside.count("does not hold") / 2000 <= 0.05 + 0.015

@@ -1,14 +1,13 @@
 """Profiles: how big every experiment is.
 
 * ``smoke`` — tests and CI: every notebook end to end in seconds; numbers are meaningless.
-* ``quick`` — default of ``make figures``, sized for 2 CPU cores without a GPU within 35 minutes;
-  a cold run takes 31.6 to about 35.3 minutes on 2 Intel Xeon cores, as fast as the shared machine runs
-  (docs/reproducibility.md).
+* ``quick`` — default of ``make figures``, sized for 2 CPU cores without a GPU within 35 minutes; what a
+  cold run took, and on which machine, is in ``figures/TIMES.json``.
   The comparisons that need several seeds to be judged mostly get one here (the ledger then says
   inconclusive), the grids are thinned and the variants that only add to a figure are left out; ``cpu``
   has the rest.
 * ``cpu``   — ``quick``'s task sizes on the same 2 cores, with longer training where a reference must
-  converge (the ACM base models, fuzzy logic): every judged comparison on 3 seeds and the full grids
+  converge (the ACM base models, fuzzy logic): every judged comparison on 5 seeds and the full grids
   (learning rates, pool sizes, budgets, depths, ablations); its time: ``figures/TIMES.json``. Its runs are mostly
   ``quick``'s plus more, in one cache (:func:`ponder.paths.runs_dir`); its figures and ledger are
   committed under ``figures/cpu/``.

@@ -25,6 +25,7 @@ block            what it holds
 ``by-function K``  that entry's runs and CPU-minutes per training function
 ``commands``     the table of the timed commands, their times and machines from that record
 ``limit``        that record's ``bench-limit``: per model family, a training step against its products alone
+``numerics``     the CPUs ``tests/numerics_hashes.json`` records the probe's bits on: entries and how taken
 ===============  =================================================================
 
 Links in a block are written relative to the document (the README at the root, a page in ``docs/``).
@@ -38,6 +39,7 @@ it is then rewritten from ``figures/<profile>/``.
 committed figures, so the two cannot be committed out of step.
 """
 
+import json
 import os
 import re
 import sys
@@ -56,7 +58,9 @@ SHOWN = ("quick", "cpu")  # the profiles whose committed figures the README's bl
 
 BLOCK = re.compile(r"(<!-- generated: (?P<spec>[^>]*?) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.DOTALL)
 OPEN = re.compile(r"<!-- generated: ")
-RECORDED = ("time", "by-function", "commands", "limit")  # blocks of the measured-times record, not of a figures folder
+# blocks of the measured-times record and of the numerics record, not of a figures folder
+RECORDED = ("time", "by-function", "commands", "limit", "numerics")
+NUMERICS = Path("tests") / "numerics_hashes.json"  # beside the figures folder: the probe's bits per CPU
 KINDS = ("tally", "ledger", "table", "headlines", "thumbnails", "gallery", "notebooks", *RECORDED)
 SHOWN_COLUMNS = ("id", "claim", "ours", "verdict")
 PAPERS = {
@@ -224,6 +228,8 @@ def render(spec: str, figures: Path, base: str = "figures/") -> str:
         return (measured.line if kind == "time" else measured.by_function)(figures, argument[0])
     if kind in ("commands", "limit") and not argument:
         return (measured.commands_table if kind == "commands" else measured.limit_table)(figures)
+    if kind == "numerics" and not argument:
+        return numerics_table(figures.parent / NUMERICS)
     profile = "quick"
     if argument and argument[-1] in PROFILES:
         profile = argument.pop()
@@ -233,7 +239,7 @@ def render(spec: str, figures: Path, base: str = "figures/") -> str:
         raise ValueError(
             f"unknown README block {spec!r}: one of 'tally', 'ledger PREFIX', 'table TARGET-ID', 'headlines', "
             "'thumbnails', 'gallery', optionally followed by a profile, or 'time KEY', 'by-function KEY', 'commands', "
-            "'limit'"
+            "'limit', 'numerics'"
         )
     root = base.split("figures/")[0]
     if kind == "thumbnails":
@@ -253,6 +259,18 @@ def render(spec: str, figures: Path, base: str = "figures/") -> str:
     if kind == "gallery":
         return gallery(text, figures, base, root)
     return tally_line(text) + "\n" if kind == "tally" else ledger_rows(text, argument[0])
+
+
+def numerics_table(record: Path) -> str:
+    """The CPUs of the numerics record (``tests/numerics_hashes.json``): per CPU, how many of the probe's entries it
+    holds (the probe's entries: every one any CPU holds) and how they were taken."""
+    data = json.loads(record.read_text())
+    probe = set().union(*data["machines"].values())
+    rows = ["| CPU | entries | how |", "| --- | --- | --- |"]
+    for machine, entries in data["machines"].items():
+        count = f"all {len(probe)}" if len(entries) == len(probe) else f"{len(entries)} of {len(probe)}"
+        rows.append(f"| {machine} | {count} | {data['how'][machine]} |")
+    return "\n".join(rows) + "\n"
 
 
 def sync(text: str, figures: Path, base: str = "figures/") -> str:

@@ -31,6 +31,9 @@ from .verdicts import Claim
 # the scores of a C-PVR learning-rate grid (``experiments.hyper_ut.lr_choices``) and the digits the ledger shows them
 # to (:func:`ponder.analysis.tuning.describe_choices`)
 LR_SCORES = {"accuracy": 2, "loss": 3}
+# hut-10's design check: the differences between the pool of one and UT+ACT that count (TARGETS.md), small beside the
+# OOD gaps hut-3 compares and beside the validation cross-entropy of a model that has not fitted its training hops
+POOL_OF_ONE_OOD, POOL_OF_ONE_LOSS = 0.05, 0.01
 
 
 def steps_on_training_hops(frame: pd.DataFrame, train_max: int) -> pd.DataFrame:
@@ -419,6 +422,39 @@ def ood_per_seed(runs: pd.DataFrame, train_max: int, column: str) -> pd.DataFram
     return beyond.groupby([column, "seed"])["accuracy"].mean().unstack(column)
 
 
+def pool_of_one_claims(variants: pd.DataFrame, ut_act: pd.DataFrame, generator: str, train_max: int) -> list[Claim]:
+    """hut-10's design check, where the pool of one trains on more than one seed: it trains like UT+ACT, paired by
+    seed, its OOD accuracy (mean over the hops beyond ``1..train_max``) within :data:`POOL_OF_ONE_OOD` and its
+    validation cross-entropy within :data:`POOL_OF_ONE_LOSS` of UT+ACT's (:func:`~ponder.analysis.verdicts.alike`:
+    four parts). ``variants``: every row of ``experiments.hyper_ut.pool_sizes``; ``ut_act``: UT+ACT's rows of
+    ``experiments.hyper_ut.generalization``."""
+    one = variants[(variants.generator == generator) & (variants.pool_size == 1) & variants.router_step]
+    if one.seed.nunique() < 2:
+        return []
+
+    def per_seed(runs: pd.DataFrame) -> pd.DataFrame:
+        beyond = runs[runs.hops > train_max].groupby("seed")["accuracy"].mean()
+        return pd.DataFrame({"ood": beyond, "loss": runs.groupby("seed")["validation loss"].first()})
+
+    pool, ut = per_seed(one), per_seed(ut_act)
+    seeds = pool.index.intersection(ut.index)
+    pool, ut = pool.loc[seeds], ut.loc[seeds]
+    parts = verdicts.alike_parts(pool.ood, ut.ood, POOL_OF_ONE_OOD) + verdicts.alike_parts(
+        pool.loss, ut.loss, POOL_OF_ONE_LOSS
+    )
+    return [
+        Claim(
+            "hut-10",
+            f"the pool of one (a UT+ACT with its block reparametrised) trains like UT+ACT: OOD accuracy within "
+            f"{POOL_OF_ONE_OOD:g} and validation cross-entropy within {POOL_OF_ONE_LOSS:g} (paired by seed)",
+            ours=f"OOD {pool.ood.mean():.2f} vs {ut.ood.mean():.2f}; loss {pool.loss.mean():.4f} vs "
+            f"{ut.loss.mean():.4f} (seeds: {len(seeds)})",
+            verdict=verdicts.every(parts),
+            kind="design check",
+        )
+    ]
+
+
 def pool_ablation_claims(
     by_size: pd.DataFrame,
     generators: pd.DataFrame,
@@ -475,6 +511,7 @@ def pool_ablation_claims(
                 verdict=None,
             )
         )
+    claims += pool_of_one_claims(variants, ut_act, generator, train_max)
     if False in router_ood.columns:  # the profile trains the router without the step
         claims.append(
             Claim(

@@ -208,6 +208,21 @@ def below(values: Sequence[float], bound: float, delta: float = 0.0) -> Verdict:
     return judge(Estimate(bound - e.mean, e.se, e.n), delta)
 
 
+def alike_parts(a: Sequence[float], b: Sequence[float], delta: float) -> list[Verdict]:
+    """The two parts of :func:`alike`, ``a - b > -delta`` and ``b - a > -delta``, for a claim of more parts."""
+    if not delta > 0:
+        raise ValueError(f"delta={delta} must be > 0: alike within what")
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return [greater(a + delta, b), greater(b + delta, a)]
+
+
+def alike(a: Sequence[float], b: Sequence[float], delta: float) -> Verdict:
+    """ "``a`` and ``b`` are alike, within ``delta``": per-seed values on the same seeds. Two parts, ``a - b > -delta``
+    and ``b - a > -delta`` (:func:`every`): holds when the difference lies within ``±delta`` beyond the noise (two
+    one-sided tests), does not hold when it lies outside, beyond the noise, after Holm's correction."""
+    return every(alike_parts(a, b, delta))
+
+
 def holm(p_values: Sequence[float]) -> list[bool]:
     """Which of ``k`` hypotheses Holm's step-down procedure rejects at :data:`ALPHA`: the smallest ``p`` if
     at most ``ALPHA / k``, then the next if at most ``ALPHA / (k - 1)``, ..., stopping at the first that is not."""

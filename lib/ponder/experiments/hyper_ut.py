@@ -332,9 +332,12 @@ def leading(runs: dict[tuple, parallel.Job]) -> list[parallel.Job]:
 
 
 def frame(metrics: dict, **columns) -> pd.DataFrame:
-    """One row per test hop count: ``hops``, ``accuracy``, ``steps`` and the given constant columns."""
+    """One row per test hop count: ``hops``, ``accuracy``, ``steps``, the run's ``validation loss`` (cross-entropy on
+    the training hops' validation set, where ``metrics`` has it) and the given constant columns."""
+    run = {"validation loss": metrics["validation loss"]} if "validation loss" in metrics else {}
     rows = [
-        {"hops": int(h), "accuracy": a, "steps": metrics["steps"][h], **columns} for h, a in metrics["accuracy"].items()
+        {"hops": int(h), "accuracy": a, "steps": metrics["steps"][h], **run, **columns}
+        for h, a in metrics["accuracy"].items()
     ]
     return pd.DataFrame(rows)
 
@@ -486,10 +489,11 @@ def pool_configs(profile: str) -> dict[tuple[str, int, bool], dict | None]:
 
 def pool_seeds(profile: str, key: tuple[str, int, bool]) -> tuple[int, ...]:
     """The seed offsets of a variant of :func:`pool_configs`: every seed of a generator at the
-    default pool size (the comparisons, :func:`seeds_of`), the first of every other pool size."""
+    default pool size (the comparisons, :func:`seeds_of`) and of the pool of one (judged against UT+ACT), the first
+    of every other pool size."""
     m = by_profile(SIZES, profile)["model"]
     generator, n, _ = key
-    return seeds_of(profile, generator) if n == m["pool_size"] else (0,)
+    return seeds_of(profile, generator) if n in (m["pool_size"], 1) else (0,)
 
 
 def pool_runs(profile: str, seed: int = 0) -> dict[tuple[str, int, bool, int], parallel.Job]:

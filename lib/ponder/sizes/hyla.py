@@ -293,7 +293,7 @@ SWEEPS = {
         lengths=(32,),
         frac_tests=(0.3, 0.7),
         ablations=MAIN_KINDS,
-        seeds=(0, 1, 2),
+        seeds=(0, 1, 2, 3, 4),
     ),
     # gpu: every sraven run there is 10.24M instances or a fraction of one (about 3 GPU-minutes a
     # run), so its minutes go to the paper's question at the paper's regime: the

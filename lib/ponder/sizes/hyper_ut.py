@@ -61,10 +61,10 @@ SIZES = {
     # with chain ends drawn uniformly, so that no fixed position gives the answer away, and a decoy
     # chain, so that pruning
     # dead ends does not either (ponder.tasks.cpvr_decoys; it fits 5 hops at length 12); tested up to
-    # 5 hops; 3 seeds, so that the ledger can judge differences against their noise, except for
+    # 5 hops; 5 seeds, so that the ledger can judge differences against their noise, except for
     # ``single_seed``: Hyper-UT w/o ACT (a kind, one of hut-3's five comparisons, its row describes)
     # trains on the first seed only (~3 CPU-minutes a seed). The delta generator (hut-10's
-    # alternative, ~2 CPU-minutes a run) has 3 seeds: which generator is the better default is a
+    # alternative, ~2 CPU-minutes a run) has 5 seeds: which generator is the better default is a
     # question hut-10 asks, and one seed could not answer it (delta 0.65 vs block 0.46 on seed 0;
     # seeds 1 and 2, a design measurement: 0.92 vs 0.47 and 0.56 vs 0.56, OOD mean over hops 4-8).
     # 2000 steps of batch 64 at lr 6e-3: the ACT models must fit their training hops before their
@@ -88,7 +88,7 @@ SIZES = {
         length=12,
         train_hops=(1, 2, 3),
         test_hops=(1, 2, 3, 4, 5),
-        seeds=(0, 1, 2),
+        seeds=(0, 1, 2, 3, 4),
         single_seed=("hyper",),
         steps=3000,
         batch_size=64,
@@ -173,7 +173,7 @@ SIZES = {
 
 # quick: cpu's task, models and steps on one seed (a seed of the five kinds costs about 10 CPU-minutes, of
 # hut-2's depths about 1.5): hut-3/4/5's comparisons, hut-2's growth and hut-10's generators are then
-# inconclusive by the ledger's rule, and cpu judges them on 3 seeds. What only adds variants to a figure is
+# inconclusive by the ledger's rule, and cpu judges them on 5 seeds. What only adds variants to a figure is
 # left to cpu, to keep quick's minutes: hut-10's pools of 1 and 4 entries and its router without the step
 # (about 7 CPU-minutes), hut-2's depth 8 (depth 4 already fits every hop count; about 2), the learning-rate
 # grid (quick trains every kind at 6e-3 and cpu's warmup 0.2, one point of cpu's grid) and hut-4's sweep of tau.

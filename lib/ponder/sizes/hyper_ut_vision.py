@@ -36,7 +36,7 @@ SIZES = {
         steps=3_000,
         batch_size=128,
         lr=3e-3,
-        seeds=(0, 1, 2),
+        seeds=(0, 1, 2, 3, 4),
         test_copies=16,
         matched_depth=4,
         model=dict(MODEL, steps=12),
