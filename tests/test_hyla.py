@@ -329,8 +329,9 @@ def test_sraven_ood_reads_every_seed(monkeypatch):
 
     monkeypatch.setattr(HA, "train_sraven", fake_train)
     scores = HA.sraven_ood("cpu", "linear", seed=4)
-    assert calls == [("linear", 4), ("linear", 5), ("linear", 6)]
-    assert scores == {"acc": [0.4, 0.5, 0.6], "feature": [0.04, 0.05, 0.06]}
+    seeds = [4 + offset for offset in H.seeds_of("cpu")]  # cpu's five
+    assert calls == [("linear", s) for s in seeds] and len(seeds) == 5
+    assert scores == {"acc": [s / 10 for s in seeds], "feature": [s / 100 for s in seeds]}
 
 
 def test_fuzzy_ood_reads_the_base_run_of_the_kind_on_every_seed(monkeypatch):
@@ -342,8 +343,9 @@ def test_fuzzy_ood_reads_the_base_run_of_the_kind_on_every_seed(monkeypatch):
 
     monkeypatch.setattr(HA, "train_fuzzy", fake_train)
     scores = HA.fuzzy_ood("cpu", "softmax", seed=4)
-    assert calls == [(H.fuzzy_setup("cpu", kind="softmax"), s) for s in (4, 5, 6)]
-    assert scores == {"r2": [0.4, 0.5, 0.6], "no_context": [0.04, 0.05, 0.06]}
+    seeds = [4 + offset for offset in H.seeds_of("cpu")]
+    assert calls == [(H.fuzzy_setup("cpu", kind="softmax"), s) for s in seeds]
+    assert scores == {"r2": [s / 10 for s in seeds], "no_context": [s / 100 for s in seeds]}
 
 
 def test_fuzzy_drops_are_the_r2_at_the_lowest_held_out_fraction_less_at_the_highest_per_seed_and_kind(monkeypatch):
@@ -373,8 +375,9 @@ def test_language_models_keep_each_seeds_curves_and_read_the_final_loss_off_thei
 
     monkeypatch.setattr(HA, "train_text", fake_train)
     curves, final = HA.language_models("cpu", seed=1)
-    assert calls == [(H.text_setup("cpu", kind=k), s) for s in (1, 2, 3) for k in H.MAIN_KINDS]
-    assert list(curves) == [1, 2, 3] and all(list(c) == list(H.MAIN_KINDS) for c in curves.values())
+    seeds = [1 + offset for offset in H.seeds_of("cpu")]
+    assert calls == [(H.text_setup("cpu", kind=k), s) for s in seeds for k in H.MAIN_KINDS]
+    assert list(curves) == seeds and all(list(c) == list(H.MAIN_KINDS) for c in curves.values())
     assert curves[2]["linear"] == [{"step": 0, "loss": 9.0}, {"step": 5, "loss": 2.1}]
     assert final.index.name == "seed" and list(final.columns) == list(H.MAIN_KINDS)
     assert final.loc[3].tolist() == pytest.approx([3.0, 3.1, 3.2])
@@ -410,7 +413,8 @@ def test_hyla_term_decoding_reads_each_seeds_chosen_logistic_layer_and_names_eac
 
     monkeypatch.setattr(L, "fuzzy_term_decoding", fake_decoding)
     frame = L.hyla_term_decoding("cpu", seed=0, n=32)
-    assert trained == [(s, 0), (s, 1), (s, 2)] and decoded == [(r, s, r, 32) for r in (0, 1, 2)]
+    seeds = list(H.seeds_of("cpu"))
+    assert trained == [(s, r) for r in seeds] and decoded == [(r, s, r, 32) for r in seeds]
     assert list(frame.columns) == [
         "seed",
         "term",
@@ -419,7 +423,7 @@ def test_hyla_term_decoding_reads_each_seeds_chosen_logistic_layer_and_names_eac
         "ridge R²",
         "always present",
     ]
-    assert frame["seed"].tolist() == [0] * 3 + [1] * 3 + [2] * 3
+    assert frame["seed"].tolist() == [r for r in seeds for _ in range(3)]
     assert frame["term"].tolist()[:3] == ["0000", "0101", "1111"]
     first, second = frame[frame.seed == 0], frame[frame.seed == 1]
     np.testing.assert_allclose(first["logistic, chosen layer"], [0.9, 0.1, np.nan])  # the layer chosen on seed 0
