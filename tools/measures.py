@@ -30,17 +30,20 @@ PARTS = {
         "provenance.py",
         "measured.py",
         "session.py",
+        "targets.py",
+        "migrate.py",
         "__main__.py",
     ),
     "foundation": ("__init__.py", "numerics.py", "exact.py", "products.py", "checks.py", "profiles.py", "paths.py"),
     "shipped bench": ("bench",),
     "papers: tasks and models": ("tasks", "models"),
-    "papers: experiments, sizes, analysis, plots, widgets": (
+    "papers: experiments, sizes, analysis, plots, widgets, methods": (
         "experiments",
         "sizes",
         "analysis",
         "plots",
         "widgets",
+        "methods",
     ),
 }
 MACHINERY = ("runner", "ledger", "repro", "foundation", "shipped bench")
