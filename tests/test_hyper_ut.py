@@ -9,6 +9,7 @@ import torch
 
 from ponder import registry
 from ponder.analysis import hyper_ut as HA
+from ponder.analysis import hyper_ut_modules as HM
 from ponder.analysis.tuning import describe_choices
 from ponder.experiments import hyper_ut as H
 from ponder.models.classifier import ACTDepth, FixedDepth, LayerStack
@@ -735,7 +736,7 @@ def test_by_router_means_each_seeds_accuracy_on_and_beyond_the_training_hops():
             ("block", 4, True, 0, 4, 0.9),  # another pool size: left out
         ]
     ]
-    split = HA.by_router(pd.DataFrame(rows), "block", 16, train_max=3)
+    split = HM.by_router(pd.DataFrame(rows), "block", 16, train_max=3)
     assert split["in"].loc[0].to_dict() == {False: 0.8, True: 1.0}
     assert split["out"].loc[0].round(6).to_dict() == {False: 0.2, True: 0.5}
 
@@ -751,7 +752,7 @@ def test_ood_per_seed_means_each_seeds_accuracy_beyond_the_training_hops():
             ("delta", 0, 4, 0.3),
         ]
     ]
-    ood = HA.ood_per_seed(pd.DataFrame(rows), train_max=3, column="generator")
+    ood = HM.ood_per_seed(pd.DataFrame(rows), train_max=3, column="generator")
     assert ood["block"].round(6).to_dict() == {0: 0.5, 1: 0.8}
     assert ood.loc[0, "delta"] == 0.3 and math.isnan(ood.loc[1, "delta"])  # delta trained on seed 0 only
 
@@ -765,7 +766,7 @@ def test_routing_entropy_is_ln_n_for_uniform_and_zero_for_one_hot():
             for j, w in enumerate(ws)
         ]
     )
-    entropy = HA.routing_entropy(frame)
+    entropy = HM.routing_entropy(frame)
     assert list(entropy.columns) == ["hops", "step", "entropy"]
     assert entropy.set_index(["hops", "step"])["entropy"].to_dict() == pytest.approx(
         {(1, 1): math.log(4), (1, 2): 0.0, (2, 1): math.log(2)}

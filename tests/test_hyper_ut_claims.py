@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from ponder.analysis import hyper_ut as HA
+from ponder.analysis import hyper_ut_modules as HM
 from ponder.experiments import hyper_ut as H
 from ponder.tasks import cpvr_decoys
 
@@ -245,7 +246,7 @@ def test_routing_claims_describe_entropy_top_modules_and_the_change_across_hop_c
         for hops, ws in weights.items()
         for j, w in enumerate(ws)
     )
-    (row,) = HA.routing_claims(routes, pool_size=4)
+    (row,) = HM.routing_claims(routes, pool_size=4)
     assert row.target == "hut-6" and row.verdict is None
     assert row.ours == f"entropy 0.47 of {np.log(4):.2f}; 2 top module(s); 0.60"
 
@@ -257,7 +258,7 @@ def runs(accuracy: list[float], **columns) -> pd.DataFrame:
 
 def pool_claims(by_size, generators, ut_act, variants) -> list:
     """hut-10's rows of the block generator at pool size 16, training hops 1..3, seed 0."""
-    return HA.pool_ablation_claims(
+    return HM.pool_ablation_claims(
         by_size, generators, ut_act, variants, CHOICES, generator="block", pool_size=16, train_max=3, seed=0
     )
 
@@ -375,11 +376,11 @@ def test_the_pool_of_one_is_judged_alike_to_ut_act_where_it_trains_on_several_se
         )
         for s, (ood, loss) in enumerate(zip(pool_ood, pool_loss))
     )
-    (row,) = HA.pool_of_one_claims(one, ut_act, "block", train_max=3)
+    (row,) = HM.pool_of_one_claims(one, ut_act, "block", train_max=3)
     assert row.target == "hut-10" and row.kind == "design check" and row.verdict.verdict == verdict
     assert "within 0.05" in row.text and "within 0.01" in row.text and row.verdict.noise.count("[") == 4
     assert row.ours.startswith(f"OOD {np.mean(pool_ood):.2f} vs 0.80;") and row.ours.endswith("(seeds: 5)")
-    assert HA.pool_of_one_claims(one[one.seed == 0], ut_act, "block", train_max=3) == []  # one seed: not judged
+    assert HM.pool_of_one_claims(one[one.seed == 0], ut_act, "block", train_max=3) == []  # one seed: not judged
 
 
 def test_the_pool_of_one_trains_on_every_seed_at_cpu():
