@@ -11,6 +11,7 @@ import torch
 from ponder import ensemble
 from ponder.experiments import hyper_ut
 from ponder.runs import Run
+from ponder.specs import Spec
 from ponder.training import TrainConfig, seed_everything, train, train_run
 
 SMOKE = hyper_ut.SIZES["smoke"]["model"]
@@ -174,12 +175,12 @@ def test_cpvr_seeds_trained_together_are_each_their_own_run(tmp_path, monkeypatc
     cached (and marked so in its config), and only the group's first job is prefetched."""
     monkeypatch.setenv("PONDER_RESULTS", str(tmp_path))
     smoke = hyper_ut.SIZES["smoke"]
-    one_rate = dict(seeds_together=True, lr_grid=(smoke["lr"],))  # the rate cpvr_parts defaults to
+    one_rate = dict(seeds_together=True, lr_grid=(smoke["lr"],))  # the rate cpvr_spec defaults to
     monkeypatch.setitem(hyper_ut.SIZES, "smoke", dict(smoke, seeds=SEEDS, steps=12, **one_rate))
     runs = hyper_ut.generalization_runs("smoke", kinds=("ut_act",))
     assert hyper_ut.leading(runs) == [runs["ut_act", 0]]
     model, metrics = runs["ut_act", 1]()
-    members = [hyper_ut.cpvr_parts("ut_act", "smoke", s)[0] for s in SEEDS]
+    members = [hyper_ut.cpvr_spec("ut_act", "smoke", s) for s in SEEDS]
     assert all(m.run.done and m.run.config["seeds_together"] for m in members)
     assert metrics == members[1].run.metrics() and metrics["accuracy"].keys() == {"1", "2", "3"}
     assert len({m.run.key for m in members}) == len(SEEDS)
@@ -195,7 +196,7 @@ def test_cpvr_seeds_trained_together_are_each_their_own_run(tmp_path, monkeypatc
         a for m in members for a in m.run.metrics()["accuracy"].values()
     ]
     monkeypatch.setitem(hyper_ut.SIZES, "smoke", smoke)
-    assert "seeds_together" not in hyper_ut.cpvr_parts("ut_act", "smoke", 0)[0].run.config
+    assert "seeds_together" not in hyper_ut.cpvr_spec("ut_act", "smoke", 0).config
 
 
 def test_hyper_ut_seeds_train_alone_where_a_profile_trains_seeds_together(tmp_path, monkeypatch):
@@ -208,8 +209,8 @@ def test_hyper_ut_seeds_train_alone_where_a_profile_trains_seeds_together(tmp_pa
     assert [k for k in hyper_ut.KINDS if not hyper_ut.trains_together("smoke", k)] == ["hyper", "hyper_act"]
     runs = hyper_ut.generalization_runs("smoke", kinds=("hyper_act", "ut_act"))
     assert hyper_ut.leading(runs) == [runs["hyper_act", s] for s in SEEDS] + [runs["ut_act", 0]]
-    assert all("together" not in runs["hyper_act", s].keywords for s in SEEDS)
-    assert "seeds_together" not in hyper_ut.cpvr_parts("hyper_act", "smoke", 1)[0].run.config
-    assert hyper_ut.cpvr_parts("ut_act", "smoke", 1)[0].run.config["seeds_together"]
+    assert not any(isinstance(runs["hyper_act", s], Spec) and runs["hyper_act", s].together for s in SEEDS)
+    assert "seeds_together" not in hyper_ut.cpvr_spec("hyper_act", "smoke", 1).config
+    assert hyper_ut.cpvr_spec("ut_act", "smoke", 1).config["seeds_together"]
     pools = hyper_ut.pool_runs("smoke")
     assert hyper_ut.leading(pools) == list(pools.values())

@@ -17,6 +17,7 @@ from ponder.checks import check_choice
 from ponder.paths import claims_dir, figures_dir, results_dir, runs_dir
 from ponder.plots import save_figure, set_theme
 from ponder.profiles import PROFILES, by_profile, check_device, check_profile
+from ponder.specs import declared
 
 
 def test_unknown_profile_names_the_allowed_ones():
@@ -407,7 +408,7 @@ def first_runs(profile: str, monkeypatch) -> set[tuple[str, str]]:
     job stops there: nothing trains; ACM jobs all start at shared upstream runs, so they are left to
     test_acm's own check), and of the learning-rate grids' runs upstream of them (C-PVR's, HYLA's)."""
     from ponder import runs
-    from ponder.experiments import hyla, hyper_ut
+    from ponder.experiments import hyla
     from ponder.registry import notebook_jobs, upstream_jobs
 
     seen = set()
@@ -421,8 +422,8 @@ def first_runs(profile: str, monkeypatch) -> set[tuple[str, str]]:
     with monkeypatch.context() as patch:
         patch.setattr(runs.Run, "__init__", record)
         for notebook, jobs in notebook_jobs(profile).items():
-            tuning = (hyper_ut.train_cpvr, hyla.train_sraven_once, hyla.train_fuzzy_once)
-            grids = [job for job in upstream_jobs(profile).get(notebook, []) if job.func in tuning]
+            tuning = (hyla.train_sraven_once, hyla.train_fuzzy_once)
+            grids = [job for job in upstream_jobs(profile).get(notebook, []) if declared(job) or job.func in tuning]
             for job in [*jobs, *grids] if not notebook.startswith("acm") else []:
                 with pytest.raises(_Keyed):
                     job()

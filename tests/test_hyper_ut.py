@@ -19,6 +19,7 @@ from ponder.models.transformer import Block
 from ponder.models.universal import UniversalCore
 from ponder.profiles import PROFILES, by_profile
 from ponder.sizes.hyper_ut import MODEL
+from ponder.specs import Chosen, Spec, declared
 from ponder.tasks import cpvr, cpvr_decoys
 from ponder.training import TrainConfig, make_optimizer, optimizer_step, train
 
@@ -52,18 +53,11 @@ def test_act_kinds_run_compacted(kind):
     assert H.build(kind, LENGTH, SMALL).depth.compact
 
 
-def test_act_kinds_hold_the_halting_unit_for_part_of_training_and_every_kind_captures(monkeypatch):
-    seen = {}
-    monkeypatch.setattr(
-        H,
-        "train_run",
-        lambda run, make, loss, batches, cfg, evaluate, capture: seen.setdefault(run.name, (cfg, capture)),
-    )
-    H.train_cpvr("ut_act", "smoke", 0, lr=3e-3)  # a rate given: no grid to train
-    H.train_cpvr("ut", "smoke", 0, lr=3e-3)
-    (act_cfg, act_capture), (ut_cfg, ut_capture) = seen["hut/cpvr/ut_act"], seen["hut/cpvr/ut"]
+def test_act_kinds_hold_the_halting_unit_for_part_of_training_and_every_kind_captures():
+    act, ut = (H.cpvr_spec(kind, "smoke", 0, lr=3e-3) for kind in ("ut_act", "ut"))  # a rate given: no grid
+    act_cfg, ut_cfg = (H.cpvr_recipe(spec.config).cfg for spec in (act, ut))
     assert (act_cfg.hold, act_cfg.hold_for) == ("depth.halting", MODEL["act_hold"]) and ut_cfg.hold == ""
-    assert act_capture and ut_capture
+    assert act.capture and ut.capture
     assert any(name.startswith("depth.halting") for name, _ in H.build("ut_act", LENGTH, SMALL).named_parameters())
 
 
@@ -616,20 +610,30 @@ def test_validation_set_is_the_training_hops_drawn_apart_from_the_test_set():
 
 
 def fake_grid(monkeypatch, scores: dict, warmups: tuple[float, ...] = ()) -> list:
-    """``train_cpvr`` returning ``scores[lr]`` (or ``scores[(lr, warmup)]`` with ``warmups``, the smoke grid's
-    warmups) as the validation accuracy and loss, and the OOD accuracy 0.5; the calls it saw."""
+    """Every C-PVR run's metrics ``scores[lr]`` (or ``scores[(lr, warmup)]`` with ``warmups``, the smoke grid's
+    warmups) as the validation accuracy and loss, and the OOD accuracy 0.5; the runs read, as
+    ``(kind, seed, lr, warmup)``."""
     calls = []
 
-    def train(kind, profile, seed, model=None, lr=None, warmup=None, **_):
-        calls.append((kind, seed, lr, warmup))
+    def metrics(spec):
+        train = spec.config["train"]
+        lr, warmup = train["lr"], train["warmup"]
+        calls.append((spec.config["kind"], train["seed"], lr, warmup))
         accuracy, loss = scores[(lr, warmup) if warmups else lr]
-        return None, {"validation": accuracy, "validation loss": loss, "accuracy": {"1": accuracy, "3": 0.5}}
+        return {"validation": accuracy, "validation loss": loss, "accuracy": {"1": accuracy, "3": 0.5}}
 
-    monkeypatch.setattr(H, "train_cpvr", train)
+    monkeypatch.setattr(Spec, "metrics", metrics)
     rates = sorted({key[0] for key in scores}) if warmups else tuple(scores)
     grid = dict(lr_grid=tuple(rates), **({"warmup_grid": warmups} if warmups else {}))
     monkeypatch.setitem(H.SIZES, "smoke", dict(H.SIZES["smoke"], **grid))
     return calls
+
+
+def chosen_rate(kind: str, profile: str, seed: int) -> tuple[float, float]:
+    """The learning rate and warmup of the run ``cpvr_run`` declares for ``kind`` on ``seed``."""
+    run = H.cpvr_run(kind, profile, seed)
+    train = (run.spec() if isinstance(run, Chosen) else run).config["train"]
+    return train["lr"], train["warmup"]
 
 
 WARMUP = H.SIZES["smoke"]["warmup"]
@@ -637,14 +641,14 @@ WARMUP = H.SIZES["smoke"]["warmup"]
 
 def test_the_chosen_rate_has_the_lowest_validation_loss_on_the_tuning_seed(monkeypatch):
     calls = fake_grid(monkeypatch, {1e-3: (0.7, 0.9), 3e-3: (0.9, 0.3), 1e-2: (0.8, 0.5)})
-    assert H.chosen_rate("ut", "smoke", 4) == (3e-3, WARMUP)
+    assert chosen_rate("ut", "smoke", 4) == (3e-3, WARMUP)
     assert {(kind, seed) for kind, seed, _, _ in calls} == {("ut", 4)}
 
 
 def test_the_grid_crosses_every_rate_with_every_warmup_and_chooses_a_pair(monkeypatch):
     scores = {(3e-3, 0.1): (1.0, 0.05), (3e-3, 0.2): (1.0, 0.04), (6e-3, 0.1): (1.0, 0.01), (6e-3, 0.2): (1.0, 0.02)}
     calls = fake_grid(monkeypatch, scores, warmups=(0.1, 0.2))
-    assert H.chosen_rate("ut", "smoke", 0) == (6e-3, 0.1)
+    assert chosen_rate("ut", "smoke", 0) == (6e-3, 0.1)
     assert sorted((lr, w) for _, _, lr, w in calls) == sorted(scores)
     choices = H.lr_choices("smoke", 0, {"UT": ("ut", None)})
     assert choices.loc["UT", "chosen"] == "0.006 w0.1" and choices.loc["UT", "ood 0.003 w0.2"] == 0.5
@@ -654,9 +658,9 @@ def test_the_grid_crosses_every_rate_with_every_warmup_and_chooses_a_pair(monkey
 
 def test_rates_that_both_fit_are_told_apart_by_the_loss_and_an_exact_tie_goes_to_the_first(monkeypatch):
     fake_grid(monkeypatch, {3e-3: (1.0, 0.04), 6e-3: (1.0, 0.01)})
-    assert H.chosen_rate("ut", "smoke", 0) == (6e-3, WARMUP)
+    assert chosen_rate("ut", "smoke", 0) == (6e-3, WARMUP)
     fake_grid(monkeypatch, {6e-3: (0.95, 0.1), 3e-3: (0.95, 0.1)})
-    assert H.chosen_rate("ut", "smoke", 0) == (6e-3, WARMUP)
+    assert chosen_rate("ut", "smoke", 0) == (6e-3, WARMUP)
 
 
 def test_the_choices_evidence_names_each_rates_accuracy_and_loss(monkeypatch):
@@ -668,7 +672,7 @@ def test_the_choices_evidence_names_each_rates_accuracy_and_loss(monkeypatch):
 
 def test_a_one_rate_grid_trains_nothing_to_choose(monkeypatch):
     calls = fake_grid(monkeypatch, {6e-3: (0.5, 1.0)})
-    assert H.chosen_rate("ut", "smoke", 0) == (6e-3, WARMUP) and calls == []
+    assert chosen_rate("ut", "smoke", 0) == (6e-3, WARMUP) and calls == []
     assert H.tuning_jobs("smoke", 0, [("ut", None)]) == []
 
 
@@ -679,23 +683,24 @@ def test_the_cpu_grid_tries_three_rates_and_two_warmups_and_quick_one_point():
 
 def test_every_seed_trains_at_the_rate_chosen_on_the_notebooks_seed(monkeypatch):
     runs = H.generalization_runs("cpu", seed=10)
-    assert {job.keywords["tune_seed"] for job in runs.values()} == {10}
-    assert {job.keywords["lr"] for job in H.depth_runs("cpu").values()} == {H.SIZES["cpu"]["lr"]}  # depths: one rate
+    assert {spec.config["train"]["seed"] for run in runs.values() for spec in run.among} == {10}
+    depths = H.depth_runs("cpu").values()
+    assert {run.config["train"]["lr"] for run in depths} == {H.SIZES["cpu"]["lr"]}  # depths: one rate
 
 
 def test_hut4_sweeps_tau_over_the_act_kinds_each_tuned_at_its_tau(monkeypatch):
     runs = H.halting_runs("cpu", seed=10)
     taus = H.SIZES["cpu"]["tau_sweep"]
     assert set(runs) == {(k, t, 10 + s) for t in taus for k in H.ACT_KINDS for s in H.SIZES["cpu"]["seeds"]}
-    assert {job.keywords["tune_seed"] for job in runs.values()} == {10}
-    assert {job.keywords["model"]["tau"] for job in runs.values()} == set(taus) and MODEL["tau"] not in taus
-    tuned = registry.hyper_ut_upstream("cpu")["hyper_ut"]
-    assert {(j.args[0], j.keywords["model"]["tau"]) for j in tuned if (j.keywords.get("model") or {}).get("tau")} == {
-        (k, t) for k in H.ACT_KINDS for t in taus
-    }
+    assert {spec.config["train"]["seed"] for run in runs.values() for spec in run.among} == {10}
+    assert {run.among[0].config["model"]["tau"] for run in runs.values()} == set(taus) and MODEL["tau"] not in taus
+    tuned = [j for j in registry.hyper_ut_upstream("cpu")["hyper_ut"] if declared(j)]
+    assert {
+        (j.config["kind"], j.config["model"]["tau"]) for j in tuned if j.config["model"]["tau"] != MODEL["tau"]
+    } == {(k, t) for k in H.ACT_KINDS for t in taus}
     assert H.halting_runs("quick") == {}
 
-    monkeypatch.setattr(H, "train_cpvr", lambda kind, profile, seed, model=None, **_: (None, fake_metrics(model)))
+    monkeypatch.setattr(Spec, "metrics", lambda spec: fake_metrics(spec.config["model"]))
     sweep = H.halting_sweep("smoke")
     assert set(sweep.tau) == {H.SIZES["smoke"]["model"]["tau"], *H.SIZES["smoke"]["tau_sweep"]}
     assert set(sweep.model) == {H.LABELS[k] for k in H.ACT_KINDS}
@@ -709,6 +714,8 @@ def fake_metrics(model: dict | None) -> dict:
         "accuracy": dict.fromkeys(map(str, hops), 1.0),
         "steps": dict.fromkeys(map(str, hops), 1 / tau),
         "params": 1,
+        "validation": 1.0,
+        "validation loss": 0.0,
     }
 
 

@@ -43,12 +43,16 @@ def test_grid_runs_cover_seeds_times_knob_values_per_method():
     runs = sp.grid_runs("quick", seed=5)
     values = {h: s["grid"][sp.KNOBS[h]] for h in sp.KNOBS}
     assert set(runs) == {(h, 5 + o, j) for h in sp.KNOBS for o in s["seeds"] for j in range(len(values[h]))}
-    for (h, seed, j), job in runs.items():
-        assert job.args == (h, "quick", seed)
-        assert job.keywords == {sp.KNOBS[h]: values[h][j]}  # one knob per method, nothing else changes
+    default = sp.parity_settings("quick")
+    for (h, seed, j), run in runs.items():
+        assert (run.config["halting"], run.profile, run.config["train"]["seed"]) == (h, "quick", seed)
+        changed = {k: v for k, v in run.config.items() if k in default and v != default[k]}
+        assert changed == ({sp.KNOBS[h]: values[h][j]} if j else {})  # one knob per method, nothing else changes
     controls = sp.control_runs("quick", seed=5)
     assert sorted(controls) == [5 + o for o in s["seeds"]]
-    assert all(job.args[0] == "act" and job.keywords == {"max_steps": 1} for job in controls.values())
+    for run in controls.values():
+        changed = {k: v for k, v in run.config.items() if k in default and v != default[k]}
+        assert run.config["halting"] == "act" and changed == {"max_steps": 1}
     assert len(registry.parity_jobs("quick", seed=5)["survey_parity"]) == len(runs) + len(controls)
 
 

@@ -26,6 +26,7 @@ from .parallel import worker_count
 from .paths import ROOT, figures_dir, profile_folder, runs_dir
 from .profiles import PROFILES, check_device
 from .registry import training
+from .specs import declared
 from .targets import TIMED_NOTEBOOKS, of_notebooks
 from .training import cores
 from .verify import verify
@@ -182,7 +183,10 @@ def draw_streams(profile: str, groups: list, width: int) -> None:
 
 
 def trainer(job: parallel.Job) -> str:
-    """The function a job calls, by module: ``hyper_ut.train_cpvr`` (``ponder.experiments.`` left out)."""
+    """The function a job calls, by module: ``hyper_ut.train_cpvr`` (``ponder.experiments.`` left out); a declared
+    run's :attr:`~ponder.specs.Spec.trainer`."""
+    if declared(job):
+        return job.trainer
     func = job.func if isinstance(job, partial) else job
     return f"{func.__module__}.{func.__name__}".removeprefix("ponder.experiments.")
 

@@ -34,6 +34,7 @@ import torch
 
 from .checks import check_choice, check_int
 from .runs import NotCached, only_cached
+from .specs import Chosen, Spec, declared
 from .training import cores, num_threads, train_run
 
 Job = Callable[[], object]  # picklable: a module-level function or a functools.partial of one
@@ -64,7 +65,12 @@ def worker_count() -> int:
 
 
 def is_cached(job: Job) -> bool:
-    """Whether every run ``job`` trains is already finished (it is called with training forbidden)."""
+    """Whether every run ``job`` trains is already finished: a declared run (:mod:`ponder.specs`) is looked up
+    in the run cache; any other job is called with training forbidden."""
+    if isinstance(job, Chosen):
+        return job.ready and job.spec().done
+    if isinstance(job, Spec):
+        return job.done
     try:
         with only_cached():
             job()
@@ -92,7 +98,13 @@ def _needs_training(job: Job, keep_going: bool) -> bool:
 
 
 def describe(job: Job) -> str:
-    """A job in one short line: ``train_cpvr('hyper_act', 'quick', 1)``, keywords after the arguments."""
+    """A job in one short line: ``train_cpvr('hyper_act', 'quick', 1)``, keywords after the arguments; a declared
+    run by its name and seed (``hut/cpvr/ut_act, seed 1``), a chosen one by its label."""
+    if isinstance(job, Chosen):
+        return job.label
+    if isinstance(job, Spec):
+        seed = job.config.get("train", {}).get("seed")
+        return job.name + (f", seed {seed}" if seed is not None else "")
     if not isinstance(job, partial):
         return getattr(job, "__name__", repr(job))
     args = [repr(a) for a in job.args] + [f"{k}={v!r}" for k, v in sorted(job.keywords.items())]
@@ -110,7 +122,10 @@ Group = tuple[Sequence[Job], Sequence[Job]]  # (shared upstream jobs, the jobs b
 
 
 def key(job: Job) -> object:
-    """What makes two jobs the same: equal partials (same function and arguments) are one job."""
+    """What makes two jobs the same: declared runs by their run (:attr:`ponder.specs.Spec.key`), equal partials
+    (same function and arguments) as one job."""
+    if declared(job):
+        return job.key
     return repr((job.func, job.args, sorted(job.keywords.items()))) if isinstance(job, partial) else job
 
 
@@ -120,11 +135,20 @@ def plan(
     """The jobs to train, in the order they should start, and for each the positions of those it waits for.
 
     Only jobs not :func:`is_cached` count, each once. First the upstream jobs of every group of
-    ``after``, then each group's jobs built on them (waiting for that group's upstream), then ``jobs``.
+    ``after``, then each group's jobs built on them (waiting for that group's upstream), then ``jobs``. A
+    declared run is planned from its spec and the run cache alone (:mod:`ponder.specs`): a run chosen on
+    others whose runs are not all finished waits for them, and they are planned before it.
     """
     order, needs, position, cached = [], [], {}, set()
 
     def add(job: Job, waits: set[int]) -> None:
+        if isinstance(job, Chosen):
+            if not job.ready:
+                for spec in job.among:
+                    add(spec, waits)
+                waits = waits | {position[key(spec)] for spec in job.among if key(spec) in position}
+            else:
+                job = job.spec()
         k = key(job)
         if k in position:
             needs[position[k]] |= waits

@@ -38,7 +38,7 @@ def hyper_ut_jobs(profile: str, seed: int = 0) -> Jobs:
         "hyper_ut": H.leading(H.generalization_runs(profile, seed)) + H.leading(H.halting_runs(profile, seed)),
         "hyper_ut_depth": H.leading(H.depth_runs(profile, seed)),
         "hyper_ut_modules": H.leading(H.pool_runs(profile, seed)),
-        "hyper_ut_explorer": [partial(H.train_cpvr, kind, profile, seed) for kind in H.KINDS],
+        "hyper_ut_explorer": [H.cpvr_run(kind, profile, seed) for kind in H.KINDS],
     }
 
 
@@ -89,7 +89,7 @@ def survey_jobs(profile: str, seed: int = 0) -> Jobs:
     """The C-PVR runs of survey-2, -3 and -4 (the Hyper-UT models are hut-3's)."""
     sizes, knobs = by_profile(hyper_ut.SIZES, profile), by_profile(survey.SURVEY, profile)
     kinds = ("transformer", "ut", "ut_act", "hyper", "hyper_act")
-    table = [partial(hyper_ut.train_cpvr, kind, profile, seed) for kind in kinds]
+    table = [hyper_ut.cpvr_run(kind, profile, seed) for kind in kinds]
     return {
         "survey_early_exit": [partial(survey.train_early_exit, profile, seed + s) for s in sizes["seeds"]],
         "survey_mod": [partial(survey.train_mod, profile, c, seed) for c in knobs["capacities"]] + table[:1],

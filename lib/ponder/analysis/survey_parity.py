@@ -42,11 +42,11 @@ def parity_frame(profile: str, seed: int = 0, methods: Sequence[str] = HALTING) 
     ``cell`` (index of the value), ``seed`` and ``setting`` (e.g. ``"ACT τ=0.001"``)."""
     train_max = by_profile(PARITY, profile)["train_max"]
     parts = []
-    for (h, s, j), job in grid_runs(profile, seed, methods).items():
-        knob, value = KNOBS[h], job.keywords[KNOBS[h]]
+    for (h, s, j), run in grid_runs(profile, seed, methods).items():
+        knob, value = KNOBS[h], run.config[KNOBS[h]]
         parts.append(
             run_frame(
-                job()[1],
+                run.metrics(),
                 train_max,
                 method=LABELS[h],
                 knob=knob,
@@ -63,8 +63,8 @@ def control_frame(profile: str, seed: int = 0) -> pd.DataFrame:
     """The one-step control, as :func:`parity_frame` rows (``method`` and ``setting`` :data:`CONTROL`)."""
     train_max = by_profile(PARITY, profile)["train_max"]
     parts = [
-        run_frame(job()[1], train_max, method=CONTROL, setting=CONTROL, seed=s)
-        for s, job in control_runs(profile, seed).items()
+        run_frame(run.metrics(), train_max, method=CONTROL, setting=CONTROL, seed=s)
+        for s, run in control_runs(profile, seed).items()
     ]
     return pd.concat(parts, ignore_index=True)
 

@@ -23,6 +23,7 @@ training hops. Training: hop counts ``1..K``, fresh samples every step, loss
 """
 
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -30,21 +31,22 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from .. import ensemble, parallel, streams
+from .. import parallel, streams
 from ..checks import check_choice
 from ..models.classifier import Classifier
 from ..models.kinds import ACT_KINDS, GENERATORS, KINDS, LABELS, build, parameter_count
 from ..profiles import by_profile
-from ..runs import Run
 from ..sizes.hyper_ut import SIZES
+from ..specs import Chosen, Recipe, Spec
 from ..tasks import cpvr, cpvr_decoys
-from ..training import TrainConfig, default_device, train_run
+from ..training import TrainConfig, default_device
 
 # The kinds whose seeds train together where a profile says ``seeds_together`` (ponder.ensemble). Hyper-UT's are
 # left out: on CUDA its seeds trained together part from each seed trained alone by up to 9.7e-4 of the loss,
 # reproducibly, while on the CPU they agree to 1.2e-7 (docs/gpu.md; tests/test_gpu.py keeps the case as a strict
 # xfail), so its runs would depend on which seeds share a group.
 TOGETHER_KINDS = tuple(k for k in KINDS if not k.startswith("hyper"))
+TRAINER = "hyper_ut.train_cpvr"  # what the runs' times are recorded under (figures/TIMES.json)
 
 
 def loss_fn(tau: float):
@@ -144,7 +146,7 @@ def train_config(sizes: dict, seed: int, **overrides) -> TrainConfig:
     )
 
 
-def cpvr_parts(
+def cpvr_spec(
     kind: str,
     profile: str,
     seed: int,
@@ -155,14 +157,13 @@ def cpvr_parts(
     name: str = "hut/cpvr",
     lr: float | None = None,
     warmup: float | None = None,
-):
-    """``(member, make_model, loss_fn, evaluate)`` of one C-PVR run (see :func:`train_cpvr`): its
-    :class:`~ponder.ensemble.Member` (run, optimisation, data) and what a group of its seeds shares."""
+    together: Sequence[int] = (),
+) -> Spec:
+    """One C-PVR run at a given learning rate, declared (:mod:`ponder.specs`; see :func:`train_cpvr`): everything
+    not given from ``SIZES[profile]``. Where the profile trains the kind's seeds together (:func:`trains_together`)
+    the run is one of the group of seeds ``together`` (default: ``seed`` alone)."""
     sizes = by_profile(SIZES, profile)
     model_cfg = dict(sizes["model"], **(model or {}))
-    train_hops = tuple(train_hops or sizes["train_hops"])
-    test_hops = tuple(test_hops or sizes["test_hops"])
-    length = sizes["length"]
     hold = (
         {"hold": "depth.halting", "hold_for": model_cfg["act_hold"]}
         if kind in ACT_KINDS and model_cfg["act_hold"]
@@ -172,36 +173,85 @@ def cpvr_parts(
     cfg = train_config(
         sizes, seed, steps=steps or sizes["steps"], **hold, **rate, **({"warmup": warmup} if warmup else {})
     )
-    together = {"seeds_together": True} if trains_together(profile, kind) else {}
+    stacked = trains_together(profile, kind)
     config = {
         "kind": kind,
         "model": model_cfg,
-        "length": length,
-        "train_hops": train_hops,
-        "test_hops": test_hops,
+        "length": sizes["length"],
+        "train_hops": tuple(train_hops or sizes["train_hops"]),
+        "test_hops": tuple(test_hops or sizes["test_hops"]),
         "n_test": sizes["n_test"],
         "train": cfg.as_dict(),
-        **together,
+        **({"seeds_together": True} if stacked else {}),
     }
-    run = Run(f"{name}/{kind}", config, profile, code=__name__)
+    spec = Spec(f"{name}/{kind}", config, profile, (__name__,), cpvr_recipe, TRAINER, capture=True)
+    group = tuple(together) or (seed,)
+    if not stacked or group == (seed,):
+        return spec
+    if seed not in group:
+        raise ValueError(f"seed {seed} is not one of the seeds it trains together with: {group}")
+    alone = dict(model=model, train_hops=train_hops, test_hops=test_hops, steps=steps, name=name, lr=lr, warmup=warmup)
+    members = tuple(spec if s == seed else cpvr_spec(kind, profile, s, **alone) for s in group)
+    return replace(spec, together=members)
+
+
+def cpvr_recipe(config: dict) -> Recipe:
+    """How a C-PVR run of ``config`` (:func:`cpvr_spec`) trains: the model of its kind, ``CE + tau * mean(N + R)``,
+    the training stream of its seed (:func:`training_batches`); evaluated per test hop count (:func:`per_hop`) and
+    on the training hops' validation set (``validation``, ``validation loss``)."""
+    cfg, model_cfg, length = TrainConfig(**config["train"]), config["model"], config["length"]
+    train_hops, n = config["train_hops"], config["n_test"]
 
     def evaluate(net):
-        validation = per_hop(
-            net, length, train_hops, sizes["n_test"], examples=validation_set(length, train_hops, sizes["n_test"])
-        )
+        validation = per_hop(net, length, train_hops, n, examples=validation_set(length, train_hops, n))
         return {
-            **per_hop(net, length, test_hops, sizes["n_test"]),
+            **per_hop(net, length, config["test_hops"], n),
             "validation": float(np.mean(list(validation["accuracy"].values()))),
             "validation loss": float(np.mean(list(validation["loss"].values()))),
             "params": parameter_count(net),
         }
 
-    return (
-        ensemble.Member(run, cfg, training_batches(cfg, length, train_hops)),
-        lambda: build(kind, length, model_cfg),
+    return Recipe(
+        lambda: build(config["kind"], length, model_cfg),
         loss_fn(model_cfg["tau"]),
+        training_batches(cfg, length, train_hops),
+        cfg,
         evaluate,
     )
+
+
+def cpvr_run(
+    kind: str,
+    profile: str,
+    seed: int,
+    model: dict | None = None,
+    tune_seed: int | None = None,
+    lr: float | None = None,
+    warmup: float | None = None,
+    **given,
+) -> Spec | Chosen:
+    """One C-PVR run, declared: at ``lr`` and ``warmup`` where they are given (:func:`cpvr_spec`, which ``given``
+    is passed to), else at the pair of the profile's grid with the lowest validation loss for the kind and
+    ``model`` on seed ``tune_seed`` (default: ``seed``; :func:`best_rate`), chosen on the grid's runs once they
+    are finished (:class:`~ponder.specs.Chosen`)."""
+    if lr is not None:
+        return cpvr_spec(kind, profile, seed, model, lr=lr, warmup=warmup, **given)
+    grid = rate_grid_runs(kind, profile, seed if tune_seed is None else tune_seed, model)
+    declare = partial(at_best_rate, tuple(grid), kind, profile, seed, model, **given)
+    if len(grid) < 2:
+        return declare([])
+    together = given.get("together") or (seed,)
+    label = f"hut/cpvr/{kind}, seed {seed}, at the rate chosen on seed {seed if tune_seed is None else tune_seed}"
+    return Chosen(tuple(grid.values()), declare, label, leads=together[0] == seed)
+
+
+def at_best_rate(
+    grid: Sequence["Rate"], kind: str, profile: str, seed: int, model: dict | None, metrics: list[dict], **given
+) -> Spec:
+    """:func:`cpvr_spec` at the point of ``grid`` whose run's ``metrics`` (in the grid's order) have the lowest
+    validation loss (:func:`best_rate`); a one-point grid's point without its metrics."""
+    lr, warmup = best_rate(grid_scores(profile, dict(zip(grid, metrics, strict=True)))) if metrics else grid[0]
+    return cpvr_spec(kind, profile, seed, model, lr=lr, warmup=warmup, **given)
 
 
 def train_cpvr(
@@ -223,35 +273,15 @@ def train_cpvr(
     Everything not given comes from ``SIZES[profile]``; ``metrics`` holds the loss history,
     ``accuracy``, ``loss`` and ``steps`` per test hop count, ``validation`` and ``validation loss`` (mean
     accuracy and cross-entropy on the training hops' validation set) and ``params``. ``lr`` and ``warmup``: the
-    learning rate and the fraction of the steps it warms up over; by default the pair :func:`chosen_rate` picks for
+    learning rate and the fraction of the steps it warms up over; by default the pair :func:`cpvr_run` chooses for
     the kind and ``model`` from the profile's grid on seed ``tune_seed`` (default: ``seed``). On a GPU the step is
     captured as a CUDA graph (:mod:`ponder.cuda_graphs`; once more when ACT's halting unit stops being held).
     Where the profile trains the kind's seeds together (:func:`trains_together`), the run is one of the group
     of seeds ``together`` (default: ``seed`` alone), all trained in one vmap-ed step
     (:mod:`ponder.ensemble`), each its own run; elsewhere ``together`` changes nothing.
     """
-    if lr is None:
-        lr, warmup = chosen_rate(kind, profile, seed if tune_seed is None else tune_seed, model)
-    setup = partial(
-        cpvr_parts,
-        kind,
-        profile,
-        model=model,
-        train_hops=train_hops,
-        test_hops=test_hops,
-        steps=steps,
-        name=name,
-        lr=lr,
-        warmup=warmup,
-    )
-    member, make_model, loss, evaluate = setup(seed)
-    if not trains_together(profile, kind):
-        return train_run(member.run, make_model, loss, member.batches, member.cfg, evaluate, capture=True)
-    group = tuple(together) or (seed,)
-    if seed not in group:
-        raise ValueError(f"seed {seed} is not one of the seeds it trains together with: {group}")
-    members = [member if s == seed else setup(s)[0] for s in group]
-    return ensemble.train_runs(members, make_model, loss, evaluate, capture=True)[group.index(seed)]
+    given = dict(train_hops=train_hops, test_hops=test_hops, steps=steps, name=name, together=together)
+    return cpvr_run(kind, profile, seed, model, tune_seed, lr, warmup, **given)()
 
 
 # -- every kind tuned alike: a learning rate and warmup chosen per kind on in-distribution validation --
@@ -271,24 +301,16 @@ def rate_label(rate: Rate, profile: str) -> str:
     return f"{lr:g}" if len({w for _, w in rates(profile)}) == 1 else f"{lr:g} w{warmup:g}"
 
 
-def rate_grid_runs(kind: str, profile: str, seed: int, model: dict | None = None) -> dict[Rate, parallel.Job]:
-    """``{rate: job}``: the run of ``kind`` (with ``model``'s overrides) at each point of the profile's grid
+def rate_grid_runs(kind: str, profile: str, seed: int, model: dict | None = None) -> dict[Rate, Spec]:
+    """``{rate: spec}``: the run of ``kind`` (with ``model``'s overrides) at each point of the profile's grid
     (:func:`rates`), on seed ``seed``."""
-    return {
-        (lr, warmup): partial(train_cpvr, kind, profile, seed, model=model, lr=lr, warmup=warmup)
-        for lr, warmup in rates(profile)
-    }
+    return {(lr, warmup): cpvr_spec(kind, profile, seed, model, lr=lr, warmup=warmup) for lr, warmup in rates(profile)}
 
 
-def rate_grid(kind: str, profile: str, seed: int, model: dict | None = None) -> dict[Rate, dict[str, float]]:
+def grid_scores(profile: str, metrics: dict[Rate, dict]) -> dict[Rate, dict[str, float]]:
     """``{rate: {"accuracy": validation accuracy, "loss": validation cross-entropy, "ood": accuracy beyond the
-    training hops}}`` of :func:`rate_grid_runs` (a one-point grid is not trained here: ``nan``). The OOD accuracy
-    is shown beside the choice, never chosen on."""
-    runs = rate_grid_runs(kind, profile, seed, model)
-    if len(runs) < 2:
-        return {rate: {"accuracy": np.nan, "loss": np.nan, "ood": np.nan} for rate in runs}
+    training hops}}`` of the grid runs' ``metrics``. The OOD accuracy is shown beside the choice, never chosen on."""
     beyond = max(by_profile(SIZES, profile)["train_hops"])
-    metrics = {rate: job()[1] for rate, job in runs.items()}
     return {
         rate: {
             "accuracy": m["validation"],
@@ -299,17 +321,19 @@ def rate_grid(kind: str, profile: str, seed: int, model: dict | None = None) -> 
     }
 
 
+def rate_grid(kind: str, profile: str, seed: int, model: dict | None = None) -> dict[Rate, dict[str, float]]:
+    """:func:`grid_scores` of :func:`rate_grid_runs` (a one-point grid is not trained here: ``nan``)."""
+    runs = rate_grid_runs(kind, profile, seed, model)
+    if len(runs) < 2:
+        return {rate: {"accuracy": np.nan, "loss": np.nan, "ood": np.nan} for rate in runs}
+    return grid_scores(profile, {rate: spec.metrics() for rate, spec in runs.items()})
+
+
 def best_rate(scores: dict[Rate, dict[str, float]]) -> Rate:
     """The point of :func:`rate_grid`'s ``scores`` with the lowest validation cross-entropy (ties and ``nan``: the
     first). The loss, not the accuracy: several rates fit the training hops at accuracy 1.00, and the loss still
     tells them apart."""
     return min(scores, key=lambda rate: (np.nan_to_num(scores[rate]["loss"], nan=np.inf), list(scores).index(rate)))
-
-
-def chosen_rate(kind: str, profile: str, seed: int, model: dict | None = None) -> Rate:
-    """The learning rate and warmup of the grid with the lowest in-distribution validation loss on seed ``seed``
-    (:func:`best_rate`); never chosen on the test hops beyond training."""
-    return best_rate(rate_grid(kind, profile, seed, model))
 
 
 def trains_together(profile: str, kind: str) -> bool:
@@ -325,10 +349,10 @@ def seed_groups(profile: str, kind: str, seeds: Sequence[int]) -> dict:
     return {"together": tuple(seeds)} if trains_together(profile, kind) else {}
 
 
-def leading(runs: dict[tuple, parallel.Job]) -> list[parallel.Job]:
-    """The jobs to prefetch of ``runs``: all of them, but of a group of seeds trained together only
-    its first seed's job (which trains the group; the others would wait for it)."""
-    return [job for job in runs.values() if job.keywords.get("together", job.args[2:3])[0] == job.args[2]]
+def leading(runs: dict[tuple, Spec | Chosen]) -> list[Spec | Chosen]:
+    """The runs to prefetch of ``runs``: all of them, but of a group of seeds trained together only
+    its first seed's (which trains the group; the others would wait for it)."""
+    return [run for run in runs.values() if run.leads]
 
 
 def frame(metrics: dict, **columns) -> pd.DataFrame:
@@ -342,7 +366,7 @@ def frame(metrics: dict, **columns) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def tuning_jobs(profile: str, seed: int, configs: Sequence[tuple[str, dict | None]]) -> list[parallel.Job]:
+def tuning_jobs(profile: str, seed: int, configs: Sequence[tuple[str, dict | None]]) -> list[Spec]:
     """The lr-grid runs that choosing a learning rate for each ``(kind, model overrides)`` of ``configs``
     on seed ``seed`` needs (none for a one-value grid): upstream of the runs at the chosen rate."""
     if len(rates(profile)) < 2:
@@ -381,12 +405,11 @@ def seeds_of(profile: str, name: str) -> tuple[int, ...]:
 
 def generalization_runs(
     profile: str, seed: int = 0, kinds: Sequence[str] = KINDS
-) -> dict[tuple[str, int], parallel.Job]:
+) -> dict[tuple[str, int], Spec | Chosen]:
     """hut-3/4/5's runs: ``{(kind, seed): job}`` for every kind and its seeds (:func:`seeds_of`), each at
-    the learning rate chosen for its kind on seed ``seed`` (:func:`chosen_rate`)."""
+    the learning rate chosen for its kind on seed ``seed`` (:func:`cpvr_run`)."""
     return {
-        (kind, seed + s): partial(
-            train_cpvr,
+        (kind, seed + s): cpvr_run(
             kind,
             profile,
             seed + s,
@@ -401,20 +424,19 @@ def generalization_runs(
 def generalization(profile: str, seed: int = 0, kinds: Sequence[str] = KINDS) -> pd.DataFrame:
     """hut-3/4/5: every kind, every seed, trained on ``train_hops``: accuracy and steps per test hop count."""
     parts = []
-    for (kind, s), job in generalization_runs(profile, seed, kinds).items():
-        _, metrics = job()
+    for (kind, s), run in generalization_runs(profile, seed, kinds).items():
+        metrics = run.metrics()
         parts.append(frame(metrics, kind=kind, model=LABELS[kind], seed=s, params=metrics["params"]))
     return pd.concat(parts, ignore_index=True)
 
 
-def halting_runs(profile: str, seed: int = 0) -> dict[tuple[str, float, int], parallel.Job]:
+def halting_runs(profile: str, seed: int = 0) -> dict[tuple[str, float, int], Spec | Chosen]:
     """hut-4's sweep of the ponder cost's weight: ``{(kind, tau, seed): job}`` for every ACT kind and seed at each
     ``tau`` of the profile's ``tau_sweep`` (the model's own ``tau`` is hut-3's runs), each at the rate chosen for
     the kind at that ``tau`` on seed ``seed``."""
     sizes = by_profile(SIZES, profile)
     return {
-        (kind, tau, seed + s): partial(
-            train_cpvr,
+        (kind, tau, seed + s): cpvr_run(
             kind,
             profile,
             seed + s,
@@ -434,19 +456,18 @@ def halting_sweep(profile: str, seed: int = 0) -> pd.DataFrame:
     default = generalization(profile, seed, ACT_KINDS).assign(tau=by_profile(SIZES, profile)["model"]["tau"])
     swept = [
         frame(metrics, kind=kind, model=LABELS[kind], seed=s, params=metrics["params"], tau=tau)
-        for (kind, tau, s), metrics in ((key, job()[1]) for key, job in halting_runs(profile, seed).items())
+        for (kind, tau, s), metrics in ((key, run.metrics()) for key, run in halting_runs(profile, seed).items())
     ]
     return pd.concat([default, *swept], ignore_index=True)
 
 
-def depth_runs(profile: str, seed: int = 0) -> dict[tuple[int, int], parallel.Job]:
+def depth_runs(profile: str, seed: int = 0) -> dict[tuple[int, int], Spec | Chosen]:
     """hut-2's runs: ``{(depth, seed): job}``, a Transformer of each depth trained on every hop count of the grid."""
     sizes = by_profile(SIZES, profile)
     grid, hops = sizes["depth_grid"], sizes["depth_grid"]["hops"]
     group = seed_groups(profile, "transformer", [seed + s for s in sizes["seeds"]])
     return {
-        (depth, seed + s): partial(
-            train_cpvr,
+        (depth, seed + s): cpvr_run(
             "transformer",
             profile,
             seed + s,
@@ -466,7 +487,7 @@ def depth_runs(profile: str, seed: int = 0) -> dict[tuple[int, int], parallel.Jo
 def depth_needed(profile: str, seed: int = 0) -> pd.DataFrame:
     """hut-2: Transformers of each depth trained on hop counts ``1..H`` together, accuracy per hop count and seed."""
     return pd.concat(
-        [frame(job()[1], depth=depth, seed=s) for (depth, s), job in depth_runs(profile, seed).items()],
+        [frame(run.metrics(), depth=depth, seed=s) for (depth, s), run in depth_runs(profile, seed).items()],
         ignore_index=True,
     )
 
@@ -496,15 +517,14 @@ def pool_seeds(profile: str, key: tuple[str, int, bool]) -> tuple[int, ...]:
     return seeds_of(profile, generator) if n in (m["pool_size"], 1) else (0,)
 
 
-def pool_runs(profile: str, seed: int = 0) -> dict[tuple[str, int, bool, int], parallel.Job]:
+def pool_runs(profile: str, seed: int = 0) -> dict[tuple[str, int, bool, int], Spec | Chosen]:
     """hut-10's runs: ``{(generator, pool size, router reads the step, seed): job}`` of every variant of
     :func:`pool_configs` on its seeds (:func:`pool_seeds`), each at the rate chosen for it on ``seed``."""
     runs = {}
     for key, model in pool_configs(profile).items():
         seeds = [seed + o for o in pool_seeds(profile, key)]
         for s in seeds:
-            runs[(*key, s)] = partial(
-                train_cpvr,
+            runs[(*key, s)] = cpvr_run(
                 "hyper_act",
                 profile,
                 s,
@@ -519,8 +539,8 @@ def pool_sizes(profile: str, seed: int = 0) -> pd.DataFrame:
     """hut-10: Hyper-UT (with ACT) per generator, pool size, router and seed: accuracy and steps per
     test hop count (``router_step``: whether the router reads the step)."""
     parts = []
-    for (g, n, step, s), job in pool_runs(profile, seed).items():
-        metrics = job()[1]
+    for (g, n, step, s), run in pool_runs(profile, seed).items():
+        metrics = run.metrics()
         parts.append(frame(metrics, generator=g, pool_size=n, router_step=step, seed=s, params=metrics["params"]))
     return pd.concat(parts, ignore_index=True)
 

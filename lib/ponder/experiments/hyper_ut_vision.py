@@ -76,7 +76,7 @@ def train_vision(kind: str, profile: str, seed: int, depth: int | None = None):
     ``(model, metrics)`` with ``top1``, ``layers`` and ``params``.
 
     The ACT kinds hold their halting unit for the model's ``act_hold`` of training, as on C-PVR
-    (``hyper_ut.cpvr_parts``): without it, U-ViT+ACT at the gpu size halted every image after one layer
+    (``hyper_ut.cpvr_spec``): without it, U-ViT+ACT at the gpu size halted every image after one layer
     within 50 steps on the CPU, its loss still at chance, and at the gpu size on an H200 it ended
     at one layer.
     The step is not captured as a CUDA graph: captured, ACT runs all ``T`` = 12 steps masked, and on

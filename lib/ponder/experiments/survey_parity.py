@@ -23,23 +23,22 @@ batches (the model's parameters do not depend on the halting rule), so a *cell*
 """
 
 from collections.abc import Sequence
-from functools import partial
 
 import torch
 import torch.nn.functional as F
 
-from .. import parallel
 from ..checks import check_choice
 from ..models.pondernet import kl_to_prior, reconstruction_loss
 from ..models.recurrent import HALTING, RecurrentPonderer
 from ..profiles import by_profile
-from ..runs import Run
 from ..sizes.survey_parity import PARITY
+from ..specs import Recipe, Spec
 from ..tasks import parity
 from ..training import TrainConfig, default_device
 
 KNOBS = {"act": "tau", "pondernet": "lambda_p"}  # the hyper-parameter each method's grid varies
 LABELS = {"act": "ACT", "pondernet": "PonderNet"}
+TRAINER = "survey_parity.train_parity"  # what the runs' times are recorded under (figures/TIMES.json)
 
 
 def parity_settings(profile: str, **overrides) -> dict:
@@ -94,46 +93,53 @@ def parity_per_difficulty(model: RecurrentPonderer, dim: int, n: int, seed: int 
     }
 
 
-def train_parity(halting: str, profile: str, seed: int, **overrides):
-    """Train (or load) one parity model; ``(model, metrics)``. ``overrides`` replace fields of
-    :func:`parity_settings` (a knob value of the grid, ``max_steps=1`` for the control)."""
+def parity_run(halting: str, profile: str, seed: int, **overrides) -> Spec:
+    """One parity run, declared (:mod:`ponder.specs`). ``overrides`` replace fields of :func:`parity_settings`
+    (a knob value of the grid, ``max_steps=1`` for the control)."""
+    check_choice("halting", halting, HALTING)
     s = parity_settings(profile, **overrides)
     cfg = TrainConfig(steps=s["steps"], batch_size=s["batch_size"], lr=s["lr"], seed=seed)
-    run = Run(f"survey/parity/{halting}", {"halting": halting, **s, "train": cfg.as_dict()}, profile, code=__name__)
-    difficulties = list(range(1, s["train_max"] + 1))
+    config = {"halting": halting, **s, "train": cfg.as_dict()}
+    return Spec(f"survey/parity/{halting}", config, profile, (__name__,), parity_recipe, TRAINER, one_thread=True)
+
+
+def parity_recipe(config: dict) -> Recipe:
+    """How a parity run of ``config`` (:func:`parity_run`) trains: fresh batches of the training difficulties
+    each step, evaluated per difficulty (:func:`parity_per_difficulty`)."""
+    cfg = TrainConfig(**config["train"])
+    dim, difficulties = config["dim"], list(range(1, config["train_max"] + 1))
 
     def batches(step):
-        return parity.sample(cfg.batch_size, s["dim"], difficulties, seed=cfg.seed * 1_000_003 + step)
+        return parity.sample(cfg.batch_size, dim, difficulties, seed=cfg.seed * 1_000_003 + step)
 
     def make():
-        return RecurrentPonderer(s["dim"], s["hidden"], s["max_steps"], halting, s["halting_bias"])
+        return RecurrentPonderer(dim, config["hidden"], config["max_steps"], config["halting"], config["halting_bias"])
 
     def evaluate(model):
-        return parity_per_difficulty(model, s["dim"], s["n_test"], seed)
+        return parity_per_difficulty(model, dim, config["n_test"], cfg.seed)
 
-    return parallel.train_one_thread(
-        run, make, parity_loss(halting, s["tau"], s["lambda_p"], s["beta"]), batches, cfg, evaluate
-    )
+    loss = parity_loss(config["halting"], config["tau"], config["lambda_p"], config["beta"])
+    return Recipe(make, loss, batches, cfg, evaluate)
+
+
+def train_parity(halting: str, profile: str, seed: int, **overrides):
+    """Train (or load) one parity model (:func:`parity_run`); ``(model, metrics)``."""
+    return parity_run(halting, profile, seed, **overrides)()
 
 
 # -- the runs: the grid of each method and the one-step control --------------------------------
-def grid_runs(
-    profile: str, seed: int = 0, methods: Sequence[str] = HALTING
-) -> dict[tuple[str, int, int], parallel.Job]:
+def grid_runs(profile: str, seed: int = 0, methods: Sequence[str] = HALTING) -> dict[tuple[str, int, int], Spec]:
     """survey-1's grid: ``{(halting, seed, j): job}`` for every method, seed of the profile and
     index ``j`` of a value of the method's knob (``(seed, j)`` is the run's cell)."""
     s = by_profile(PARITY, profile)
     return {
-        (h, seed + o, j): partial(train_parity, h, profile, seed + o, **{KNOBS[h]: value})
+        (h, seed + o, j): parity_run(h, profile, seed + o, **{KNOBS[h]: value})
         for h in methods
         for o in s["seeds"]
         for j, value in enumerate(s["grid"][KNOBS[h]])
     }
 
 
-def control_runs(profile: str, seed: int = 0) -> dict[int, parallel.Job]:
+def control_runs(profile: str, seed: int = 0) -> dict[int, Spec]:
     """The control: ``{seed: job}``, the GRU held to one step (ACT at ``max_steps=1`` halts after step 1)."""
-    return {
-        seed + o: partial(train_parity, "act", profile, seed + o, max_steps=1)
-        for o in by_profile(PARITY, profile)["seeds"]
-    }
+    return {seed + o: parity_run("act", profile, seed + o, max_steps=1) for o in by_profile(PARITY, profile)["seeds"]}

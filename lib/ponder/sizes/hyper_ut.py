@@ -95,7 +95,7 @@ SIZES = {
         lr=6e-3,
         # every kind (and hut-10's variants) at the learning rate and warmup of this grid with the lowest
         # cross-entropy on a validation set of the training hops, chosen on the first seed
-        # (experiments.hyper_ut.chosen_rate); ``lr`` and ``warmup`` are the depth grid's. A third rate above
+        # (experiments.hyper_ut.cpvr_run); ``lr`` and ``warmup`` are the depth grid's. A third rate above
         # the two every kind chose from before: Hyper-UT's generated weights move at about 0.6x a shared
         # weight's rate at N = 16 (models.hyper_block, "Step size"), and no kind should be held at an edge.
         lr_grid=(3e-3, 6e-3, 1.2e-2),
