@@ -299,28 +299,18 @@ def test_the_image_runs_keys_do_not_cover_the_cpvr_experiment():
     assert "ponder.models.kinds" in closure and "ponder.experiments.hyper_ut" not in closure
 
 
-def test_image_act_kinds_hold_the_halting_unit_as_on_cpvr(monkeypatch):
+def test_image_act_kinds_hold_the_halting_unit_as_on_cpvr():
     from ponder.experiments import hyper_ut_vision as V
 
-    seen = {}
-    monkeypatch.setattr(V, "train_run", lambda run, make, loss, batches, cfg, evaluate: seen.setdefault(run.name, cfg))
-    for kind in V.KINDS:
-        V.train_vision(kind, "smoke", 0)
+    cfg = {kind: V.vision_recipe(V.vision_run(kind, "smoke", 0).config).cfg for kind in V.KINDS}
     for kind in ("ut_act", "hyper_act"):
-        assert (seen[f"hut/vision/{kind}"].hold, seen[f"hut/vision/{kind}"].hold_for) == (
-            "depth.halting",
-            MODEL["act_hold"],
-        )
-    assert seen["hut/vision/transformer"].hold == ""
+        assert (cfg[kind].hold, cfg[kind].hold_for) == ("depth.halting", MODEL["act_hold"])
+    assert cfg["transformer"].hold == ""
 
 
-def test_the_shallow_vit_is_a_transformer_of_the_matched_depth_and_its_own_run(monkeypatch):
+def test_the_shallow_vit_is_a_transformer_of_the_matched_depth_and_its_own_run():
     from ponder.experiments import hyper_ut_vision as V
 
-    seen = {}
-    monkeypatch.setattr(
-        V, "train_run", lambda run, make, loss, batches, cfg, evaluate: seen.setdefault(run.key, (run, make()))
-    )
     matched = V.SIZES["smoke"]["matched_depth"]
     assert V.models("smoke") == {
         "ViT": ("transformer", None),
@@ -328,9 +318,9 @@ def test_the_shallow_vit_is_a_transformer_of_the_matched_depth_and_its_own_run(m
         "U-ViT+ACT": ("ut_act", None),
         "HyperU-ViT": ("hyper_act", None),
     }
-    V.train_vision("transformer", "smoke", 0)
-    V.train_vision("transformer", "smoke", 0, matched)
-    (deep, deep_model), (shallow, shallow_model) = seen.values()
+    deep, shallow = V.vision_run("transformer", "smoke", 0), V.vision_run("transformer", "smoke", 0, matched)
+    deep_model, shallow_model = (V.vision_recipe(run.config).make() for run in (deep, shallow))
+    assert deep.run.key != shallow.run.key
     assert "depth" not in deep.config and shallow.config["depth"] == matched
     assert deep_model.core.max_steps == V.SIZES["smoke"]["model"]["steps"] and shallow_model.core.max_steps == matched
 
@@ -341,17 +331,14 @@ def test_image_runs_draw_their_profiles_scene_and_are_keyed_by_it(monkeypatch):
     from ponder.experiments import hyper_ut_vision as V
     from ponder.tasks import images
 
-    seen = []
-    monkeypatch.setattr(V, "train_run", lambda run, make, loss, batches, cfg, evaluate: seen.append((run, batches)))
-    V.train_vision("ut_act", "smoke", 0)
+    plain = V.vision_run("ut_act", "smoke", 0)
     harder = images.Scene(noise=0.5)
     monkeypatch.setitem(V.SIZES, "smoke", dict(V.SIZES["smoke"], scene=harder))
-    V.train_vision("ut_act", "smoke", 0)
-    (plain, plain_batches), (noisy, noisy_batches) = seen
-    assert plain.config["sizes"]["scene"] == asdict(images.SCENES["plain"]) and noisy.config["sizes"][
-        "scene"
-    ] == asdict(harder)
-    assert plain.key != noisy.key and not torch.equal(plain_batches(0)[0], noisy_batches(0)[0])
+    noisy = V.vision_run("ut_act", "smoke", 0)
+    assert plain.config["sizes"]["scene"] == asdict(images.SCENES["plain"])
+    assert noisy.config["sizes"]["scene"] == asdict(harder)
+    plain_batches, noisy_batches = (V.vision_recipe(run.config).batches for run in (plain, noisy))
+    assert plain.run.key != noisy.run.key and not torch.equal(plain_batches(0)[0], noisy_batches(0)[0])
 
 
 # -- the explorer ---------------------------------------------------------------------------

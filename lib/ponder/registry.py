@@ -69,7 +69,7 @@ def scratchpad_jobs(profile: str, seed: int = 0) -> Jobs:
     """hut-7: every target and seed of the scratch-pad notebook."""
     S = hyper_ut_scratchpad
     seeds = by_profile(S.SIZES, profile)["seeds"]
-    return {"hyper_ut_scratchpad": [partial(S.train_seq2seq, t, profile, seed + s) for s in seeds for t in S.TARGETS]}
+    return {"hyper_ut_scratchpad": [S.seq2seq_run(t, profile, seed + s) for s in seeds for t in S.TARGETS]}
 
 
 def vision_jobs(profile: str, seed: int = 0) -> Jobs:
@@ -77,7 +77,7 @@ def vision_jobs(profile: str, seed: int = 0) -> Jobs:
     V = hyper_ut_vision
     return {
         "hyper_ut_vision": [
-            partial(V.train_vision, kind, profile, seed + offset, depth)
+            V.vision_run(kind, profile, seed + offset, depth)
             for offset in by_profile(V.SIZES, profile)["seeds"]
             for kind, depth in V.models(profile).values()
         ]
@@ -91,13 +91,13 @@ def survey_jobs(profile: str, seed: int = 0) -> Jobs:
     kinds = ("transformer", "ut", "ut_act", "hyper", "hyper_act")
     table = [hyper_ut.cpvr_run(kind, profile, seed) for kind in kinds]
     return {
-        "survey_early_exit": [partial(survey.train_early_exit, profile, seed + s) for s in sizes["seeds"]],
-        "survey_mod": [partial(survey.train_mod, profile, c, seed) for c in knobs["capacities"]] + table[:1],
+        "survey_early_exit": [survey.early_exit_run(profile, seed + s) for s in sizes["seeds"]],
+        "survey_mod": [survey.mod_run(profile, c, seed) for c in knobs["capacities"]] + table[:1],
         "survey_table": table
         + [
-            partial(survey.train_early_exit, profile, seed),
-            partial(survey.train_mod, profile, knobs["table_capacity"], seed),
-            partial(survey.train_pondernet, profile, seed),
+            survey.early_exit_run(profile, seed),
+            survey.mod_run(profile, knobs["table_capacity"], seed),
+            survey.pondernet_run(profile, seed),
         ],
     }
 

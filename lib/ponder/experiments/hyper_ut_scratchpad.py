@@ -31,13 +31,14 @@ import torch.nn.functional as F
 from ..checks import check_choice, check_int
 from ..models.seq2seq import CausalLM, greedy_decode
 from ..profiles import by_profile, run_sizes
-from ..runs import Run
 from ..sizes.hyper_ut_scratchpad import SIZES
+from ..specs import Recipe, Spec
 from ..tasks import cpvr, cpvr_decoys
-from ..training import TrainConfig, default_device, train_run
+from ..training import TrainConfig, default_device
 
 TARGETS = ("answer", "scratchpad")
 LABELS = {"answer": "answer only", "scratchpad": "scratch-pad"}
+TRAINER = "hyper_ut_scratchpad.train_seq2seq"  # what the runs' times are recorded under (figures/TIMES.json)
 DECODINGS = ("eos", "task")
 DECODING_LABELS = {"eos": "stop at EOS", "task": "stop by the task's rule"}
 
@@ -142,18 +143,19 @@ def answers(model: CausalLM, x: torch.Tensor, decoding: str = "eos") -> torch.Te
     return torch.where(tokens > 0, last, -1)
 
 
-def train_seq2seq(target: str, profile: str, seed: int):
-    """Train (or load) the answer-only or scratch-pad model; ``(model, metrics)`` with accuracy per
-    decoding and test hop count."""
+def seq2seq_run(target: str, profile: str, seed: int) -> Spec:
+    """The answer-only or scratch-pad model, declared (:mod:`ponder.specs`; its training: :func:`seq2seq_recipe`)."""
     sizes = by_profile(SIZES, profile)
     check_int("test hops", max(sizes["test_hops"]), maximum=cpvr_decoys.max_hops(sizes["length"]))
     cfg = TrainConfig(steps=sizes["steps"], batch_size=sizes["batch_size"], lr=sizes["lr"], seed=seed)
-    run = Run(
-        f"hut/scratchpad/{target}",
-        {"target": target, "sizes": run_sizes(sizes), "train": cfg.as_dict()},
-        profile,
-        code=__name__,
-    )
+    config = {"target": target, "sizes": run_sizes(sizes), "train": cfg.as_dict()}
+    return Spec(f"hut/scratchpad/{target}", config, profile, (__name__,), seq2seq_recipe, TRAINER)
+
+
+def seq2seq_recipe(config: dict) -> Recipe:
+    """How a run of ``config`` (:func:`seq2seq_run`) trains: next-token cross-entropy on its target's tokens of
+    fresh C-PVR examples each step; evaluated by greedy decoding on the test set, per decoding rule and hop count."""
+    sizes, target, cfg = config["sizes"], config["target"], TrainConfig(**config["train"])
 
     def batches(step):
         x = cpvr_decoys.sample(
@@ -174,7 +176,13 @@ def train_seq2seq(target: str, profile: str, seed: int):
         accuracy["task"] = per_hop("task") if target == "scratchpad" else accuracy["eos"]
         return {"accuracy": accuracy}
 
-    return train_run(run, lambda: build(sizes), loss, batches, cfg, evaluate)
+    return Recipe(lambda: build(sizes), loss, batches, cfg, evaluate)
+
+
+def train_seq2seq(target: str, profile: str, seed: int):
+    """Train (or load) the answer-only or scratch-pad model (:func:`seq2seq_run`); ``(model, metrics)`` with accuracy
+    per decoding and test hop count."""
+    return seq2seq_run(target, profile, seed)()
 
 
 def scratchpad(profile: str, seed: int = 0, targets: Sequence[str] = TARGETS) -> pd.DataFrame:
@@ -186,7 +194,7 @@ def scratchpad(profile: str, seed: int = 0, targets: Sequence[str] = TARGETS) ->
     rows = []
     for s in sizes["seeds"]:
         for target in targets:
-            _, metrics = train_seq2seq(target, profile, seed + s)
+            metrics = seq2seq_run(target, profile, seed + s).metrics()
             for decoding, accuracy in metrics["accuracy"].items():
                 for h, a in accuracy.items():
                     split = "in distribution" if int(h) <= max(sizes["train_hops"]) else "out of distribution"

@@ -26,10 +26,10 @@ from ..checks import check_int
 from ..models.kinds import ACT_KINDS, build, parameter_count
 from ..models.vit import ViT
 from ..profiles import by_profile, run_sizes
-from ..runs import Run
 from ..sizes.hyper_ut_vision import SIZES, VARIANTS
+from ..specs import Recipe, Spec
 from ..tasks import images
-from ..training import TrainConfig, default_device, train_run
+from ..training import TrainConfig, default_device
 
 KINDS = ("transformer", "ut_act", "hyper_act")
 LABELS = {"transformer": "ViT", "ut_act": "U-ViT+ACT", "hyper_act": "HyperU-ViT"}
@@ -71,9 +71,9 @@ def scene(profile: str) -> images.Scene:
     return images.scene_of(by_profile(SIZES, profile)["scene"])
 
 
-def train_vision(kind: str, profile: str, seed: int, depth: int | None = None):
-    """Train (or load) one digits model, of ``depth`` blocks or steps instead of the profile's ``T`` where given;
-    ``(model, metrics)`` with ``top1``, ``layers`` and ``params``.
+def vision_run(kind: str, profile: str, seed: int, depth: int | None = None) -> Spec:
+    """One digits model, of ``depth`` blocks or steps instead of the profile's ``T`` where given, declared
+    (:mod:`ponder.specs`; its training: :func:`vision_recipe`).
 
     The ACT kinds hold their halting unit for the model's ``act_hold`` of training, as on C-PVR
     (``hyper_ut.cpvr_spec``): without it, U-ViT+ACT at the gpu size halted every image after one layer
@@ -82,23 +82,26 @@ def train_vision(kind: str, profile: str, seed: int, depth: int | None = None):
     The step is not captured as a CUDA graph: captured, ACT runs all ``T`` = 12 steps masked, and on
     the H200 that ran 39 steps/s summed over 6 processes against 367 eagerly (figures/gpu/RUN.md)."""
     sizes = by_profile(SIZES, profile)
-    m = sizes["model"] | ({} if depth is None else {"steps": check_int("depth", depth, minimum=1)})
+    m = sizes["model"]
+    if depth is not None:
+        check_int("depth", depth, minimum=1)
     hold = {"hold": "depth.halting", "hold_for": m["act_hold"]} if kind in ACT_KINDS else {}
     cfg = TrainConfig(steps=sizes["steps"], batch_size=sizes["batch_size"], lr=sizes["lr"], seed=seed, **hold)
-    drawn = scene(profile)
-    run = Run(
-        f"hut/vision/{kind}",
-        {"kind": kind, "sizes": {**run_sizes(sizes), "scene": asdict(drawn)}, "train": cfg.as_dict()}
-        | ({} if depth is None else {"depth": depth}),
-        profile,
-        code=__name__,
-    )
-    geometry = dict(size=sizes["size"], canvas=sizes["canvas"], scene=drawn)
+    config = {"kind": kind, "sizes": {**run_sizes(sizes), "scene": asdict(scene(profile))}, "train": cfg.as_dict()}
+    config |= {} if depth is None else {"depth": depth}
+    return Spec(f"hut/vision/{kind}", config, profile, (__name__,), vision_recipe, "hyper_ut_vision.train_vision")
+
+
+def vision_recipe(config: dict) -> Recipe:
+    """How a digits run of ``config`` (:func:`vision_run`) trains: ``CE + tau * mean(N + R)`` on fresh renderings
+    each step; evaluated on the test split (:func:`test_outputs`): ``top1``, ``layers`` and ``params``."""
+    sizes, cfg = config["sizes"], TrainConfig(**config["train"])
+    m = sizes["model"] | ({"steps": config["depth"]} if "depth" in config else {})
+    geometry = dict(size=sizes["size"], canvas=sizes["canvas"], scene=images.Scene(**sizes["scene"]))
 
     def make():
-        return build(
-            kind, 0, m, embedding=PatchEmbedding(sizes["canvas"], sizes["patch"], m["dim"]), classes=images.CLASSES
-        )
+        embedding = PatchEmbedding(sizes["canvas"], sizes["patch"], m["dim"])
+        return build(config["kind"], 0, m, embedding=embedding, classes=images.CLASSES)
 
     def batches(step):
         return images.sample(cfg.batch_size, seed=cfg.seed * 1_000_003 + step, **geometry)
@@ -109,24 +112,34 @@ def train_vision(kind: str, profile: str, seed: int, depth: int | None = None):
         return F.cross_entropy(out.logits, y) + m["tau"] * out.ponder.mean()
 
     def evaluate(model):
-        correct, layers = test_outputs(model, profile)
+        correct, layers = test_outputs(model, sizes)
         return {
             "top1": correct.sum().item() / len(correct),
             "layers": layers.sum().item() / len(layers),
             "params": parameter_count(model),
         }
 
-    return train_run(run, make, loss, batches, cfg, evaluate)
+    return Recipe(make, loss, batches, cfg, evaluate)
+
+
+def train_vision(kind: str, profile: str, seed: int, depth: int | None = None):
+    """Train (or load) one digits model (:func:`vision_run`); ``(model, metrics)`` with ``top1``, ``layers`` and
+    ``params``."""
+    return vision_run(kind, profile, seed, depth)()
 
 
 @torch.no_grad()
-def test_outputs(model: nn.Module, profile: str) -> tuple[torch.Tensor, torch.Tensor]:
+def test_outputs(model: nn.Module, sizes: dict) -> tuple[torch.Tensor, torch.Tensor]:
     """``[n]`` bool, each test image classified right, and ``[n]`` the layers it used (ACT's ``N``; all of
-    them for the ViT), over the ``test_copies`` renderings of every held-out digit."""
-    sizes = by_profile(SIZES, profile)
+    them for the ViT), over the ``test_copies`` renderings of every held-out digit, at a run's ``sizes`` (its
+    config's)."""
     model.eval()
     x, y = images.images(
-        "test", copies=sizes["test_copies"], size=sizes["size"], canvas=sizes["canvas"], scene=scene(profile)
+        "test",
+        copies=sizes["test_copies"],
+        size=sizes["size"],
+        canvas=sizes["canvas"],
+        scene=images.Scene(**sizes["scene"]),
     )
     correct, layers = [], []
     for start in range(0, len(x), EVAL_BATCH):
@@ -141,7 +154,8 @@ def layers_per_image(profile: str, seed: int = 0) -> pd.DataFrame:
     it used and whether it was classified right."""
     parts = []
     for label, (kind, depth) in models(profile).items():
-        correct, layers = test_outputs(train_vision(kind, profile, seed, depth)[0], profile)
+        run = vision_run(kind, profile, seed, depth)
+        correct, layers = test_outputs(run()[0], run.config["sizes"])
         parts.append(pd.DataFrame({"model": label, "layers": layers.numpy(), "correct": correct.numpy()}))
     return pd.concat(parts, ignore_index=True)
 
@@ -154,7 +168,7 @@ def comparison(profile: str, seed: int = 0) -> pd.DataFrame:
     rows = []
     for label, (kind, depth) in models(profile).items():
         for offset in sizes["seeds"]:
-            _, metrics = train_vision(kind, profile, seed + offset, depth)
+            metrics = vision_run(kind, profile, seed + offset, depth).metrics()
             rows.append(
                 {
                     "model": label,

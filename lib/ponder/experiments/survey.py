@@ -14,6 +14,9 @@ pondernet     the UT's shared block with PonderNet halting                  UT (
 ============  ===========================================================  ==================
 """
 
+from collections.abc import Callable
+
+import torch
 import torch.nn.functional as F
 
 from ..models.calm import CALMClassifier, early_exit_loss
@@ -22,9 +25,9 @@ from ..models.kinds import build, parameter_count
 from ..models.mod import MoDStack
 from ..models.pondernet import PonderClassifier, kl_to_prior, reconstruction_loss
 from ..profiles import by_profile
-from ..runs import Run
 from ..sizes.survey import SURVEY
-from ..training import num_threads, train_run
+from ..specs import Recipe, Spec
+from ..training import TrainConfig
 from . import hyper_ut
 from .hyper_ut import per_hop
 
@@ -68,75 +71,93 @@ def mod_train_loss(model, batch):
     return F.cross_entropy(model(x).logits, label)
 
 
-def train_survey_model(
+def survey_spec(
     name: str,
     profile: str,
     seed: int,
-    make,
-    loss,
+    recipe: Callable[[dict], Recipe],
+    trainer: str,
     extra: dict | None = None,
     hold: dict | None = None,
     code: str = __name__,
-):
-    """Train (or load) one survey model on C-PVR with ``hyper_ut.SIZES[profile]``; ``(model, metrics)``.
-    ``hold``: ``TrainConfig``'s ``hold`` and ``hold_for``, parameters that keep their initial values for
-    a while. ``code``: the module that defines the model (its import closure is in the run's key): this one,
-    or a method of one's own (:mod:`ponder.methods`)."""
+) -> Spec:
+    """One survey model on C-PVR with ``hyper_ut.SIZES[profile]``, declared (:mod:`ponder.specs`): ``recipe`` builds
+    its training from the config (:func:`cpvr_recipe` with the model and loss), ``trainer`` names it in the time
+    records. ``extra``: what the model adds to the config; ``hold``: ``TrainConfig``'s ``hold`` and ``hold_for``,
+    parameters that keep their initial values for a while. ``code``: the module that defines the model (its import
+    closure is in the run's key): this one, or a method of one's own (:mod:`ponder.methods`)."""
     sizes = by_profile(hyper_ut.SIZES, profile)
-    length, hops = sizes["length"], sizes["test_hops"]
     cfg = hyper_ut.train_config(sizes, seed, **(hold or {}))
     config = {
         "model": sizes["model"],
-        "length": length,
+        "length": sizes["length"],
         "train_hops": sizes["train_hops"],
-        "test_hops": hops,
+        "test_hops": sizes["test_hops"],
         "n_test": sizes["n_test"],
         "train": cfg.as_dict(),
         **(extra or {}),
     }
-    run = Run(f"survey/cpvr/{name}", config, profile, code=code)
+    return Spec(f"survey/cpvr/{name}", config, profile, (code,), recipe, trainer, one_thread=True)
 
-    batches = hyper_ut.training_batches(cfg, length, sizes["train_hops"])
+
+def cpvr_recipe(config: dict, make: Callable[[], torch.nn.Module], loss) -> Recipe:
+    """How a survey model of ``config`` (:func:`survey_spec`) trains on C-PVR: ``make`` and ``loss`` on the C-PVR
+    training stream of its seed, evaluated per test hop count (``per_hop``) with its parameter count."""
+    cfg, length, n = TrainConfig(**config["train"]), config["length"], config["n_test"]
 
     def evaluate(net):
-        return {**per_hop(net, length, hops, sizes["n_test"]), "params": parameter_count(net)}
+        return {**per_hop(net, length, config["test_hops"], n), "params": parameter_count(net)}
 
-    with num_threads(1):
-        return train_run(run, make, loss, batches, cfg, evaluate)
+    return Recipe(make, loss, hyper_ut.training_batches(cfg, length, config["train_hops"]), cfg, evaluate)
+
+
+def early_exit_recipe(config: dict) -> Recipe:
+    """The Transformer with a shared head after every layer (CALM), trained on every layer's exit."""
+    return cpvr_recipe(
+        config, lambda: CALMClassifier(build("transformer", config["length"], config["model"])), early_exit_train_loss
+    )
+
+
+def mod_recipe(config: dict) -> Recipe:
+    """The Transformer's blocks behind top-k routers at ``config["capacity"]``."""
+    return cpvr_recipe(config, lambda: make_mod(config["length"], config["model"], config["capacity"]), mod_train_loss)
+
+
+def pondernet_recipe(config: dict) -> Recipe:
+    """The UT's shared block with PonderNet halting, its prior ``lambda_p`` and KL weight ``beta``."""
+    m, seed = config["model"], config["train"]["seed"]
+
+    def make():
+        return PonderClassifier(build("ut", config["length"], m), m["dim"], halting_bias=m["act_bias"], seed=seed)
+
+    return cpvr_recipe(config, make, pondernet_train_loss(config["lambda_p"], config["beta"]))
+
+
+def early_exit_run(profile: str, seed: int = 0) -> Spec:
+    return survey_spec("early_exit", profile, seed, early_exit_recipe, "survey.train_early_exit")
+
+
+def mod_run(profile: str, capacity: float, seed: int = 0) -> Spec:
+    return survey_spec(f"mod_{capacity:g}", profile, seed, mod_recipe, "survey.train_mod", {"capacity": capacity})
+
+
+def pondernet_run(profile: str, seed: int = 0) -> Spec:
+    sizes, survey = by_profile(hyper_ut.SIZES, profile), by_profile(SURVEY, profile)
+    extra = {"lambda_p": survey["lambda_p"], "beta": survey["beta"]}
+    hold = {"hold": "halting_unit", "hold_for": sizes["model"]["act_hold"]}
+    return survey_spec("pondernet_ut", profile, seed, pondernet_recipe, "survey.train_pondernet", extra, hold)
 
 
 def train_early_exit(profile: str, seed: int = 0):
-    sizes = by_profile(hyper_ut.SIZES, profile)
-    return train_survey_model(
-        "early_exit",
-        profile,
-        seed,
-        lambda: CALMClassifier(build("transformer", sizes["length"], sizes["model"])),
-        early_exit_train_loss,
-    )
+    """Train (or load) the early-exit Transformer (:func:`early_exit_run`); ``(model, metrics)``."""
+    return early_exit_run(profile, seed)()
 
 
 def train_mod(profile: str, capacity: float, seed: int = 0):
-    sizes = by_profile(hyper_ut.SIZES, profile)
-    return train_survey_model(
-        f"mod_{capacity:g}",
-        profile,
-        seed,
-        lambda: make_mod(sizes["length"], sizes["model"], capacity),
-        mod_train_loss,
-        {"capacity": capacity},
-    )
+    """Train (or load) Mixture-of-Depths at ``capacity`` (:func:`mod_run`); ``(model, metrics)``."""
+    return mod_run(profile, capacity, seed)()
 
 
 def train_pondernet(profile: str, seed: int = 0):
-    sizes, survey = by_profile(hyper_ut.SIZES, profile), by_profile(SURVEY, profile)
-    m = sizes["model"]
-
-    def make():
-        return PonderClassifier(build("ut", sizes["length"], m), m["dim"], halting_bias=m["act_bias"], seed=seed)
-
-    extra = {"lambda_p": survey["lambda_p"], "beta": survey["beta"]}
-    hold = {"hold": "halting_unit", "hold_for": m["act_hold"]}
-    return train_survey_model(
-        "pondernet_ut", profile, seed, make, pondernet_train_loss(survey["lambda_p"], survey["beta"]), extra, hold
-    )
+    """Train (or load) PonderNet-UT (:func:`pondernet_run`); ``(model, metrics)``."""
+    return pondernet_run(profile, seed)()

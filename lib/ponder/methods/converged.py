@@ -20,9 +20,11 @@ from ..experiments import hyper_ut, survey
 from ..models.act import Pondered
 from ..models.kinds import build
 from ..profiles import by_profile
+from ..specs import Recipe, Spec
 
 TOLERANCE = 0.05
 TARGET = "mine-1"  # a target id of one's own: its rows sort apart from the papers' in the ledger
+TRAINER = "methods.converged.train"  # what its runs' times are recorded under (figures/TIMES.json)
 
 
 class ConvergedDepth(nn.Module):
@@ -47,18 +49,26 @@ class ConvergedDepth(nn.Module):
         return Pondered(h, steps, torch.zeros_like(steps))
 
 
-def train(profile: str, seed: int = 0):
-    """The UT with :class:`ConvergedDepth` on C-PVR at the Hyper-UT notebooks' sizes; ``(model, metrics)``."""
-    sizes = by_profile(hyper_ut.SIZES, profile)
+def recipe(config: dict) -> Recipe:
+    """How a run of :func:`run` trains: the UT of ``config`` with :class:`ConvergedDepth` at ``config["tolerance"]``,
+    on C-PVR as every survey model (:func:`ponder.experiments.survey.cpvr_recipe`), without a ponder cost."""
 
     def make() -> nn.Module:
-        model = build("ut", sizes["length"], sizes["model"])
-        model.depth = ConvergedDepth(TOLERANCE)
+        model = build("ut", config["length"], config["model"])
+        model.depth = ConvergedDepth(config["tolerance"])
         return model
 
-    return survey.train_survey_model(
-        "converged", profile, seed, make, hyper_ut.loss_fn(0.0), {"tolerance": TOLERANCE}, code=__name__
-    )
+    return survey.cpvr_recipe(config, make, hyper_ut.loss_fn(0.0))
+
+
+def run(profile: str, seed: int = 0) -> Spec:
+    """The UT with :class:`ConvergedDepth` on C-PVR at the Hyper-UT notebooks' sizes, declared."""
+    return survey.survey_spec("converged", profile, seed, recipe, TRAINER, {"tolerance": TOLERANCE}, code=__name__)
+
+
+def train(profile: str, seed: int = 0):
+    """Train (or load) :func:`run`; ``(model, metrics)``."""
+    return run(profile, seed)()
 
 
 def claims(profile: str, seed: int = 0, seeds: tuple[int, ...] | None = None) -> list[Claim]:
