@@ -102,7 +102,8 @@ class Spec:
 class Chosen:
     """A run declared from the metrics of the runs ``among`` (:func:`declare` receives their metrics, in
     order, and returns the run's :class:`Spec`): the planner trains ``among`` first. ``label`` names it in
-    one line, ``leads`` as :attr:`Spec.leads`."""
+    one line, apart from every other run chosen (it is its key until it is chosen), ``leads`` as
+    :attr:`Spec.leads`."""
 
     among: tuple[Spec, ...]
     declare: Callable[[list[dict]], Spec]

@@ -236,12 +236,16 @@ def cpvr_run(
     are finished (:class:`~ponder.specs.Chosen`)."""
     if lr is not None:
         return cpvr_spec(kind, profile, seed, model, lr=lr, warmup=warmup, **given)
-    grid = rate_grid_runs(kind, profile, seed if tune_seed is None else tune_seed, model)
+    tuned_on = seed if tune_seed is None else tune_seed
+    grid = rate_grid_runs(kind, profile, tuned_on, model)
     declare = partial(at_best_rate, tuple(grid), kind, profile, seed, model, **given)
     if len(grid) < 2:
         return declare([])
     together = given.get("together") or (seed,)
-    label = f"hut/cpvr/{kind}, seed {seed}, at the rate chosen on seed {seed if tune_seed is None else tune_seed}"
+    variant = "".join(
+        f" {k}={v}" for k, v in sorted({**(model or {}), **given}.items()) if k != "together" and v is not None
+    )
+    label = f"hut/cpvr/{kind}{variant}, seed {seed}, at the rate chosen on seed {tuned_on}"
     return Chosen(tuple(grid.values()), declare, label, leads=together[0] == seed)
 
 

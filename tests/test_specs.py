@@ -1,0 +1,170 @@
+"""Declared runs (ponder.specs) and the planner that reads them from the cache alone."""
+
+import inspect
+import sys
+
+import pytest
+import torch
+
+from ponder import ensemble, parallel, profiles, registry, runs, streams, training
+from ponder.experiments import hyper_ut
+from ponder.specs import Chosen, Recipe, Spec, declared
+from ponder.tasks import cpvr_decoys, images, parity
+from ponder.training import TrainConfig
+
+# The notebooks whose runs are all declared; the HYLA and ACM notebooks' jobs are still functions the planner
+# calls in look-up mode.
+DECLARED = (
+    "hyper_ut",
+    "hyper_ut_depth",
+    "hyper_ut_modules",
+    "hyper_ut_explorer",
+    "hyper_ut_scratchpad",
+    "hyper_ut_vision",
+    "survey_early_exit",
+    "survey_mod",
+    "survey_table",
+    "survey_parity",
+)
+
+
+def toy_recipe(config: dict) -> Recipe:
+    """A linear model fitted to ``y = 2x`` for ``config["steps"]`` steps."""
+    cfg = TrainConfig(steps=config["steps"], batch_size=8, lr=0.1, seed=config["seed"], log_every=1)
+
+    def batches(step):
+        x = torch.randn(8, 1, generator=torch.Generator().manual_seed(step))
+        return x, 2 * x
+
+    def loss(model, batch):
+        x, y = batch
+        return ((model(x) - y) ** 2).mean()
+
+    return Recipe(lambda: torch.nn.Linear(1, 1), loss, batches, cfg, lambda model: {"weight": model.weight.item()})
+
+
+def toy(seed: int = 0, steps: int = 5) -> Spec:
+    return Spec("toy/linear", {"steps": steps, "seed": seed}, "smoke", (), toy_recipe, "toy")
+
+
+def test_a_spec_trains_once_then_loads_and_its_metrics_read_no_weights(tmp_path, monkeypatch):
+    monkeypatch.setenv("PONDER_RESULTS", str(tmp_path))
+    spec = toy()
+    assert not spec.done and spec.leads and spec.key == str(spec.run.dir)
+    model, metrics = spec()
+    assert spec.done and len(metrics["history"]) == 5
+    again, cached = toy()()
+    assert cached == metrics and torch.equal(again.weight, model.weight)
+    monkeypatch.setattr(runs.Run, "load_model", lambda *_: pytest.fail("metrics() loaded the weights"))
+    assert toy().metrics() == metrics
+
+
+def test_a_chosen_run_is_declared_from_the_metrics_of_the_runs_it_is_chosen_among(tmp_path, monkeypatch):
+    monkeypatch.setenv("PONDER_RESULTS", str(tmp_path))
+    among = (toy(steps=1), toy(steps=3))
+    chosen = Chosen(among, lambda metrics: toy(seed=1, steps=[m["history"][-1]["step"] for m in metrics][-1]), "toy")
+    assert not chosen.ready and chosen.key == "chosen: toy" and chosen.trainer == "toy"
+    assert chosen.spec().config == {"steps": 3, "seed": 1}  # trained ``among`` first
+    assert chosen.ready and all(spec.done for spec in among)
+
+
+def test_the_planner_trains_what_a_chosen_run_is_chosen_among_first(tmp_path, monkeypatch):
+    monkeypatch.setenv("PONDER_RESULTS", str(tmp_path))
+    among = (toy(steps=1), toy(steps=2))
+    chosen = Chosen(among, lambda metrics: toy(seed=2), "toy")
+    order, needs = parallel.plan([chosen, toy(steps=1)])
+    assert [parallel.key(job) for job in order] == [among[0].key, among[1].key, "chosen: toy"]
+    assert needs == [set(), set(), {0, 1}]
+    for spec in among:
+        spec()
+    order, needs = parallel.plan([chosen])
+    assert [parallel.key(job) for job in order] == [toy(seed=2).key] and needs == [set()]  # resolved from the cache
+
+
+def refuse(what: str):
+    def refused(*args, **kwargs):
+        raise AssertionError(f"planning called {what}")
+
+    return refused
+
+
+@pytest.fixture
+def nothing_runs(tmp_path, monkeypatch):
+    """An empty run and data cache, and every trainer, model constructor and sampler made to raise."""
+    monkeypatch.setenv("PONDER_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("PONDER_DATA_CACHE", str(tmp_path / "data"))
+    for owner, name in [
+        (training, "train_run"),
+        (training, "train"),
+        (ensemble, "train_runs"),
+        (cpvr_decoys, "sample"),
+        (parity, "sample"),
+        (images, "sample"),
+        (images, "images"),
+        (streams, "_rows"),
+    ]:
+        monkeypatch.setattr(owner, name, refuse(f"{owner.__name__}.{name}"))
+    monkeypatch.setattr(torch.nn.Module, "__init__", refuse("a model's constructor"))
+
+
+def planned(profile: str) -> tuple[list, list[set[int]], list]:
+    """The plan of the declared notebooks of ``profile`` (:func:`ponder.registry.training`), and their jobs."""
+    independent, groups, needed = registry.training(profile, 0, list(DECLARED))
+    order, needs = parallel.plan(independent, groups)
+    return order, needs, [job for jobs in needed.values() for job in jobs]
+
+
+def test_planning_the_cpu_profile_builds_draws_loads_and_trains_nothing(nothing_runs):
+    order, needs, jobs = planned("cpu")
+    runs_ = [job for job in order if declared(job)]
+    chosen = [job for job in runs_ if isinstance(job, Chosen)]
+    assert chosen and all(not job.ready for job in chosen)
+    assert len({job.key for job in chosen}) == len(chosen)  # every chosen run its own job
+    position = {parallel.key(job): i for i, job in enumerate(order)}
+    for job in chosen:  # each waits for the grid it is chosen on, planned before it
+        assert {position[spec.key] for spec in job.among} <= needs[position[job.key]]
+        assert all(position[spec.key] < position[job.key] for spec in job.among)
+    every = {parallel.key(job) for job in jobs if declared(job)}
+    assert every <= set(position)  # every declared run of the notebooks is planned
+    assert all(streams.is_chunk(job) for job in order if not declared(job))  # the rest: training streams to draw
+
+
+def test_with_the_grids_finished_the_cpu_plan_resolves_each_choice_from_their_metrics(nothing_runs):
+    order, _, _ = planned("cpu")
+    grids = {spec.key: spec for job in order if isinstance(job, Chosen) for spec in job.among}
+    assert grids.keys() <= {parallel.key(job) for job in order if isinstance(job, Spec)}  # planned before the choices
+    best = hyper_ut.rates("cpu")[-1]
+    for spec in grids.values():  # finished runs whose validation loss is lowest at the grid's last point
+        train = spec.config["train"]
+        loss = 0.1 if (train["lr"], train["warmup"]) == best else 0.5
+        metrics = {"validation": 0.9, "validation loss": loss, "accuracy": {"1": 1.0, "5": 0.5}}
+        runs.write_json(spec.run.dir / "metrics.json", metrics)
+        (spec.run.dir / "no-weights").write_text("")
+    order, _, _ = planned("cpu")
+    assert not any(isinstance(job, Chosen) for job in order)
+    cpvr = [job for job in order if declared(job) and job.name.startswith("hut/cpvr/")]
+    assert cpvr and {(job.config["train"]["lr"], job.config["train"]["warmup"]) for job in cpvr} == {best}
+
+
+def test_every_recipe_receives_its_config_alone_and_reads_no_profile_table(monkeypatch):
+    """A run's training is built from its config, so everything it uses is in its key."""
+    specs = {}
+    for profile in ("smoke", "quick", "cpu", "gpu"):
+        for notebook, jobs in registry.notebook_jobs(profile).items():
+            for job in jobs if notebook in DECLARED else ():
+                spec = job.among[0] if isinstance(job, Chosen) else job
+                specs.setdefault(spec.recipe, spec)
+    assert len(specs) == 7  # C-PVR, parity, early exit, MoD, PonderNet, digits, scratch-pad
+    for module in [m for name, m in sys.modules.items() if name.startswith("ponder.")]:
+        if getattr(module, "by_profile", None) is profiles.by_profile:
+            monkeypatch.setattr(module, "by_profile", refuse(f"{module.__name__}.by_profile"))
+    for recipe, spec in specs.items():
+        assert list(inspect.signature(recipe).parameters) == ["config"], recipe
+        built = recipe(spec.config)
+        assert isinstance(built, Recipe) and built.cfg.as_dict() == spec.config["train"], recipe
+
+
+def test_every_declared_notebook_lists_specs_only():
+    for profile in ("smoke", "cpu"):
+        for notebook, jobs in registry.notebook_jobs(profile).items():
+            assert all(map(declared, jobs)) == (notebook in DECLARED), (profile, notebook)
