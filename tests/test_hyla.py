@@ -13,6 +13,7 @@ from ponder.analysis import hyla_latent as L
 from ponder.experiments import hyla as H
 from ponder.models.attention import PAPER_NAMES
 from ponder.runs import config_key
+from ponder.specs import Chosen, Spec
 from ponder.tasks import fuzzy, sraven, text
 
 PINNED_CORPUS = "38bd167709f8998348da6aaa926b3af3cf2d6e8eb525ac3026d58a256ade1b90"  # sha256 of hyla-6's corpus
@@ -149,19 +150,12 @@ def compiled_language_model_trains_alike(monkeypatch) -> None:
         [v["loss"] for v in metrics["valid"]], [v["loss"] for v in eager_metrics["valid"]], rtol=1e-4
     )
     torch.testing.assert_close(dict(fused.state_dict()), dict(eager.state_dict()), rtol=1e-4, atol=1e-5)
-    made = {}
-    monkeypatch.setattr(
-        H.parallel,
-        "train_one_thread",
-        lambda run, *args, **kwargs: made.setdefault(run.config.get("compiled", False), run),
-    )
-    for c in (False, True):
-        H.train_text(replace(s, compiled=c), "smoke")
+    made = {c: H.text_run(replace(s, compiled=c), "smoke") for c in (False, True)}
     assert "compiled" not in made[False].config and made[True].config["compiled"] is True
     assert made[False].config == {k: v for k, v in made[True].config.items() if k != "compiled"}
-    for run in made.values():
-        assert run.key == config_key(run.config, [H.__name__])
-    assert made[False].key != made[True].key
+    for spec in made.values():
+        assert spec.run.key == config_key(spec.config, [H.__name__])
+    assert made[False].run.key != made[True].run.key
 
 
 def test_a_compiled_language_model_trains_as_the_eager_one_and_alone_is_keyed_apart(monkeypatch):
@@ -234,18 +228,23 @@ def test_every_run_of_a_kind_trains_at_the_point_its_base_run_scored_best_on_the
     monkeypatch.setitem(H.TUNING, "smoke", {"sraven": dict(lr=(1e-3, 3e-3), weight_decay=(0.1,))})
     calls = []
 
-    def fake(c, profile, seed):
-        calls.append((c, seed))
-        return c.lr, {"id_acc": c.lr if c.k == H.sraven_setup("smoke").k else -c.lr, "ood_acc": -c.lr}
+    def fake(spec):
+        c = H.setup_of(H.Sraven, spec.config)
+        calls.append((c, spec.config["train"]["seed"]))
+        return {"id_acc": c.lr if c.k == H.sraven_setup("smoke").k else -c.lr, "ood_acc": -c.lr}
 
-    monkeypatch.setattr(H, "train_sraven_once", fake)
+    monkeypatch.setattr(Spec, "metrics", fake)
     swept = H.sraven_setup("smoke", k=3)  # a sweep's run: the rate is its kind's, chosen on the base run
-    assert H.train_sraven(swept, "smoke", seed=2)[0] == 3e-3
+    run = H.sraven_run(swept, "smoke", seed=2)
     base = H.sraven_setup("smoke")
-    assert calls[:2] == [(replace(base, lr=1e-3), H.TUNE_SEED), (replace(base, lr=3e-3), H.TUNE_SEED)]
-    assert calls[2] == (replace(swept, lr=3e-3, weight_decay=0.1), 2)
+    assert [H.setup_of(H.Sraven, spec.config) for spec in run.among] == [replace(base, lr=r) for r in (1e-3, 3e-3)]
+    chosen = run.spec()
+    assert calls == [(replace(base, lr=1e-3), H.TUNE_SEED), (replace(base, lr=3e-3), H.TUNE_SEED)]
+    assert H.setup_of(H.Sraven, chosen.config) == replace(swept, lr=3e-3, weight_decay=0.1)
+    assert chosen.config["train"]["seed"] == 2 and chosen.trainer == "hyla.train_sraven"
     monkeypatch.setitem(H.TUNING, "smoke", None)
-    assert H.chosen_rate(fake, swept, base, "smoke", "sraven", "id_acc") == (swept.lr, swept.weight_decay)
+    alone = H.sraven_run(swept, "smoke", seed=2)
+    assert isinstance(alone, Spec) and H.setup_of(H.Sraven, alone.config) == swept
 
 
 def test_at_cpu_and_gpu_every_kind_tries_the_same_two_rates_upstream_of_its_runs():
@@ -257,8 +256,8 @@ def test_at_cpu_and_gpu_every_kind_tries_the_same_two_rates_upstream_of_its_runs
                 assert rates == sraven_rates if task == "sraven" else rates == [1e-3, 3e-3]
                 assert {c.weight_decay for c in H.candidates(s, profile, task)} == {s.weight_decay}
         upstream = registry.hyla_upstream(profile)["hyla_ablations"]
-        assert {job.args[2] for job in upstream} == {H.TUNE_SEED}
-        assert {job.args[0].lr for job in upstream if job.func is H.train_sraven_once} == set(sraven_rates)
+        assert {spec.config["train"]["seed"] for spec in upstream} == {H.TUNE_SEED}
+        assert {spec.config["lr"] for spec in upstream if spec.name.startswith("hyla/sraven/")} == set(sraven_rates)
     assert registry.hyla_upstream("quick") == {}
 
 
@@ -307,16 +306,30 @@ def test_table_a1_judges_fuzzy_logic_on_the_runs_of_hyla_2():
     assert all(H.fuzzy_setup("cpu", kind=kind).length == max(H.sweeps("cpu")["lengths"]) for kind in H.MAIN_KINDS)
 
 
+def name_of(job: Spec | Chosen) -> str:
+    return (job.among[0] if isinstance(job, Chosen) else job).name
+
+
+def asked(job: Spec | Chosen) -> tuple:
+    """``(setup, seed)`` of a declared HYLA run: a spec's config, or the setup a chosen run takes its rate for."""
+    if isinstance(job, Chosen):
+        _, setup, _, seed, *_ = job.declare.args
+        return setup, seed
+    return H.setup_of(H.Sraven if job.name.startswith("hyla/sraven/") else H.Fuzzy, job.config), job.config["train"][
+        "seed"
+    ]
+
+
 def test_table_a1_trains_every_kind_on_every_seed_of_the_profile():
     """The paper's Table A1 is a mean over 3 seeds: the ablations notebook trains each of its kinds'
     base sraven and fuzzy runs on every seed of :func:`seeds_of` (3 at cpu, gpu and paper), so that
     hyla-a1's comparisons are judged against the seed noise."""
     for profile in ("quick", "cpu", "gpu", "paper"):
         jobs = registry.hyla_jobs(profile)["hyla_ablations"]
-        for train, setup in ((H.train_sraven, H.sraven_setup), (H.train_fuzzy, H.fuzzy_setup)):
+        for task, setup in (("sraven", H.sraven_setup), ("fuzzy", H.fuzzy_setup)):
             kinds = H.sweeps(profile)["ablations"]
             expected = {(setup(profile, kind=kind), s) for kind in kinds for s in H.seeds_of(profile)}
-            assert {(job.args[0], job.args[2]) for job in jobs if job.func is train} == expected, profile
+            assert {asked(job) for job in jobs if name_of(job).startswith(f"hyla/{task}/")} == expected, profile
     assert len(H.seeds_of("gpu")) == len(H.seeds_of("paper")) == 3
 
 

@@ -9,12 +9,17 @@ import torch
 from ponder import ensemble, parallel, profiles, registry, runs, streams, training
 from ponder.experiments import hyper_ut
 from ponder.specs import Chosen, Recipe, Spec, declared
-from ponder.tasks import cpvr_decoys, images, parity
+from ponder.tasks import cpvr_decoys, fuzzy, images, parity, sraven, text
 from ponder.training import TrainConfig
 
-# The notebooks whose runs are all declared; the HYLA and ACM notebooks' jobs are still functions the planner
-# calls in look-up mode.
+# The notebooks whose runs are all declared; the ACM notebooks' jobs are still functions the planner calls in
+# look-up mode.
 DECLARED = (
+    "hyla_ablations",
+    "hyla_fuzzy",
+    "hyla_latent",
+    "hyla_lm",
+    "hyla_sraven",
     "hyper_ut",
     "hyper_ut_depth",
     "hyper_ut_modules",
@@ -101,6 +106,14 @@ def nothing_runs(tmp_path, monkeypatch):
         (parity, "sample"),
         (images, "sample"),
         (images, "images"),
+        (sraven, "split"),
+        (sraven, "batch"),
+        (sraven, "dataset"),
+        (fuzzy, "split"),
+        (fuzzy, "batch"),
+        (fuzzy, "dataset"),
+        (text, "splits"),
+        (text, "windows"),
         (streams, "_rows"),
     ]:
         monkeypatch.setattr(owner, name, refuse(f"{owner.__name__}.{name}"))
@@ -134,16 +147,19 @@ def test_with_the_grids_finished_the_cpu_plan_resolves_each_choice_from_their_me
     grids = {spec.key: spec for job in order if isinstance(job, Chosen) for spec in job.among}
     assert grids.keys() <= {parallel.key(job) for job in order if isinstance(job, Spec)}  # planned before the choices
     best = hyper_ut.rates("cpu")[-1]
-    for spec in grids.values():  # finished runs whose validation loss is lowest at the grid's last point
+    for spec in grids.values():  # finished runs, best (C-PVR: the lowest validation loss) at the grid's last point
         train = spec.config["train"]
         loss = 0.1 if (train["lr"], train["warmup"]) == best else 0.5
         metrics = {"validation": 0.9, "validation loss": loss, "accuracy": {"1": 1.0, "5": 0.5}}
+        metrics |= {"id_acc": train["lr"], "train_r2": train["lr"]}  # HYLA: the highest score, here the largest rate
         runs.write_json(spec.run.dir / "metrics.json", metrics)
         (spec.run.dir / "no-weights").write_text("")
     order, _, _ = planned("cpu")
     assert not any(isinstance(job, Chosen) for job in order)
     cpvr = [job for job in order if declared(job) and job.name.startswith("hut/cpvr/")]
     assert cpvr and {(job.config["train"]["lr"], job.config["train"]["warmup"]) for job in cpvr} == {best}
+    tuned = [job for job in order if declared(job) and job.name.startswith(("hyla/sraven/", "hyla/fuzzy/"))]
+    assert {job.config["lr"] for job in tuned if job.config["train"]["seed"] != 0} == {3e-3}  # cpu's grid: 1e-3, 3e-3
 
 
 def test_every_recipe_receives_its_config_alone_and_reads_no_profile_table(monkeypatch):
@@ -154,7 +170,7 @@ def test_every_recipe_receives_its_config_alone_and_reads_no_profile_table(monke
             for job in jobs if notebook in DECLARED else ():
                 spec = job.among[0] if isinstance(job, Chosen) else job
                 specs.setdefault(spec.recipe, spec)
-    assert len(specs) == 7  # C-PVR, parity, early exit, MoD, PonderNet, digits, scratch-pad
+    assert len(specs) == 10  # C-PVR, parity, early exit, MoD, PonderNet, digits, scratch-pad, sraven, fuzzy, text
     for module in [m for name, m in sys.modules.items() if name.startswith("ponder.")]:
         if getattr(module, "by_profile", None) is profiles.by_profile:
             monkeypatch.setattr(module, "by_profile", refuse(f"{module.__name__}.by_profile"))

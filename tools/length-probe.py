@@ -29,7 +29,6 @@ import ponder  # noqa: F401  (before torch: pinned numerics)
 import argparse
 import json
 from collections.abc import Callable
-from functools import partial
 from typing import NamedTuple
 
 from ponder import parallel
@@ -40,11 +39,12 @@ from ponder.profiles import PROFILES
 
 
 class Task(NamedTuple):
-    """A task's base run (``setup``), its trainer, the field of its held-out fraction, the metrics read
-    as OOD and training-task scores, and the OOD score of a trivial predictor (``baseline(run, metrics)``)."""
+    """A task's base run (``setup``), how one of its runs is declared (``declare(setup, profile, seed)``), the
+    field of its held-out fraction, the metrics read as OOD and training-task scores, and the OOD score of a
+    trivial predictor (``baseline(run, metrics)``)."""
 
     setup: Callable
-    train: Callable
+    declare: Callable
     held_out: str
     ood: str
     seen: str
@@ -55,7 +55,7 @@ class Task(NamedTuple):
 TASKS = {
     "fuzzy": Task(
         hyla.fuzzy_setup,
-        hyla.train_fuzzy_once,
+        hyla.fuzzy_spec,
         "frac_test",
         "test_r2",
         "train_r2",
@@ -64,7 +64,7 @@ TASKS = {
     ),
     "sraven": Task(
         hyla.sraven_setup,
-        hyla.train_sraven_once,
+        hyla.sraven_spec,
         "holdout",
         "ood_acc",
         "id_acc",
@@ -132,11 +132,11 @@ def main(argv=None) -> None:
     args = arguments(argv)
     task = TASKS[args.task]
     runs = probe_runs(args)
-    jobs = [partial(task.train, s, args.profile, seed) for s, seed in runs]
-    parallel.prefetch(jobs, args.jobs)  # side by side; cached runs load below
+    specs = [task.declare(s, args.profile, seed) for s, seed in runs]
+    parallel.prefetch(specs, args.jobs)  # side by side; cached runs are read below
     scores, baselines = {}, {}
-    for (s, seed), job in zip(runs, jobs):
-        metrics = job()[1]
+    for (s, seed), spec in zip(runs, specs):
+        metrics = spec.metrics()
         frac, baseline = getattr(s, task.held_out), task.baseline(s, metrics)
         scores[s.kind, s.steps, frac, seed], baselines[frac, seed] = metrics[task.ood], baseline
         print(

@@ -116,14 +116,14 @@ def parity_jobs(profile: str, seed: int = 0) -> Jobs:
 # -- HYLA (arXiv 2406.05816) -------------------------------------------------------------------
 def hyla_jobs(profile: str, seed: int = 0) -> Jobs:
     """The sraven, fuzzy-logic and language-model runs of the HYLA notebooks, each at the rate chosen for its kind
-    (:func:`ponder.experiments.hyla.chosen_rate`, on the runs of :func:`hyla_upstream`)."""
+    (:func:`ponder.experiments.hyla.tuned`, on the runs of :func:`hyla_upstream`)."""
     H, sw = hyla, hyla.sweeps(profile)
 
     def sr(setups, seed=seed):
-        return [partial(H.train_sraven, s, profile, seed) for s in setups]
+        return [H.sraven_run(s, profile, seed) for s in setups]
 
     def fz(setups, seed=seed):
-        return [partial(H.train_fuzzy, s, profile, seed) for s in setups]
+        return [H.fuzzy_run(s, profile, seed) for s in setups]
 
     every, kinds = H.seeds_of(profile, seed), H.MAIN_KINDS
     return {
@@ -137,9 +137,7 @@ def hyla_jobs(profile: str, seed: int = 0) -> Jobs:
         + [job for s in every[1:] for job in fz(H.fuzzy_drop_setups(profile), s)],
         "hyla_latent": sr([H.heads_setup(profile, kind, h) for kind in kinds for h in sw["heads"]])
         + sr([H.sraven_setup(profile, kind=kind, k=k) for kind in kinds for k in sw["ks"]]),
-        "hyla_lm": [
-            partial(H.train_text, H.text_setup(profile, kind=kind), profile, s) for s in every for kind in kinds
-        ],
+        "hyla_lm": [H.text_run(H.text_setup(profile, kind=kind), profile, s) for s in every for kind in kinds],
         "hyla_sraven": sr([row["setup"] for row in H.scaling_setups(profile)])
         + sr([H.sraven_setup(profile, kind=kind, holdout=h) for kind in kinds for h in sw["holdouts"]]),
     }
@@ -151,10 +149,10 @@ def hyla_upstream(profile: str, seed: int = 0) -> Jobs:
     H, kinds = hyla, hyla.sweeps(profile)["ablations"]
     if by_profile(H.TUNING, profile) is None:
         return {}
-    runs = ((H.train_sraven_once, H.sraven_setup, "sraven"), (H.train_fuzzy_once, H.fuzzy_setup, "fuzzy"))
+    runs = ((H.sraven_spec, H.sraven_setup, "sraven"), (H.fuzzy_spec, H.fuzzy_setup, "fuzzy"))
     tuning = [
-        partial(train, c, profile, H.TUNE_SEED)
-        for train, setup, task in runs
+        declare(c, profile, H.TUNE_SEED)
+        for declare, setup, task in runs
         for kind in kinds
         for c in H.candidates(setup(profile, kind=kind), profile, task)
     ]

@@ -1,7 +1,8 @@
 """Training runs of the HYLA notebooks (Schug et al., ICLR 2025): sraven, fuzzy logic, language modelling.
 
-Every function returns ``(model, metrics)`` from the run cache (:func:`ponder.training.train_run`),
-so the notebooks and ``python -m ponder.experiments hyla`` share the runs. The run descriptions and
+Every run is declared (:mod:`ponder.specs`: ``sraven_run``, ``fuzzy_run``, ``text_run``, its training built from
+its config by a recipe) and every ``train_*`` function returns ``(model, metrics)`` from the run cache, so the
+notebooks and ``python -m ponder.experiments hyla`` share the runs. The run descriptions and
 their sizes at each profile are in :mod:`ponder.sizes.hyla`.
 
 The official recipe: AdamW with linear warmup and cosine decay to 0.1·lr, no gradient clipping,
@@ -11,7 +12,7 @@ LayerNorms and the other biases are not), the T5 relative position bias and late
 0.1 (the run descriptions' defaults). :data:`~ponder.sizes.hyla.TUNING` is the per-kind
 learning-rate × weight-decay grid: each kind is tried at every point on the profile's base run of its task and
 seed :data:`TUNE_SEED`, and every run of that kind trains at the point with the best *in-distribution* score
-(:func:`chosen_rate`), as the C-PVR and ACM runs are tuned.
+(:func:`tuned`), as the C-PVR and ACM runs are tuned.
 
 Held-out splits follow the run seed: seed ``s`` holds out the rule combinations (sraven) and term
 combinations (fuzzy logic) that a permutation drawn with seed ``s`` puts first, as the official
@@ -19,16 +20,16 @@ code does, so runs with three seeds see three different splits.
 """
 
 from dataclasses import asdict, replace
+from functools import partial
 
 import torch
 import torch.nn.functional as F
 
-from .. import parallel
 from ..compilation import compiled
 from ..models.attention_transformer import CausalLM, InContextTransformer
 from ..profiles import by_profile
-from ..runs import Run
 from ..sizes.hyla import FUZZY, MAIN_KINDS, SRAVEN, SWEEPS, TEXT, TUNING, Fuzzy, Sraven, Text
+from ..specs import Chosen, Recipe, Spec
 from ..tasks import fuzzy, sraven, text
 from ..training import TrainConfig
 
@@ -64,16 +65,31 @@ def candidates(s, profile: str, task: str) -> list:
 TUNE_SEED = 0  # the seed every kind's rate is chosen on, fixed before any run is looked at
 
 
-def chosen_rate(train_once, s, base, profile: str, task: str, score: str) -> tuple[float, float]:
-    """``(lr, weight_decay)`` for the run ``s``: where the profile has a :data:`TUNING` grid, the point whose run
-    of ``base`` (the profile's base run of ``s``'s kind) on seed :data:`TUNE_SEED` has the highest
-    ``metrics[score]`` (an in-distribution score, never the held-out one); else ``s``'s own."""
+def tuned(declare, s, base, profile: str, task: str, score: str, seed: int, trainer: str) -> Spec | Chosen:
+    """The run ``s`` on ``seed`` at the learning rate and weight decay chosen for its kind: where the profile has
+    a :data:`TUNING` grid, the point whose run of ``base`` (the profile's base run of ``s``'s kind) on seed
+    :data:`TUNE_SEED` has the highest ``metrics[score]`` (an in-distribution score, never the held-out one), chosen
+    among those runs once they are finished (:class:`~ponder.specs.Chosen`); else ``s`` at its own.
+    ``declare(setup, profile, seed, trainer)`` declares one run of the task; ``trainer`` names this one."""
     if by_profile(TUNING, profile) is None:
-        return s.lr, s.weight_decay
-    scores = {
-        (c.lr, c.weight_decay): train_once(c, profile, TUNE_SEED)[1][score] for c in candidates(base, profile, task)
-    }
-    return max(scores, key=scores.get)
+        return declare(s, profile, seed, trainer)
+    grid = candidates(base, profile, task)
+    among = tuple(declare(c, profile, TUNE_SEED, f"hyla.train_{task}_once") for c in grid)
+    points = tuple((c.lr, c.weight_decay) for c in grid)
+    at_best = partial(at_best_score, declare, s, profile, seed, trainer, points, score)
+    default = replace(base, kind=s.kind)
+    changed = "".join(
+        f" {k}={v}" for k, v in asdict(s).items() if v != getattr(default, k) and k not in ("lr", "weight_decay")
+    )
+    return Chosen(among, at_best, f"hyla/{task}/{s.kind}{changed}, seed {seed}, at the rate chosen on seed {TUNE_SEED}")
+
+
+def at_best_score(declare, s, profile: str, seed: int, trainer: str, points, score: str, metrics: list[dict]) -> Spec:
+    """``declare`` the run ``s`` at the point of ``points`` (``(lr, weight decay)``) whose run's ``metrics`` (in the
+    same order) have the highest ``score``; the first of equals."""
+    scores = {point: m[score] for point, m in zip(points, metrics, strict=True)}
+    lr, weight_decay = max(scores, key=scores.get)
+    return declare(replace(s, lr=lr, weight_decay=weight_decay), profile, seed, trainer)
 
 
 # -- sraven ---------------------------------------------------------------------------------
@@ -145,32 +161,47 @@ def sraven_scores(model, s: Sraven, seed: int) -> dict:
     return out
 
 
+def sraven_run(s: Sraven, profile: str, seed: int = 0) -> Spec | Chosen:
+    """The sraven model of ``s`` at the rate :func:`tuned` chooses for its kind by in-distribution accuracy,
+    declared."""
+    return tuned(sraven_spec, s, sraven_setup(profile), profile, "sraven", "id_acc", seed, "hyla.train_sraven")
+
+
+def sraven_spec(s: Sraven, profile: str, seed: int = 0, trainer: str = "hyla.train_sraven_once") -> Spec:
+    """One sraven model at the learning rate and weight decay of ``s``, declared (its training:
+    :func:`sraven_recipe`)."""
+    config = {**asdict(s), "train": train_config(s, seed).as_dict()}
+    return Spec(f"hyla/sraven/{s.kind}", config, profile, (__name__,), sraven_recipe, trainer, True, True)
+
+
+def sraven_recipe(config: dict) -> Recipe:
+    """How a sraven run of ``config`` (:func:`sraven_spec`) trains: fresh instances of the training combinations
+    of its seed's split each step; scored on fixed in-distribution and held-out sets (:func:`sraven_scores`)."""
+    s, cfg = setup_of(Sraven, config), TrainConfig(**config["train"])
+    train_combos, _ = sraven.split(s.k, s.holdout, cfg.seed)
+
+    def batches(step):
+        return sraven.batch(s.batch_size, train_combos, s.f, seed=cfg.seed * 1_000_003 + step)
+
+    def evaluate(model):
+        return sraven_scores(model, s, cfg.seed)
+
+    return Recipe(lambda: sraven_model(s), training_loss(s, sraven_loss), batches, cfg, evaluate)
+
+
+def setup_of(cls, config: dict):
+    """The run description (:class:`Sraven`, :class:`Fuzzy`, :class:`Text`) a run's ``config`` holds."""
+    return cls(**{k: v for k, v in config.items() if k != "train"})
+
+
 def train_sraven(s: Sraven, profile: str, seed: int = 0):
-    """The sraven model of ``s`` at the rate :func:`chosen_rate` picks for its kind by in-distribution accuracy;
-    metrics hold ``id_acc``, ``ood_acc`` and the loss history."""
-    base = sraven_setup(profile, kind=s.kind)
-    lr, weight_decay = chosen_rate(train_sraven_once, s, base, profile, "sraven", "id_acc")
-    return train_sraven_once(replace(s, lr=lr, weight_decay=weight_decay), profile, seed)
+    """Train (or load) :func:`sraven_run`; metrics hold ``id_acc``, ``ood_acc`` and the loss history."""
+    return sraven_run(s, profile, seed)()
 
 
 def train_sraven_once(s: Sraven, profile: str, seed: int = 0):
-    """Train (or load) one sraven model at the learning rate and weight decay of ``s``."""
-    train_combos, _ = sraven.split(s.k, s.holdout, seed)
-    cfg = train_config(s, seed)
-    run = Run(f"hyla/sraven/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=__name__)
-
-    def batches(step):
-        return sraven.batch(s.batch_size, train_combos, s.f, seed=seed * 1_000_003 + step)
-
-    return parallel.train_one_thread(
-        run,
-        lambda: sraven_model(s),
-        training_loss(s, sraven_loss),
-        batches,
-        cfg,
-        evaluate=lambda m: sraven_scores(m, s, seed),
-        capture=True,
-    )
+    """Train (or load) one sraven model at the learning rate and weight decay of ``s`` (:func:`sraven_spec`)."""
+    return sraven_spec(s, profile, seed)()
 
 
 # -- fuzzy logic ----------------------------------------------------------------------------
@@ -217,31 +248,42 @@ def fuzzy_scores(model, s: Fuzzy, seed: int) -> dict:
     return out
 
 
+def fuzzy_run(s: Fuzzy, profile: str, seed: int = 0) -> Spec | Chosen:
+    """The fuzzy-logic model of ``s`` at the rate :func:`tuned` chooses for its kind by R² on training tasks,
+    declared."""
+    return tuned(fuzzy_spec, s, fuzzy_setup(profile), profile, "fuzzy", "train_r2", seed, "hyla.train_fuzzy")
+
+
+def fuzzy_spec(s: Fuzzy, profile: str, seed: int = 0, trainer: str = "hyla.train_fuzzy_once") -> Spec:
+    """One fuzzy-logic model at the learning rate and weight decay of ``s``, declared (its training:
+    :func:`fuzzy_recipe`)."""
+    config = {**asdict(s), "train": train_config(s, seed).as_dict()}
+    return Spec(f"hyla/fuzzy/{s.kind}", config, profile, (__name__,), fuzzy_recipe, trainer, True, True)
+
+
+def fuzzy_recipe(config: dict) -> Recipe:
+    """How a fuzzy-logic run of ``config`` (:func:`fuzzy_spec`) trains: fresh sequences of the training term
+    combinations of its seed's split each step; scored by R² on each evaluation set (:func:`fuzzy_scores`)."""
+    s, cfg = setup_of(Fuzzy, config), TrainConfig(**config["train"])
+    combos = fuzzy.split(s.n_vars, s.n_terms, s.frac_test, seed=cfg.seed)["train"]
+
+    def batches(step):
+        return fuzzy.batch(s.batch_size, combos, s.n_vars, s.length, seed=cfg.seed * 1_000_003 + step)
+
+    def evaluate(model):
+        return fuzzy_scores(model, s, cfg.seed)
+
+    return Recipe(lambda: fuzzy_model(s), training_loss(s, fuzzy_loss), batches, cfg, evaluate)
+
+
 def train_fuzzy(s: Fuzzy, profile: str, seed: int = 0):
-    """The fuzzy-logic model of ``s`` at the rate :func:`chosen_rate` picks for its kind by R² on training tasks;
-    metrics hold ``test_r2`` (the paper's OOD R²)."""
-    lr, weight_decay = chosen_rate(train_fuzzy_once, s, fuzzy_setup(profile, kind=s.kind), profile, "fuzzy", "train_r2")
-    return train_fuzzy_once(replace(s, lr=lr, weight_decay=weight_decay), profile, seed)
+    """Train (or load) :func:`fuzzy_run`; metrics hold ``test_r2`` (the paper's OOD R²)."""
+    return fuzzy_run(s, profile, seed)()
 
 
 def train_fuzzy_once(s: Fuzzy, profile: str, seed: int = 0):
-    """Train (or load) one fuzzy-logic model at the learning rate and weight decay of ``s``."""
-    combos = fuzzy.split(s.n_vars, s.n_terms, s.frac_test, seed=seed)["train"]
-    cfg = train_config(s, seed)
-    run = Run(f"hyla/fuzzy/{s.kind}", {**asdict(s), "train": cfg.as_dict()}, profile, code=__name__)
-
-    def batches(step):
-        return fuzzy.batch(s.batch_size, combos, s.n_vars, s.length, seed=seed * 1_000_003 + step)
-
-    return parallel.train_one_thread(
-        run,
-        lambda: fuzzy_model(s),
-        training_loss(s, fuzzy_loss),
-        batches,
-        cfg,
-        evaluate=lambda m: fuzzy_scores(m, s, seed),
-        capture=True,
-    )
+    """Train (or load) one fuzzy-logic model at the learning rate and weight decay of ``s`` (:func:`fuzzy_spec`)."""
+    return fuzzy_spec(s, profile, seed)()
 
 
 # -- language modelling (stand-in for C4) ----------------------------------------------------
@@ -254,16 +296,24 @@ def lm_loss(model, tokens: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(model(tokens).flatten(0, 1), target.flatten())
 
 
-def train_text(s: Text, profile: str, seed: int = 0):
-    """Train (or load) one language model; metrics hold ``valid`` = ``[{"step", "loss"}]`` every
-    ``eval_every`` steps (the validation curve) besides the training-loss history.
+def text_run(s: Text, profile: str, seed: int = 0) -> Spec:
+    """One language model, declared (its training: :func:`text_recipe`)."""
+    config = {key: value for key, value in asdict(s).items() if key != "compiled" or value}
+    config["train"] = train_config(s, seed).as_dict()
+    return Spec(f"hyla/text/{s.kind}", config, profile, (__name__,), text_recipe, "hyla.train_text", True)
+
+
+def text_recipe(config: dict) -> Recipe:
+    """How a language model of ``config`` (:func:`text_run`) trains; its metrics hold ``valid`` =
+    ``[{"step", "loss"}]`` every ``eval_every`` steps (the validation curve) besides the training-loss history.
 
     The step travels in the batch so that the loss function can evaluate on the fixed validation
     windows at the right steps (in Python, around the loss that ``s.compiled`` compiles); a run resumed
     from a checkpoint keeps only the later points.
     """
+    s, cfg = setup_of(Text, config), TrainConfig(**config["train"])
     data = text.splits()
-    valid = text.windows(data["valid"], s.eval_n, s.length, seed=30_000 + seed)
+    valid = text.windows(data["valid"], s.eval_n, s.length, seed=30_000 + cfg.seed)
     curve: list[dict] = []
     train_loss = training_loss(s, lm_loss)
 
@@ -283,12 +333,8 @@ def train_text(s: Text, profile: str, seed: int = 0):
         return train_loss(model, tokens, target)
 
     def batches(step):
-        tokens, target = text.windows(data["train"], s.batch_size, s.length, seed=seed * 1_000_003 + step)
+        tokens, target = text.windows(data["train"], s.batch_size, s.length, seed=cfg.seed * 1_000_003 + step)
         return tokens, target, torch.full((s.batch_size,), step)
-
-    cfg = train_config(s, seed)
-    config = {key: value for key, value in asdict(s).items() if key != "compiled" or value}
-    run = Run(f"hyla/text/{s.kind}", {**config, "train": cfg.as_dict()}, profile, code=__name__)
 
     def make():
         return CausalLM(text.VOCAB, s.length, dim=s.dim, heads=s.heads, depth=s.depth, kind=s.kind)
@@ -296,7 +342,12 @@ def train_text(s: Text, profile: str, seed: int = 0):
     def evaluate(model):
         return {"valid": curve + [{"step": s.steps, "loss": validate(model)}]}
 
-    return parallel.train_one_thread(run, make, loss_fn, batches, cfg, evaluate=evaluate)
+    return Recipe(make, loss_fn, batches, cfg, evaluate)
+
+
+def train_text(s: Text, profile: str, seed: int = 0):
+    """Train (or load) one language model (:func:`text_run`); ``(model, metrics)``."""
+    return text_run(s, profile, seed)()
 
 
 # -- which runs each target needs -------------------------------------------------------------
