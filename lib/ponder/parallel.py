@@ -99,12 +99,12 @@ def _needs_training(job: Job, keep_going: bool) -> bool:
 
 def describe(job: Job) -> str:
     """A job in one short line: ``train_cpvr('hyper_act', 'quick', 1)``, keywords after the arguments; a declared
-    run by its name and seed (``hut/cpvr/ut_act, seed 1``), a chosen one by its label."""
+    run by its name, seed and key (``hut/cpvr/ut_act, seed 1, 3fa2c1d09b7e4410``), a chosen one by its label."""
     if isinstance(job, Chosen):
         return job.label
     if isinstance(job, Spec):
         seed = job.config.get("train", {}).get("seed")
-        return job.name + (f", seed {seed}" if seed is not None else "")
+        return job.name + (f", seed {seed}" if seed is not None else "") + f", {job.run.key}"
     if not isinstance(job, partial):
         return getattr(job, "__name__", repr(job))
     args = [repr(a) for a in job.args] + [f"{k}={v!r}" for k, v in sorted(job.keywords.items())]

@@ -1,7 +1,8 @@
 """The registry of runs: which runs each notebook trains ahead, and what those runs read first.
 
-Per notebook, its **jobs** (:mod:`ponder.parallel`: module-level functions of :mod:`ponder.experiments`
-with their arguments, each training or loading one run) cover every run it reads, and its **upstream**,
+Per notebook, its **jobs** cover every run it reads: declared runs (:mod:`ponder.specs`, planned from the run
+cache alone) and, for ACM, module-level functions of :mod:`ponder.experiments` with their arguments, each
+training or loading its runs (:mod:`ponder.parallel` calls them in look-up mode to plan); and its **upstream**,
 where its jobs share work, the runs or training streams they read (ACM's base models and phases I-II,
 the C-PVR streams, the runs learning rates are chosen on), made first. ``make figures`` trains the
 jobs of every notebook in one pool before executing the notebooks (:func:`training`); a notebook calls
