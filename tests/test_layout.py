@@ -11,7 +11,10 @@ from ponder.runs import PACKAGE
 LAYERS = (
     ("foundation", {"", "numerics", "exact", "products", "checks", "profiles", "paths"}),
     ("papers", {"tasks", "models"}),
-    ("runner", {"runs", "training", "parallel", "ensemble", "streams", "cuda_graphs", "compilation", "timing"}),
+    (
+        "runner",
+        {"runs", "training", "specs", "parallel", "ensemble", "streams", "cuda_graphs", "compilation", "timing"},
+    ),
     ("experiments", {"sizes", "experiments", "registry"}),
     ("analysis", {"analysis"}),
     ("methods", {"methods"}),

@@ -19,7 +19,16 @@ PACKAGE = Path(__file__).resolve().parents[1] / "lib" / "ponder"
 
 # what each part of the machinery is, by module path under lib/ponder (a folder: every module in it)
 PARTS = {
-    "runner": ("runs.py", "training.py", "parallel.py", "streams.py", "timing.py", "registry.py", "execution.py"),
+    "runner": (
+        "runs.py",
+        "training.py",
+        "specs.py",
+        "parallel.py",
+        "streams.py",
+        "timing.py",
+        "registry.py",
+        "execution.py",
+    ),
     "GPU-only execution": ("ensemble.py", "cuda_graphs.py", "compilation.py", "kernels.py", "models/acm_triton.py"),
     "ledger": ("ledger.py", "analysis/verdicts.py", "analysis/convergence.py", "analysis/tuning.py"),
     "repro": (
