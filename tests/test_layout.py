@@ -1,11 +1,9 @@
 """The library's layers: a module imports only from its own layer or the layers below it
 (docs/development.md, "Layout of lib/ponder")."""
 
-import ast
-
 import pytest
 
-from ponder.runs import PACKAGE
+from ponder.runs import PACKAGE, imported_by
 
 # lowest first; a top-level module or package of ``ponder`` by its first name under ``ponder``
 LAYERS = (
@@ -56,15 +54,9 @@ def module_of(path, package=PACKAGE) -> str:
 
 def imports(path, package=PACKAGE) -> set[str]:
     """Every ``ponder`` module named by an import statement anywhere in ``path`` (functions' bodies included)."""
-    here = module_of(path, package).split(".")[:-1]
-    found = set()
-    for node in ast.walk(ast.parse(path.read_bytes())):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            base = here[: len(here) - node.level + 1] if node.level else []
-            found.add(".".join(base + (node.module.split(".") if node.module else [])))
-    return {name for name in found if name.split(".")[0] == "ponder"}
+    parts = path.relative_to(package).with_suffix("").parts
+    name = ".".join(("ponder", *(parts[:-1] if parts[-1] == "__init__" else parts)))
+    return imported_by(name, package, every_statement=True)
 
 
 def upward(path, package=PACKAGE) -> list[str]:
@@ -87,11 +79,14 @@ def test_no_module_imports_a_layer_above_its_own(path):
 
 
 def test_the_rule_sees_upward_imports_at_any_depth_and_allows_its_own_layer(tmp_path):
+    for module in ("plots/__init__", "models/__init__", "models/act", "tasks/__init__", "tasks/cpvr", "analysis/acm"):
+        (tmp_path / module).parent.mkdir(exist_ok=True)
+        (tmp_path / f"{module}.py").write_text("")
     source = tmp_path / "models" / "x.py"
-    source.parent.mkdir()
     source.write_text(
         "import ponder.plots\nfrom . import act\nfrom ..tasks import cpvr\n\n\n"
         "def f():\n    from ..analysis import acm\n"
     )
-    assert imports(source, tmp_path) == {"ponder.plots", "ponder.models", "ponder.tasks", "ponder.analysis"}
-    assert upward(source, tmp_path) == ["ponder.analysis", "ponder.plots"]
+    found = {"ponder.plots", "ponder.models", "ponder.models.act", "ponder.tasks", "ponder.tasks.cpvr"}
+    assert imports(source, tmp_path) == found | {"ponder.analysis.acm"}  # what exists, ``from . import x`` as x
+    assert upward(source, tmp_path) == ["ponder.analysis.acm", "ponder.plots"]

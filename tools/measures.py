@@ -15,6 +15,8 @@ import tokenize
 from collections import defaultdict
 from pathlib import Path
 
+from ponder.runs import imported_by
+
 PACKAGE = Path(__file__).resolve().parents[1] / "lib" / "ponder"
 
 # what each part of the machinery is, by module path under lib/ponder (a folder: every module in it)
@@ -87,19 +89,8 @@ def module_name(path: Path) -> str:
 
 
 def imports(path: Path) -> set[str]:
-    """The ``ponder`` modules ``path`` imports (relative imports resolved; ``from . import x`` names ``x``)."""
-    here = module_name(path).split(".")
-    package = here if path.name == "__init__.py" else here[:-1]
-    found = set()
-    for node in ast.walk(ast.parse(path.read_bytes())):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            base = package[: len(package) - node.level + 1] if node.level else []
-            module = ".".join(base + (node.module.split(".") if node.module else []))
-            found.add(module)
-            found |= {f"{module}.{alias.name}" for alias in node.names}
-    return {name for name in found if name.split(".")[0] == "ponder"}
+    """The ``ponder`` modules ``path`` imports, by any statement (:func:`ponder.runs.imported_by`)."""
+    return imported_by(module_name(path), every_statement=True)
 
 
 def graph(paths: list[Path]) -> dict[str, set[str]]:

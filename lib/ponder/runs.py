@@ -53,17 +53,18 @@ def module_file(name: str, package: Path = PACKAGE) -> Path | None:
     return next((path for path in candidates if path.is_file()), None)
 
 
-def imported_by(name: str, package: Path = PACKAGE) -> set[str]:
+def imported_by(name: str, package: Path = PACKAGE, every_statement: bool = False) -> set[str]:
     """The ``ponder`` modules the source of ``name`` imports.
 
     A module's functions run when a run trains, so every import statement in it counts, at any depth;
     a package's ``__init__`` counts only the imports it makes when the package is imported (its
-    top-level statements), since its functions orchestrate runs rather than compute them."""
+    top-level statements), since its functions orchestrate runs rather than compute them, unless
+    ``every_statement`` (the library's import graph: ``tests/test_layout.py``, ``tools/measures.py``)."""
     path = module_file(name, package)
     tree = ast.parse(path.read_bytes(), filename=str(path))
     is_package = path.name == "__init__.py"
     here = name.split(".") if is_package else name.split(".")[:-1]
-    statements = tree.body if is_package else list(ast.walk(tree))
+    statements = tree.body if is_package and not every_statement else list(ast.walk(tree))
     found = set()
     for node in statements:
         if isinstance(node, ast.Import):
