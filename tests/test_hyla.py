@@ -235,7 +235,7 @@ def test_every_run_of_a_kind_trains_at_the_point_its_base_run_scored_best_on_the
 
     monkeypatch.setattr(Spec, "metrics", fake)
     swept = H.sraven_setup("smoke", k=3)  # a sweep's run: the rate is its kind's, chosen on the base run
-    run = H.sraven_run(swept, "smoke", seed=2)
+    run = H.tuned("sraven", swept, "smoke", seed=2)
     base = H.sraven_setup("smoke")
     assert [H.setup_of(H.Sraven, spec.config) for spec in run.among] == [replace(base, lr=r) for r in (1e-3, 3e-3)]
     chosen = run.spec()
@@ -243,7 +243,7 @@ def test_every_run_of_a_kind_trains_at_the_point_its_base_run_scored_best_on_the
     assert H.setup_of(H.Sraven, chosen.config) == replace(swept, lr=3e-3, weight_decay=0.1)
     assert chosen.config["train"]["seed"] == 2 and chosen.trainer == "hyla.train_sraven"
     monkeypatch.setitem(H.TUNING, "smoke", None)
-    alone = H.sraven_run(swept, "smoke", seed=2)
+    alone = H.tuned("sraven", swept, "smoke", seed=2)
     assert isinstance(alone, Spec) and H.setup_of(H.Sraven, alone.config) == swept
 
 

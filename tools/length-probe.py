@@ -29,6 +29,7 @@ import ponder  # noqa: F401  (before torch: pinned numerics)
 import argparse
 import json
 from collections.abc import Callable
+from functools import partial
 from typing import NamedTuple
 
 from ponder import parallel
@@ -55,7 +56,7 @@ class Task(NamedTuple):
 TASKS = {
     "fuzzy": Task(
         hyla.fuzzy_setup,
-        hyla.fuzzy_spec,
+        partial(hyla.task_spec, "fuzzy"),
         "frac_test",
         "test_r2",
         "train_r2",
@@ -64,7 +65,7 @@ TASKS = {
     ),
     "sraven": Task(
         hyla.sraven_setup,
-        hyla.sraven_spec,
+        partial(hyla.task_spec, "sraven"),
         "holdout",
         "ood_acc",
         "id_acc",

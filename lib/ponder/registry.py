@@ -121,10 +121,10 @@ def hyla_jobs(profile: str, seed: int = 0) -> Jobs:
     H, sw = hyla, hyla.sweeps(profile)
 
     def sr(setups, seed=seed):
-        return [H.sraven_run(s, profile, seed) for s in setups]
+        return [H.tuned("sraven", s, profile, seed) for s in setups]
 
     def fz(setups, seed=seed):
-        return [H.fuzzy_run(s, profile, seed) for s in setups]
+        return [H.tuned("fuzzy", s, profile, seed) for s in setups]
 
     every, kinds = H.seeds_of(profile, seed), H.MAIN_KINDS
     return {
@@ -150,10 +150,9 @@ def hyla_upstream(profile: str, seed: int = 0) -> Jobs:
     H, kinds = hyla, hyla.sweeps(profile)["ablations"]
     if by_profile(H.TUNING, profile) is None:
         return {}
-    runs = ((H.sraven_spec, H.sraven_setup, "sraven"), (H.fuzzy_spec, H.fuzzy_setup, "fuzzy"))
     tuning = [
-        declare(c, profile, H.TUNE_SEED)
-        for declare, setup, task in runs
+        H.task_spec(task, c, profile, H.TUNE_SEED)
+        for task, setup in H.SETUPS.items()
         for kind in kinds
         for c in H.candidates(setup(profile, kind=kind), profile, task)
     ]

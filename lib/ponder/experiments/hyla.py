@@ -1,6 +1,6 @@
 """Training runs of the HYLA notebooks (Schug et al., ICLR 2025): sraven, fuzzy logic, language modelling.
 
-Every run is declared (:mod:`ponder.specs`: ``sraven_run``, ``fuzzy_run``, ``text_run``, its training built from
+Every run is declared (:mod:`ponder.specs`: :func:`tuned`, :func:`task_spec`, :func:`text_run`, its training built from
 its config by a recipe) and every ``train_*`` function returns ``(model, metrics)`` from the run cache, so the
 notebooks and ``python -m ponder.experiments hyla`` share the runs. The run descriptions and
 their sizes at each profile are in :mod:`ponder.sizes.hyla`.
@@ -65,31 +65,39 @@ def candidates(s, profile: str, task: str) -> list:
 TUNE_SEED = 0  # the seed every kind's rate is chosen on, fixed before any run is looked at
 
 
-def tuned(declare, s, base, profile: str, task: str, score: str, seed: int, trainer: str) -> Spec | Chosen:
-    """The run ``s`` on ``seed`` at the learning rate and weight decay chosen for its kind: where the profile has
-    a :data:`TUNING` grid, the point whose run of ``base`` (the profile's base run of ``s``'s kind) on seed
-    :data:`TUNE_SEED` has the highest ``metrics[score]`` (an in-distribution score, never the held-out one), chosen
-    among those runs once they are finished (:class:`~ponder.specs.Chosen`); else ``s`` at its own.
-    ``declare(setup, profile, seed, trainer)`` declares one run of the task; ``trainer`` names this one."""
+def tuned(task: str, s, profile: str, seed: int) -> Spec | Chosen:
+    """The ``task``'s run ``s`` on ``seed`` at the learning rate and weight decay chosen for its kind: where the
+    profile has a :data:`TUNING` grid, the point whose run of the profile's base run of ``s``'s kind on seed
+    :data:`TUNE_SEED` has the highest in-distribution score (:data:`SCORES`, never the held-out one), chosen among
+    those runs once they are finished (:class:`~ponder.specs.Chosen`); else ``s`` at its own."""
+    trainer = f"hyla.train_{task}"
     if by_profile(TUNING, profile) is None:
-        return declare(s, profile, seed, trainer)
+        return task_spec(task, s, profile, seed, trainer)
+    base = replace(SETUPS[task](profile), kind=s.kind)
     grid = candidates(base, profile, task)
-    among = tuple(declare(c, profile, TUNE_SEED, f"hyla.train_{task}_once") for c in grid)
+    among = tuple(task_spec(task, c, profile, TUNE_SEED) for c in grid)
     points = tuple((c.lr, c.weight_decay) for c in grid)
-    at_best = partial(at_best_score, declare, s, profile, seed, trainer, points, score)
-    default = replace(base, kind=s.kind)
+    at_best = partial(at_best_score, task, s, profile, seed, trainer, points)
     changed = "".join(
-        f" {k}={v}" for k, v in asdict(s).items() if v != getattr(default, k) and k not in ("lr", "weight_decay")
+        f" {k}={v}" for k, v in asdict(s).items() if v != getattr(base, k) and k not in ("lr", "weight_decay")
     )
     return Chosen(among, at_best, f"hyla/{task}/{s.kind}{changed}, seed {seed}, at the rate chosen on seed {TUNE_SEED}")
 
 
-def at_best_score(declare, s, profile: str, seed: int, trainer: str, points, score: str, metrics: list[dict]) -> Spec:
-    """``declare`` the run ``s`` at the point of ``points`` (``(lr, weight decay)``) whose run's ``metrics`` (in the
-    same order) have the highest ``score``; the first of equals."""
-    scores = {point: m[score] for point, m in zip(points, metrics, strict=True)}
+def at_best_score(task: str, s, profile: str, seed: int, trainer: str, points, metrics: list[dict]) -> Spec:
+    """The ``task``'s run ``s`` at the point of ``points`` (``(lr, weight decay)``) whose run's ``metrics`` (in the
+    same order) have the highest in-distribution score (:data:`SCORES`); the first of equals."""
+    scores = {point: m[SCORES[task]] for point, m in zip(points, metrics, strict=True)}
     lr, weight_decay = max(scores, key=scores.get)
-    return declare(replace(s, lr=lr, weight_decay=weight_decay), profile, seed, trainer)
+    return task_spec(task, replace(s, lr=lr, weight_decay=weight_decay), profile, seed, trainer)
+
+
+def task_spec(task: str, s, profile: str, seed: int = 0, trainer: str | None = None) -> Spec:
+    """One sraven or fuzzy-logic model at the learning rate and weight decay of ``s``, declared (its training:
+    :data:`RECIPES`); ``trainer`` names it in the time records (default: ``hyla.train_<task>_once``)."""
+    config = {**asdict(s), "train": train_config(s, seed).as_dict()}
+    trainer = trainer or f"hyla.train_{task}_once"
+    return Spec(f"hyla/{task}/{s.kind}", config, profile, (__name__,), RECIPES[task], trainer, True, True)
 
 
 # -- sraven ---------------------------------------------------------------------------------
@@ -161,21 +169,8 @@ def sraven_scores(model, s: Sraven, seed: int) -> dict:
     return out
 
 
-def sraven_run(s: Sraven, profile: str, seed: int = 0) -> Spec | Chosen:
-    """The sraven model of ``s`` at the rate :func:`tuned` chooses for its kind by in-distribution accuracy,
-    declared."""
-    return tuned(sraven_spec, s, sraven_setup(profile), profile, "sraven", "id_acc", seed, "hyla.train_sraven")
-
-
-def sraven_spec(s: Sraven, profile: str, seed: int = 0, trainer: str = "hyla.train_sraven_once") -> Spec:
-    """One sraven model at the learning rate and weight decay of ``s``, declared (its training:
-    :func:`sraven_recipe`)."""
-    config = {**asdict(s), "train": train_config(s, seed).as_dict()}
-    return Spec(f"hyla/sraven/{s.kind}", config, profile, (__name__,), sraven_recipe, trainer, True, True)
-
-
 def sraven_recipe(config: dict) -> Recipe:
-    """How a sraven run of ``config`` (:func:`sraven_spec`) trains: fresh instances of the training combinations
+    """How a sraven run of ``config`` (:func:`task_spec`) trains: fresh instances of the training combinations
     of its seed's split each step; scored on fixed in-distribution and held-out sets (:func:`sraven_scores`)."""
     s, cfg = setup_of(Sraven, config), TrainConfig(**config["train"])
     train_combos, _ = sraven.split(s.k, s.holdout, cfg.seed)
@@ -195,13 +190,14 @@ def setup_of(cls, config: dict):
 
 
 def train_sraven(s: Sraven, profile: str, seed: int = 0):
-    """Train (or load) :func:`sraven_run`; metrics hold ``id_acc``, ``ood_acc`` and the loss history."""
-    return sraven_run(s, profile, seed)()
+    """Train (or load) the sraven model of ``s`` at the rate chosen for its kind by in-distribution accuracy
+    (:func:`tuned`); metrics hold ``id_acc``, ``ood_acc`` and the loss history."""
+    return tuned("sraven", s, profile, seed)()
 
 
 def train_sraven_once(s: Sraven, profile: str, seed: int = 0):
-    """Train (or load) one sraven model at the learning rate and weight decay of ``s`` (:func:`sraven_spec`)."""
-    return sraven_spec(s, profile, seed)()
+    """Train (or load) one sraven model at the learning rate and weight decay of ``s`` (:func:`task_spec`)."""
+    return task_spec("sraven", s, profile, seed)()
 
 
 # -- fuzzy logic ----------------------------------------------------------------------------
@@ -248,21 +244,8 @@ def fuzzy_scores(model, s: Fuzzy, seed: int) -> dict:
     return out
 
 
-def fuzzy_run(s: Fuzzy, profile: str, seed: int = 0) -> Spec | Chosen:
-    """The fuzzy-logic model of ``s`` at the rate :func:`tuned` chooses for its kind by R² on training tasks,
-    declared."""
-    return tuned(fuzzy_spec, s, fuzzy_setup(profile), profile, "fuzzy", "train_r2", seed, "hyla.train_fuzzy")
-
-
-def fuzzy_spec(s: Fuzzy, profile: str, seed: int = 0, trainer: str = "hyla.train_fuzzy_once") -> Spec:
-    """One fuzzy-logic model at the learning rate and weight decay of ``s``, declared (its training:
-    :func:`fuzzy_recipe`)."""
-    config = {**asdict(s), "train": train_config(s, seed).as_dict()}
-    return Spec(f"hyla/fuzzy/{s.kind}", config, profile, (__name__,), fuzzy_recipe, trainer, True, True)
-
-
 def fuzzy_recipe(config: dict) -> Recipe:
-    """How a fuzzy-logic run of ``config`` (:func:`fuzzy_spec`) trains: fresh sequences of the training term
+    """How a fuzzy-logic run of ``config`` (:func:`task_spec`) trains: fresh sequences of the training term
     combinations of its seed's split each step; scored by R² on each evaluation set (:func:`fuzzy_scores`)."""
     s, cfg = setup_of(Fuzzy, config), TrainConfig(**config["train"])
     combos = fuzzy.split(s.n_vars, s.n_terms, s.frac_test, seed=cfg.seed)["train"]
@@ -277,13 +260,19 @@ def fuzzy_recipe(config: dict) -> Recipe:
 
 
 def train_fuzzy(s: Fuzzy, profile: str, seed: int = 0):
-    """Train (or load) :func:`fuzzy_run`; metrics hold ``test_r2`` (the paper's OOD R²)."""
-    return fuzzy_run(s, profile, seed)()
+    """Train (or load) the fuzzy-logic model of ``s`` at the rate chosen for its kind by R² on training tasks
+    (:func:`tuned`); metrics hold ``test_r2`` (the paper's OOD R²)."""
+    return tuned("fuzzy", s, profile, seed)()
 
 
 def train_fuzzy_once(s: Fuzzy, profile: str, seed: int = 0):
-    """Train (or load) one fuzzy-logic model at the learning rate and weight decay of ``s`` (:func:`fuzzy_spec`)."""
-    return fuzzy_spec(s, profile, seed)()
+    """Train (or load) one fuzzy-logic model at the learning rate and weight decay of ``s`` (:func:`task_spec`)."""
+    return task_spec("fuzzy", s, profile, seed)()
+
+
+RECIPES = {"sraven": sraven_recipe, "fuzzy": fuzzy_recipe}  # how each in-context task's runs train
+SCORES = {"sraven": "id_acc", "fuzzy": "train_r2"}  # the in-distribution score a kind's rate is chosen by
+SETUPS = {"sraven": sraven_setup, "fuzzy": fuzzy_setup}  # each task's profile row
 
 
 # -- language modelling (stand-in for C4) ----------------------------------------------------
