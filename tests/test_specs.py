@@ -9,28 +9,8 @@ import torch
 from ponder import ensemble, parallel, profiles, registry, runs, streams, training
 from ponder.experiments import hyper_ut
 from ponder.specs import Chosen, Recipe, Spec, declared
-from ponder.tasks import cpvr_decoys, fuzzy, images, parity, sraven, text
+from ponder.tasks import cpvr_decoys, fuzzy, images, parity, speech, sraven, text
 from ponder.training import TrainConfig
-
-# The notebooks whose runs are all declared; the ACM notebooks' jobs are still functions the planner calls in
-# look-up mode.
-DECLARED = (
-    "hyla_ablations",
-    "hyla_fuzzy",
-    "hyla_latent",
-    "hyla_lm",
-    "hyla_sraven",
-    "hyper_ut",
-    "hyper_ut_depth",
-    "hyper_ut_modules",
-    "hyper_ut_explorer",
-    "hyper_ut_scratchpad",
-    "hyper_ut_vision",
-    "survey_early_exit",
-    "survey_mod",
-    "survey_table",
-    "survey_parity",
-)
 
 
 def toy_recipe(config: dict) -> Recipe:
@@ -101,11 +81,14 @@ def nothing_runs(tmp_path, monkeypatch):
     for owner, name in [
         (training, "train_run"),
         (training, "train"),
+        (runs.Run, "load_model"),
         (ensemble, "train_runs"),
         (cpvr_decoys, "sample"),
         (parity, "sample"),
         (images, "sample"),
         (images, "images"),
+        (speech, "sample"),
+        (speech, "fixed_features"),
         (sraven, "split"),
         (sraven, "batch"),
         (sraven, "dataset"),
@@ -121,8 +104,8 @@ def nothing_runs(tmp_path, monkeypatch):
 
 
 def planned(profile: str) -> tuple[list, list[set[int]], list]:
-    """The plan of the declared notebooks of ``profile`` (:func:`ponder.registry.training`), and their jobs."""
-    independent, groups, needed = registry.training(profile, 0, list(DECLARED))
+    """The plan of every notebook of ``profile`` (:func:`ponder.registry.training`), and their jobs."""
+    independent, groups, needed = registry.training(profile, 0)
     order, needs = parallel.plan(independent, groups)
     return order, needs, [job for jobs in needed.values() for job in jobs]
 
@@ -137,6 +120,10 @@ def test_planning_the_cpu_profile_builds_draws_loads_and_trains_nothing(nothing_
     for job in chosen:  # each waits for the grid it is chosen on, planned before it
         assert {position[spec.key] for spec in job.among} <= needs[position[job.key]]
         assert all(position[spec.key] < position[job.key] for spec in job.among)
+    built_on = [job for job in runs_ if isinstance(job, Spec) and job.needs]
+    assert built_on  # ACM's phases and baselines: each waits for the runs whose models it builds on
+    for job in built_on:
+        assert {position[need.key] for need in job.needs} <= needs[position[job.key]]
     every = {parallel.key(job) for job in jobs if declared(job)}
     assert every <= set(position)  # every declared run of the notebooks is planned
     assert all(streams.is_chunk(job) for job in order if not declared(job))  # the rest: training streams to draw
@@ -162,25 +149,35 @@ def test_with_the_grids_finished_the_cpu_plan_resolves_each_choice_from_their_me
     assert {job.config["lr"] for job in tuned if job.config["train"]["seed"] != 0} == {3e-3}  # cpu's grid: 1e-3, 3e-3
 
 
-def test_every_recipe_receives_its_config_alone_and_reads_no_profile_table(monkeypatch):
-    """A run's training is built from its config, so everything it uses is in its key."""
+def untrained(spec: Spec) -> torch.nn.Module:
+    """The model ``spec``'s recipe builds, on the untrained models of the runs it needs."""
+    return spec.recipe(spec.config, *map(untrained, spec.needs)).make()
+
+
+def test_every_recipe_receives_its_config_and_needed_models_alone_and_reads_no_profile_table(monkeypatch):
+    """A run's training is built from its config (and the models it builds on), so everything it uses is in its
+    key."""
     specs = {}
     for profile in ("smoke", "quick", "cpu", "gpu"):
-        for notebook, jobs in registry.notebook_jobs(profile).items():
-            for job in jobs if notebook in DECLARED else ():
+        for jobs in registry.notebook_jobs(profile).values():
+            for job in jobs:
                 spec = job.among[0] if isinstance(job, Chosen) else job
-                specs.setdefault(spec.recipe, spec)
-    assert len(specs) == 10  # C-PVR, parity, early exit, MoD, PonderNet, digits, scratch-pad, sraven, fuzzy, text
+                for each in (spec, *spec.needs, *(n for need in spec.needs for n in need.needs)):
+                    specs.setdefault(each.recipe, {}).setdefault(profile, each)
+    assert len(specs) == 19  # C-PVR 1, survey 3, parity, digits, scratch-pad, HYLA 3, ACM 4 phases and 5 baselines
+    smoke = {recipe: by[min(by, key=("smoke", "quick", "cpu", "gpu").index)] for recipe, by in specs.items()}
+    upstream = {recipe: [untrained(need) for need in spec.needs] for recipe, spec in smoke.items()}
     for module in [m for name, m in sys.modules.items() if name.startswith("ponder.")]:
         if getattr(module, "by_profile", None) is profiles.by_profile:
             monkeypatch.setattr(module, "by_profile", refuse(f"{module.__name__}.by_profile"))
-    for recipe, spec in specs.items():
-        assert list(inspect.signature(recipe).parameters) == ["config"], recipe
-        built = recipe(spec.config)
+    for recipe, spec in smoke.items():
+        parameters = list(inspect.signature(recipe).parameters)
+        assert parameters[0] == "config" and len(parameters) - 1 >= len(spec.needs), recipe
+        built = recipe(spec.config, *upstream[recipe])
         assert isinstance(built, Recipe) and built.cfg.as_dict() == spec.config["train"], recipe
 
 
-def test_every_declared_notebook_lists_specs_only():
+def test_every_notebook_lists_declared_runs_only():
     for profile in ("smoke", "cpu"):
         for notebook, jobs in registry.notebook_jobs(profile).items():
-            assert all(map(declared, jobs)) == (notebook in DECLARED), (profile, notebook)
+            assert all(map(declared, jobs)), (profile, notebook)

@@ -137,7 +137,7 @@ def plan(
     Only jobs not :func:`is_cached` count, each once. First the upstream jobs of every group of
     ``after``, then each group's jobs built on them (waiting for that group's upstream), then ``jobs``. A
     declared run is planned from its spec and the run cache alone (:mod:`ponder.specs`): a run chosen on
-    others whose runs are not all finished waits for them, and they are planned before it.
+    others whose runs are not all finished, or built on others' models, waits for them, planned before it.
     """
     order, needs, position, cached = [], [], {}, set()
 
@@ -149,6 +149,10 @@ def plan(
                 waits = waits | {position[key(spec)] for spec in job.among if key(spec) in position}
             else:
                 job = job.spec()
+        if isinstance(job, Spec) and job.needs:  # the runs it builds on, planned before it
+            for need in job.needs:
+                add(need, waits)
+            waits = waits | {position[key(need)] for need in job.needs if key(need) in position}
         k = key(job)
         if k in position:
             needs[position[k]] |= waits

@@ -1,8 +1,7 @@
 """The registry of runs: which runs each notebook trains ahead, and what those runs read first.
 
-Per notebook, its **jobs** cover every run it reads: declared runs (:mod:`ponder.specs`, planned from the run
-cache alone) and, for ACM, module-level functions of :mod:`ponder.experiments` with their arguments, each
-training or loading its runs (:mod:`ponder.parallel` calls them in look-up mode to plan); and its **upstream**,
+Per notebook, its **jobs**, declared runs (:mod:`ponder.specs`, planned from the run cache alone), cover every run
+it reads, and its **upstream**,
 where its jobs share work, the runs or training streams they read (ACM's base models and phases I-II,
 the C-PVR streams, the runs learning rates are chosen on), made first. ``make figures`` trains the
 jobs of every notebook in one pool before executing the notebooks (:func:`training`); a notebook calls
@@ -161,51 +160,48 @@ def hyla_upstream(profile: str, seed: int = 0) -> Jobs:
 
 # -- ACM (arXiv 2312.10193) --------------------------------------------------------------------
 def acm_jobs(profile: str, seed: int = 0) -> Jobs:
-    """The runs each ACM notebook trains. No two jobs of a notebook share a run (N = 4 at equal cost and the
-    "full" pre-training variant are the "all" ablation, so they are left out) and each job's unshared upstream
-    runs are its own. The judged comparisons train every seed of :func:`ponder.experiments.acm.phases.seeds`;
-    acm-10's describing runs and acm-5's warm start (where the profile counts it) the first."""
+    """The runs each ACM notebook trains (N = 4 at equal cost and the "full" pre-training variant are the "all"
+    ablation, so they are left out). The judged comparisons train every seed of
+    :func:`ponder.experiments.acm.phases.seeds`; acm-10's describing runs and acm-5's warm start (where the profile
+    counts it) the first."""
     every, budgets, sizes = phases.seeds(profile, seed), phases.budgets, phases.sizes(profile)
     return {
         "acm_vit": [
             job
             for s in every
-            for job in [partial(phases.acm_model, profile, b, s) for b in budgets(profile)]
-            + [partial(baselines.moefied, profile, s), partial(baselines.early_exits, profile, s)]
-            + [partial(baselines.dense, profile, s)]
-            + [partial(baselines.halting, profile, d, s) for d in baselines.avit_depths(profile)]
-            + [partial(phases.settled_phase1, profile, s)]
+            for job in [phases.acm_run(profile, b, s) for b in budgets(profile)]
+            + [baselines.moefied_run(profile, s), baselines.early_exits_run(profile, s)]
+            + [baselines.dense_run(profile, s)]
+            + [baselines.halting_run(profile, d, s) for d in baselines.avit_depths(profile)]
+            + [phases.settled_run(profile, s)]
         ]
-        + ([partial(phases.settled_phase1, profile, seed, warm_start=True)] if sizes["warm_start_count"] else []),
-        "acm_ablations": [partial(ablations.ablation, profile, name, s) for s in every for name in ablations.ABLATIONS]
-        + [partial(ablations.granularity, profile, n, seed) for n in sizes["learner_counts"] if n != 4]
-        + [partial(ablations.pretraining_variant, profile, v, seed) for v in ablations.variants(profile) if v != "full"]
-        + [partial(phases.acm_model, profile, budgets(profile)[-1], seed)],
+        + ([phases.settled_run(profile, seed, warm_start=True)] if sizes["warm_start_count"] else []),
+        "acm_ablations": [ablations.ablation_run(profile, name, s) for s in every for name in ablations.ABLATIONS]
+        + [ablations.granularity_run(profile, n, seed) for n in sizes["learner_counts"] if n != 4]
+        + [ablations.variant_run(profile, v, seed) for v in ablations.variants(profile) if v != "full"]
+        + [phases.acm_run(profile, budgets(profile)[-1], seed)],
         "acm_speech": [
             job
             for s in every
-            for job in [partial(phases.acm_model, profile, b, s, task="speech") for b in budgets(profile, "speech")]
-            + [partial(baselines.moefied, profile, s, task="speech")]
-            + [partial(baselines.dense, profile, s, task="speech")]
+            for job in [phases.acm_run(profile, b, s, task="speech") for b in budgets(profile, "speech")]
+            + [baselines.moefied_run(profile, s, task="speech")]
+            + [baselines.dense_run(profile, s, task="speech")]
         ],
     }
 
 
 def acm_upstream(profile: str, seed: int = 0) -> Jobs:
-    """What the jobs of each ACM notebook share: its task's base model and phases I-II, per seed, and the runs
-    its methods' learning rates are chosen on (:func:`ponder.experiments.acm.tuning.tuning_jobs`; the ablations
-    read ACM's)."""
+    """What the jobs of each ACM notebook share: its task's base models (per seed), so that they train first, on
+    every core, and the runs its methods' learning rates are chosen on
+    (:func:`ponder.experiments.acm.tuning.tuning_jobs`; the ablations read ACM's)."""
     task = {"acm_speech": "speech"}
     chosen_on = {
         "acm_vit": tuning.tuning_jobs(profile),
-        "acm_ablations": [job for job in tuning.tuning_jobs(profile) if job.func is phases.acm_model],
+        "acm_ablations": [job for job in tuning.tuning_jobs(profile) if job.name.startswith("acm/phase3-")],
         "acm_speech": tuning.tuning_jobs(profile, "speech"),
     }
     return {
-        notebook: [
-            partial(phases.gates_pretrained, profile, s, task=task.get(notebook, "digits"))
-            for s in phases.seeds(profile, seed)
-        ]
+        notebook: [phases.base_run(profile, s, task.get(notebook, "digits")) for s in phases.seeds(profile, seed)]
         + chosen_on[notebook]
         for notebook in chosen_on
     }

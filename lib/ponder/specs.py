@@ -1,14 +1,17 @@
-"""A run as data: its name, what its key hashes, how its training is built, and the runs it is chosen on.
+"""A run as data: its name, what its key hashes, how its training is built, and the runs it rests on.
 
 A :class:`Spec` declares one run: ``name``, ``config`` and ``profile`` (what :class:`~ponder.runs.Run` keys it
 by, together with the code of the modules ``code``) and ``recipe``, a module-level function that receives the
-config and nothing else and returns the run's :class:`Recipe` (how to build the model, the loss, the batches of
-each step, the optimisation, the evaluation). Declaring a spec builds, draws and trains nothing, so the planner
-(:func:`ponder.parallel.plan`) tells what a profile has left to train from specs and the run cache alone.
+config (and the models of the runs it ``needs``) and nothing else and returns the run's :class:`Recipe` (how to
+build the model, the loss, the batches of each step, the optimisation, the evaluation). Declaring a spec builds,
+draws and trains nothing, so the planner (:func:`ponder.parallel.plan`) tells what a profile has left to train
+from specs and the run cache alone.
 
-A run whose config depends on the results of others (a learning rate chosen on a grid's validation scores) is
-a :class:`Chosen`: the specs it is chosen ``among`` and ``declare``, a function of their metrics that returns
-its spec. The planner trains the ``among`` first; the choice reads their ``metrics.json``, no weights.
+A run built on the trained model of another (ACM's phases) names it among its ``needs``: the planner trains it
+first, and the recipe receives its model after the config. A run whose config depends on the results of others
+(a learning rate chosen on a grid's validation scores) is a :class:`Chosen`: the specs it is chosen ``among``
+and ``declare``, a function of their metrics that returns its spec. The planner trains the ``among`` first; the
+choice reads their ``metrics.json``, no weights.
 
 Calling either trains the run, or loads it where it is finished::
 
@@ -46,7 +49,9 @@ class Spec:
     the name its times are recorded under (``figures/TIMES.json``). ``one_thread``: trained on one thread
     wherever it trains (:func:`ponder.parallel.train_one_thread`); ``capture``: its step captured as a CUDA graph
     on a GPU. ``together``: the specs of a group of seeds trained as one stack (:mod:`ponder.ensemble`), this one
-    among them; empty for a run trained alone."""
+    among them; empty for a run trained alone. ``needs``: the runs whose trained models this one builds on (ACM's
+    phases, each on the one before): trained first, and handed to the recipe after the config,
+    ``recipe(config, *their models)``."""
 
     name: str
     config: dict
@@ -57,6 +62,7 @@ class Spec:
     one_thread: bool = False
     capture: bool = False
     together: tuple["Spec", ...] = field(default=())
+    needs: tuple["Spec", ...] = field(default=())
 
     @cached_property
     def run(self) -> Run:
@@ -86,7 +92,7 @@ class Spec:
         with num_threads(1) if self.one_thread else nullcontext():
             if self.together:
                 return self._train_together()
-            r = self.recipe(self.config)
+            r = self.recipe(self.config, *(need()[0] for need in self.needs))
             return train_run(self.run, r.make, r.loss, r.batches, r.cfg, r.evaluate, capture=self.capture)
 
     def _train_together(self) -> tuple[torch.nn.Module | None, dict]:

@@ -5,7 +5,8 @@ variants and robustness to corruptions.
 from torch import nn
 
 from ...checks import check_choice
-from .phases import acm_model, loss_weights, sizes
+from ...specs import Chosen, Spec
+from .phases import acm_run, loss_weights, sizes
 
 ABLATIONS = {  # acm-8: which auxiliary terms are off
     "all": (),
@@ -18,22 +19,38 @@ PRETRAINING = ("full", "no_phase1", "none")
 ABLATION_BUDGET = 0.6
 
 
-def ablation(profile: str, name: str, seed: int = 0) -> tuple[nn.Module, dict]:
-    """acm-8: a short phase III at β = 0.6 with some auxiliary losses switched off (the official 5-epoch ablation)."""
+def ablation_run(profile: str, name: str, seed: int = 0) -> Spec | Chosen:
+    """acm-8: a short phase III at β = 0.6 with some auxiliary losses switched off (the official 5-epoch ablation),
+    declared."""
     check_choice("name", name, tuple(ABLATIONS))
     weights = loss_weights(profile) | {term: 0.0 for term in ABLATIONS[name]}
-    return acm_model(profile, ABLATION_BUDGET, seed, weights=weights, steps=sizes(profile)["ablation_steps"])
+    return acm_run(profile, ABLATION_BUDGET, seed, weights=weights, steps=sizes(profile)["ablation_steps"])
+
+
+def granularity_run(profile: str, n: int, seed: int = 0) -> Spec | Chosen:
+    """acm-10: ``n`` learners at the same total cost (phases I and II, a short phase III at β = 0.6), declared."""
+    return acm_run(profile, ABLATION_BUDGET, seed, n=n, steps=sizes(profile)["ablation_steps"])
+
+
+def variant_run(profile: str, variant: str, seed: int = 0) -> Spec | Chosen:
+    """acm-10: with both pre-training phases, without phase I, without either (same total steps: a short
+    phase III of ``ablation_steps`` plus the steps the variant skips), β = 0.6, declared."""
+    return acm_run(profile, ABLATION_BUDGET, seed, pretraining=variant, steps=sizes(profile)["ablation_steps"])
+
+
+def ablation(profile: str, name: str, seed: int = 0) -> tuple[nn.Module, dict]:
+    """Train (or load) :func:`ablation_run`."""
+    return ablation_run(profile, name, seed)()
 
 
 def granularity(profile: str, n: int, seed: int = 0) -> tuple[nn.Module, dict]:
-    """acm-10: ``n`` learners at the same total cost (phases I and II, a short phase III at β = 0.6)."""
-    return acm_model(profile, ABLATION_BUDGET, seed, n=n, steps=sizes(profile)["ablation_steps"])
+    """Train (or load) :func:`granularity_run`."""
+    return granularity_run(profile, n, seed)()
 
 
 def pretraining_variant(profile: str, variant: str, seed: int = 0) -> tuple[nn.Module, dict]:
-    """acm-10: with both pre-training phases, without phase I, without either (same total steps: a short
-    phase III of ``ablation_steps`` plus the steps the variant skips), β = 0.6."""
-    return acm_model(profile, ABLATION_BUDGET, seed, pretraining=variant, steps=sizes(profile)["ablation_steps"])
+    """Train (or load) :func:`variant_run`."""
+    return variant_run(profile, variant, seed)()
 
 
 def variants(profile: str) -> tuple[str, ...]:

@@ -10,14 +10,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ... import parallel
 from ...models import flops
 from ...models import moe as moe_lib
 from ...models.avit import AViT, halting_loss
 from ...models.ztw import ZTWViT, exit_at, exit_loss
-from ...runs import Run
+from ...specs import Chosen, Recipe, Spec
 from ...training import TrainConfig
-from .phases import PREFIX, accuracy, base_model, base_spec, batches, evaluate, learning_rate, sizes, with_validation
+from .phases import PREFIX, accuracy, at_chosen_rate, base_run, batches, data, evaluate, sizes, with_validation
 
 MOE_TOP_K_FRACTIONS = (1 / 8, 1 / 4, 3 / 8, 1 / 2, 3 / 4, 1)  # of the experts (official: 2..128 of 128)
 
@@ -58,82 +57,113 @@ def curve_accuracy(metrics: dict) -> float:
     return float(np.mean([point["accuracy"] for point in metrics["curve"]]))
 
 
+def dense_spec(profile: str, seed: int, task: str, lr: float) -> Spec:
+    """:func:`dense`'s run at ``lr``, declared."""
+    s, base = sizes(profile, task), base_run(profile, seed, task)
+    cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=lr, weight_decay=0.05, seed=seed)
+    config = {"base": base.run.key, "train": cfg.as_dict(), "eval_images": s["eval_images"]}
+    config["data"], trainer = data(profile, task), "acm.baselines.dense"
+    return Spec(f"{PREFIX[task]}/dense", config, profile, (__name__,), dense_recipe, trainer, True, needs=(base,))
+
+
+def dense_recipe(config: dict, base: nn.Module) -> Recipe:
+    """Every weight of ``base`` fine-tuned with cross-entropy (:func:`dense_spec`)."""
+    cfg, on = TrainConfig(**config["train"]), config["data"]
+
+    def loss(model, batch):
+        return F.cross_entropy(model(batch[0]), batch[1])
+
+    evaluated = with_validation(evaluate, accuracy, on)
+    return Recipe(lambda: copy.deepcopy(base), loss, batches(on, cfg.batch_size, cfg.seed), cfg, evaluated)
+
+
+def dense_run(profile: str, seed: int = 0, task: str = "digits", lr: float | None = None) -> Spec | Chosen:
+    """:func:`dense`, declared: at ``lr`` or the rate chosen on validation (:func:`~.phases.at_chosen_rate`)."""
+    declare = partial(dense_spec, profile, seed, task)
+    if lr is not None:
+        return declare(lr)
+    return at_chosen_rate("dense, fine-tuned", profile, task, declare, f"{PREFIX[task]}/dense, seed {seed}")
+
+
 def dense(profile: str, seed: int = 0, task: str = "digits", lr: float | None = None) -> tuple[nn.Module, dict]:
     """The base model fine-tuned as it is, every weight, for the ACM's total steps at phase III's weight decay:
     what the extra training alone gives. A method that fine-tunes the base model beats the base model by that
     much without adapting any compute; beside this point its gain is its own. ``lr``: as
-    :func:`~.phases.learning_rate`."""
-    s = sizes(profile, task)
-    base, _ = base_model(profile, seed, task)
-    lr = learning_rate("dense, fine-tuned", profile, task, lr)
-    cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=lr, weight_decay=0.05, seed=seed)
-    run = Run(
-        f"{PREFIX[task]}/dense",
-        {"base": base_spec(profile, seed, task)[0].key, "train": cfg.as_dict(), "eval_images": s["eval_images"]},
-        profile,
-        code=__name__,
-    )
-    return parallel.train_one_thread(
-        run,
-        lambda: copy.deepcopy(base),
-        lambda m, b: F.cross_entropy(m(b[0]), b[1]),
-        batches(profile, cfg.batch_size, seed, task),
-        cfg,
-        evaluate=with_validation(evaluate, accuracy, profile, task),
-    )
+    :func:`dense_run`."""
+    return dense_run(profile, seed, task, lr)()
 
 
-def moefied(profile: str, seed: int = 0, task: str = "digits", lr: float | None = None) -> tuple[nn.Module, dict]:
-    """MoEfication: ReLU-fication fine-tuning (phase-III steps, at ``lr`` as :func:`~.phases.learning_rate`), expert
-    split, routers (phases I+II steps).
-
-    Metrics hold ``curve``: accuracy and MACs for each top-k of :func:`moe_top_k`.
-    """
-    s = sizes(profile, task)
-    base, _ = base_model(profile, seed, task)
-    lr = learning_rate("MoEfication", profile, task, lr)
+def relu_spec(profile: str, seed: int, task: str, lr: float) -> Spec:
+    """MoEfication's first stage at ``lr``, declared: the base model's MLPs ReLU-fied and fine-tuned for phase III's
+    steps."""
+    s, base = sizes(profile, task), base_run(profile, seed, task)
     cfg = TrainConfig(steps=s["finetune_steps"], batch_size=s["batch"], lr=lr, weight_decay=0.05, seed=seed)
-    count = experts(profile)
-    base_key = base_spec(profile, seed, task)[0].key
-    run = Run(
-        f"{PREFIX[task]}/moe-relu", {"base": base_key, "experts": count, "train": cfg.as_dict()}, profile, code=__name__
+    config = {"base": base.run.key, "experts": experts(profile), "train": cfg.as_dict(), "data": data(profile, task)}
+    name = f"{PREFIX[task]}/moe-relu"
+    return Spec(name, config, profile, (__name__,), relu_recipe, "acm.baselines.moe_relu", True, needs=(base,))
+
+
+def relu_recipe(config: dict, base: nn.Module) -> Recipe:
+    """ReLU-fication of ``base`` into ``experts`` per MLP, fine-tuned with cross-entropy (:func:`relu_spec`)."""
+    cfg, on = TrainConfig(**config["train"]), config["data"]
+
+    def loss(model, batch):
+        return F.cross_entropy(model(batch[0]), batch[1])
+
+    make = lambda: moe_lib.moefy(copy.deepcopy(base), config["experts"])  # noqa: E731
+    return Recipe(make, loss, batches(on, cfg.batch_size, cfg.seed), cfg)
+
+
+def router_spec(profile: str, seed: int, task: str, lr: float) -> Spec:
+    """MoEfication's second stage, declared: the ReLU-fied model of :func:`relu_spec` at ``lr`` split into experts
+    and its routers trained (phases I+II steps)."""
+    s, relu = sizes(profile, task), relu_spec(profile, seed, task, lr)
+    cfg = TrainConfig(
+        steps=s["distill_steps"] + s["gate_steps"], batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed
     )
-    relu_key = run.key
-    relu, _ = parallel.train_one_thread(
-        run,
-        lambda: moe_lib.moefy(copy.deepcopy(base), count),
-        lambda m, b: F.cross_entropy(m(b[0]), b[1]),
-        batches(profile, cfg.batch_size, seed, task),
-        cfg,
-    )
+    config = {"relu": relu.run.key, "train": cfg.as_dict(), "eval_images": s["eval_images"]}
+    config |= {"top_k": moe_top_k(profile), "data": data(profile, task)}
+    name = f"{PREFIX[task]}/moe-router"
+    return Spec(name, config, profile, (__name__,), router_recipe, "acm.baselines.moefied", True, needs=(relu,))
+
+
+def router_recipe(config: dict, relu: nn.Module) -> Recipe:
+    """The experts of ``relu`` split (each MLP's hidden units clustered) and only the routers trained to predict
+    each expert's activation (:func:`router_spec`); evaluated at every top-k of ``top_k``."""
+    cfg, on = TrainConfig(**config["train"]), config["data"]
 
     def make():
         model = copy.deepcopy(relu)
         for layer in moe_lib.moe_layers(model):
-            moe_lib.split_experts(layer, seed)
+            moe_lib.split_experts(layer, cfg.seed)
         for name, p in model.named_parameters():
             p.requires_grad = ".router." in name
         return model
 
-    cfg = TrainConfig(
-        steps=s["distill_steps"] + s["gate_steps"], batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed
-    )
-    run = Run(
-        f"{PREFIX[task]}/moe-router",
-        {"relu": relu_key, "train": cfg.as_dict(), "eval_images": s["eval_images"]},
-        profile,
-        code=__name__,
-    )
-    return parallel.train_one_thread(
-        run,
-        make,
-        lambda m, b: moe_lib.router_loss(m, _mlp_inputs(m, b[0])),
-        batches(profile, cfg.batch_size, seed, task),
-        cfg,
-        evaluate=with_validation(
-            lambda m, x, y: {"curve": moe_curve(m, x, y, moe_top_k(profile))}, curve_accuracy, profile, task
-        ),
-    )
+    def loss(model, batch):
+        return moe_lib.router_loss(model, _mlp_inputs(model, batch[0]))
+
+    def curve(model, x, y):
+        return {"curve": moe_curve(model, x, y, tuple(config["top_k"]))}
+
+    return Recipe(make, loss, batches(on, cfg.batch_size, cfg.seed), cfg, with_validation(curve, curve_accuracy, on))
+
+
+def moefied_run(profile: str, seed: int = 0, task: str = "digits", lr: float | None = None) -> Spec | Chosen:
+    """:func:`moefied`, declared: at ``lr`` or the rate chosen on validation (:func:`~.phases.at_chosen_rate`)."""
+    declare = partial(router_spec, profile, seed, task)
+    if lr is not None:
+        return declare(lr)
+    return at_chosen_rate("MoEfication", profile, task, declare, f"{PREFIX[task]}/moe-router, seed {seed}")
+
+
+def moefied(profile: str, seed: int = 0, task: str = "digits", lr: float | None = None) -> tuple[nn.Module, dict]:
+    """MoEfication: ReLU-fication fine-tuning (phase-III steps, at ``lr`` as :func:`moefied_run`), expert
+    split, routers (phases I+II steps).
+
+    Metrics hold ``curve``: accuracy and MACs for each top-k of :func:`moe_top_k`.
+    """
+    return moefied_run(profile, seed, task, lr)()
 
 
 def _mlp_inputs(model: nn.Module, x: torch.Tensor) -> dict:
@@ -160,63 +190,74 @@ def moe_curve(model: nn.Module, x: torch.Tensor, y: torch.Tensor, top_k: tuple[i
     return curve
 
 
+def halting_spec(profile: str, target_depth: float, seed: int, lr: float) -> Spec:
+    """:func:`halting`'s run at ``lr``, declared."""
+    s, base = sizes(profile), base_run(profile, seed)
+    cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=lr, weight_decay=0.0, grad_clip=1.5, seed=seed)
+    config = {"base": base.run.key, "target_depth": target_depth, "train": cfg.as_dict()}
+    config |= {"eval_images": s["eval_images"], "data": data(profile)}
+    return Spec("acm/avit", config, profile, (__name__,), halting_recipe, "acm.baselines.halting", True, needs=(base,))
+
+
+def halting_recipe(config: dict, base: nn.Module) -> Recipe:
+    """A-ViT on ``base``, its halting loss towards ``target_depth`` blocks (:func:`halting_spec`)."""
+    cfg, on = TrainConfig(**config["train"]), config["data"]
+
+    def evaluated(model, x, y):
+        return evaluate(model, x, y, macs=lambda m, n: flops.halting_vit(m))
+
+    loss = partial(avit_loss, target_depth=config["target_depth"])
+    evaluate_both = with_validation(evaluated, accuracy, on)
+    return Recipe(lambda: AViT(copy.deepcopy(base)), loss, batches(on, cfg.batch_size, cfg.seed), cfg, evaluate_both)
+
+
+def halting_run(profile: str, target_depth: float, seed: int = 0, lr: float | None = None) -> Spec | Chosen:
+    """:func:`halting`, declared: at ``lr`` or the rate chosen on validation (:func:`~.phases.at_chosen_rate`)."""
+    declare = partial(halting_spec, profile, target_depth, seed)
+    label = f"acm/avit {target_depth}, seed {seed}"
+    return declare(lr) if lr is not None else at_chosen_rate("A-ViT", profile, "digits", declare, label)
+
+
 def halting(profile: str, target_depth: float, seed: int = 0, lr: float | None = None) -> tuple[nn.Module, dict]:
     """A-ViT-style token halting fine-tuned from the base model towards ``target_depth`` blocks (at ``lr`` as
-    :func:`~.phases.learning_rate`)."""
-    s = sizes(profile)
-    base, _ = base_model(profile, seed)
-    lr = learning_rate("A-ViT", profile, "digits", lr)
-    cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=lr, weight_decay=0.0, grad_clip=1.5, seed=seed)
-    run = Run(
-        "acm/avit",
-        {
-            "base": base_spec(profile, seed)[0].key,
-            "target_depth": target_depth,
-            "train": cfg.as_dict(),
-            "eval_images": s["eval_images"],
-        },
-        profile,
-        code=__name__,
-    )
-    return parallel.train_one_thread(
-        run,
-        lambda: AViT(copy.deepcopy(base)),
-        partial(avit_loss, target_depth=target_depth),
-        batches(profile, cfg.batch_size, seed),
-        cfg,
-        evaluate=with_validation(
-            lambda m, x, y: evaluate(m, x, y, macs=lambda mm, n: flops.halting_vit(mm)), accuracy, profile, "digits"
-        ),
-    )
+    :func:`halting_run`)."""
+    return halting_run(profile, target_depth, seed, lr)()
 
 
-def early_exits(profile: str, seed: int = 0, lr: float | None = None) -> tuple[nn.Module, dict]:
-    """ZTW-style cascaded exit heads on the frozen base model (at ``lr`` as :func:`~.phases.learning_rate`); metrics
-    hold the threshold ``curve``."""
-    s = sizes(profile)
-    base, _ = base_model(profile, seed)
-    lr = learning_rate("ZTW", profile, "digits", lr)
+def ztw_spec(profile: str, seed: int, lr: float) -> Spec:
+    """:func:`early_exits`'s run at ``lr``, declared."""
+    s, base = sizes(profile), base_run(profile, seed)
     cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=lr, weight_decay=0.0, seed=seed)
-    run = Run(
-        "acm/ztw",
-        {"base": base_spec(profile, seed)[0].key, "train": cfg.as_dict(), "eval_images": s["eval_images"]},
-        profile,
-        code=__name__,
-    )
+    config = {"base": base.run.key, "train": cfg.as_dict(), "eval_images": s["eval_images"], "data": data(profile)}
+    return Spec("acm/ztw", config, profile, (__name__,), ztw_recipe, "acm.baselines.early_exits", True, needs=(base,))
+
+
+def ztw_recipe(config: dict, base: nn.Module) -> Recipe:
+    """ZTW's cascaded exit heads on the frozen ``base`` (:func:`ztw_spec`); evaluated at every exit threshold."""
+    cfg, on = TrainConfig(**config["train"]), config["data"]
 
     def make():
         model = ZTWViT(copy.deepcopy(base))
         model.vit.requires_grad_(False)
         return model
 
-    return parallel.train_one_thread(
-        run,
-        make,
-        lambda m, b: exit_loss(m, b[0], b[1]),
-        batches(profile, cfg.batch_size, seed),
-        cfg,
-        evaluate=with_validation(lambda m, x, y: {"curve": exit_curve(m, x, y)}, curve_accuracy, profile, "digits"),
-    )
+    def curve(model, x, y):
+        return {"curve": exit_curve(model, x, y)}
+
+    loss = lambda m, b: exit_loss(m, b[0], b[1])  # noqa: E731
+    return Recipe(make, loss, batches(on, cfg.batch_size, cfg.seed), cfg, with_validation(curve, curve_accuracy, on))
+
+
+def early_exits_run(profile: str, seed: int = 0, lr: float | None = None) -> Spec | Chosen:
+    """:func:`early_exits`, declared: at ``lr`` or the rate chosen on validation (:func:`~.phases.at_chosen_rate`)."""
+    declare = partial(ztw_spec, profile, seed)
+    return declare(lr) if lr is not None else at_chosen_rate("ZTW", profile, "digits", declare, f"acm/ztw, seed {seed}")
+
+
+def early_exits(profile: str, seed: int = 0, lr: float | None = None) -> tuple[nn.Module, dict]:
+    """ZTW-style cascaded exit heads on the frozen base model (at ``lr`` as :func:`early_exits_run`); metrics
+    hold the threshold ``curve``."""
+    return early_exits_run(profile, seed, lr)()
 
 
 @torch.no_grad()

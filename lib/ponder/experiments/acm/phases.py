@@ -1,8 +1,9 @@
 """ACM on the digits and the speech stand-ins: the data, the base model, the three phases and their evaluation.
 
-Every function returns a trained model (from the run cache when it is there) and its metrics; a
-downstream run's config names its upstream by run key (:func:`base_spec`, :func:`phase1_key`,
-:func:`gates_run`).
+Each run is declared (:mod:`ponder.specs`: :func:`base_run`, :func:`distilled_run`, :func:`gates_run`,
+:func:`acm_run`), built on the trained model of the one before (its ``needs``), whose run key its config names
+(:func:`phase1_key` for random learners); the functions named after a phase return its trained model (from the
+run cache when it is there) and its metrics.
 """
 
 import copy
@@ -14,7 +15,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ... import parallel
 from ...checks import check_choice, check_fraction
 from ...compilation import compiled
 from ...models import acmize as acmize_lib
@@ -23,10 +23,11 @@ from ...models.acm_phases import PAPER_LOSS_WEIGHTS, distill_loss, finetune_loss
 from ...models.audio import FrameTransformer
 from ...models.vit import ViT
 from ...profiles import by_profile
-from ...runs import Run, config_key
+from ...runs import config_key
 from ...sizes.acm import SIZES, SPEECH_SIZES
+from ...specs import Chosen, Recipe, Spec
 from ...tasks import images, speech
-from ...training import TrainConfig, default_device, train_run
+from ...training import TrainConfig, default_device
 
 TASKS = ("digits", "speech")
 TEST_COPIES = (
@@ -77,55 +78,64 @@ def scene(profile: str) -> images.Scene:
     return images.scene_of(sizes(profile)["scene"])
 
 
-def batches(profile: str, batch: int, seed: int, task: str = "digits") -> Callable[[int], tuple]:
-    """Training batches, a function of the step."""
-    sampler = partial(images.sample, scene=scene(profile)) if task == "digits" else speech.sample
+def data(profile: str, task: str = "digits") -> dict:
+    """What an ACM run trains and is evaluated on, for its config: the ``task``, the digits' scene (its knobs) and
+    how many test and validation inputs it is scored on (``eval_images``)."""
+    scene_knobs = {"scene": asdict(scene(profile))} if task == "digits" else {}
+    return {"task": check_choice("task", task, TASKS), "eval_images": sizes(profile, task)["eval_images"]} | scene_knobs
+
+
+def batches(on: dict, batch: int, seed: int) -> Callable[[int], tuple]:
+    """Training batches of the data ``on`` (:func:`data`), a function of the step."""
+    if on["task"] == "digits":
+        sampler = partial(images.sample, scene=images.Scene(**on["scene"]))
+    else:
+        sampler = speech.sample
     return lambda step: sampler(batch, seed=seed * 1_000_003 + step)
 
 
 VALIDATION_SEED = 950_000_000  # the renderings a learning rate is chosen on: apart from the test set and every batch
 
 
-def validation_set(profile: str, task: str = "digits") -> tuple[torch.Tensor, torch.Tensor]:
-    """In-distribution validation inputs and labels: every training digit (or training utterance) rendered once
-    afresh, from :data:`VALIDATION_SEED`; what a method's learning rate is chosen on (:mod:`.tuning`), never the
-    test set."""
-    if task == "digits":
-        x, y = images.images("train", scene=scene(profile), seed=VALIDATION_SEED)
+def validation_inputs(on: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """In-distribution validation inputs and labels of the data ``on`` (:func:`data`): every training digit (or
+    training utterance) rendered once afresh, from :data:`VALIDATION_SEED`; what a method's learning rate is chosen
+    on (:mod:`.tuning`), never the test set."""
+    if on["task"] == "digits":
+        x, y = images.images("train", scene=images.Scene(**on["scene"]), seed=VALIDATION_SEED)
     else:
         x, y = speech.fixed_features("train", seed=VALIDATION_SEED)
-    n = sizes(profile, task)["eval_images"]
-    return x[:n], y[:n]
+    return x[: on["eval_images"]], y[: on["eval_images"]]
 
 
-def learning_rate(method: str, profile: str, task: str, lr: float | None) -> float:
-    """``lr`` where given, else the rate :func:`.tuning.chosen_lr` picks for ``method`` on validation."""
-    if lr is not None:
-        return lr
-    from .tuning import chosen_lr  # the tuning runs are this module's and the baselines': imported when asked
+def at_chosen_rate(method: str, profile: str, task: str, declare: Callable[[float], "Spec"], label: str):
+    """``declare(lr)`` at the rate chosen for ``method`` on validation (:func:`.tuning.tuned`)."""
+    from .tuning import tuned  # the tuning runs are this module's and the baselines': imported when asked
 
-    return chosen_lr(method, profile, task)
+    return tuned(method, profile, task, declare, label)
 
 
 def test_set(profile: str, task: str = "digits") -> tuple[torch.Tensor, torch.Tensor]:
-    """Evaluation inputs (images, or log-mel frames) and labels."""
-    if task == "digits":
-        x, y = images.images("test", scene=scene(profile), copies=TEST_COPIES)
+    """Evaluation inputs (images, or log-mel frames) and labels of ``profile``'s ``task`` (:func:`test_inputs`)."""
+    return test_inputs(data(profile, task))
+
+
+def test_inputs(on: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """Evaluation inputs (images, or log-mel frames) and labels of the data ``on`` (:func:`data`)."""
+    if on["task"] == "digits":
+        x, y = images.images("test", scene=images.Scene(**on["scene"]), copies=TEST_COPIES)
     else:
         x, y = speech.fixed_features("test")
-    n = sizes(profile, task)["eval_images"]
-    return x[:n], y[:n]
+    return x[: on["eval_images"]], y[: on["eval_images"]]
 
 
-def with_validation(evaluated: Callable[[nn.Module], dict], score: Callable[[dict], float], profile: str, task: str):
+def with_validation(evaluated: Callable[[nn.Module], dict], score: Callable[[dict], float], on: dict):
     """``evaluated`` (a model's metrics on the test set) plus ``validation``: ``score`` of the same metrics on the
-    validation set (:func:`validation_set`), what the method's learning rate is chosen on. Both sets are made when
-    a trained model is evaluated, never where a run is only looked up (:func:`ponder.runs.only_cached`)."""
+    validation set (:func:`validation_inputs`), what the method's learning rate is chosen on. Both sets are made when
+    a trained model is evaluated, never where a run is declared."""
 
     def evaluate_both(model: nn.Module) -> dict:
-        return evaluated(model, *test_set(profile, task)) | {
-            "validation": score(evaluated(model, *validation_set(profile, task)))
-        }
+        return evaluated(model, *test_inputs(on)) | {"validation": score(evaluated(model, *validation_inputs(on)))}
 
     return evaluate_both
 
@@ -151,12 +161,11 @@ def evaluate(
     return {"accuracy": correct / len(x), "macs": cost / len(x)}
 
 
-def base_spec(profile: str, seed: int = 0, task: str = "digits") -> tuple[Run, Callable[[], nn.Module], TrainConfig]:
-    """The base model's run, its constructor and its optimisation (see :func:`base_model`)."""
+def base_run(profile: str, seed: int = 0, task: str = "digits") -> Spec:
+    """The base model's run, declared (see :func:`base_model`; its training: :func:`base_recipe`)."""
     s = sizes(profile, task)
     if task == "digits":
         arch = dict(image=32, patch=4, dim=s["dim"], depth=s["depth"], heads=s["heads"])
-        make = lambda: ViT(**arch)  # noqa: E731
     else:
         arch = dict(
             frames=speech.frames(),
@@ -166,32 +175,33 @@ def base_spec(profile: str, seed: int = 0, task: str = "digits") -> tuple[Run, C
             depth=s["depth"],
             heads=s["heads"],
         )
-        make = lambda: FrameTransformer(**arch)  # noqa: E731
     cfg = TrainConfig(steps=s["base_steps"], batch_size=s["batch"], lr=s["base_lr"], weight_decay=0.05, seed=seed)
-    config = {"arch": arch, "train": cfg.as_dict(), "eval_images": s["eval_images"]} | (
-        {"scene": asdict(scene(profile))} if task == "digits" else {}
-    )
-    return Run(f"{PREFIX[task]}/base", config, profile, code=__name__), make, cfg
+    config = {"arch": arch, "train": cfg.as_dict(), "data": data(profile, task)}
+    return Spec(f"{PREFIX[task]}/base", config, profile, (__name__,), base_recipe, "acm.phases.base_model")
+
+
+def base_recipe(config: dict) -> Recipe:
+    """The base model of ``config`` (:func:`base_run`): a ViT or a frame transformer, cross-entropy."""
+    on, cfg, arch = config["data"], TrainConfig(**config["train"]), config["arch"]
+
+    def make():
+        return ViT(**arch) if on["task"] == "digits" else FrameTransformer(**arch)
+
+    def loss(model, batch):
+        return F.cross_entropy(model(batch[0]), batch[1])
+
+    return Recipe(make, loss, batches(on, cfg.batch_size, cfg.seed), cfg, lambda m: evaluate(m, *test_inputs(on)))
 
 
 def base_model(profile: str, seed: int = 0, task: str = "digits") -> tuple[nn.Module, dict]:
     """The "pre-trained" model trained here: a small ViT on the digits (stand-in for ViT-B on ImageNet)
     or a frame transformer on the eSpeak words (stand-in for XLS-R on CommonVoice).
 
-    Every run downstream of a base model trains with one thread (``parallel.train_one_thread``),
-    in a worker of :func:`prefetch` or here: the thread count changes the last bits of a sum, and
-    the ACM's hard gates amplify that into a different run (``import ponder`` pins one thread everywhere;
-    unpinned, the base models train with every thread). A downstream run's config names the base
-    model by its run's key (:func:`base_spec`), which fixes its weights."""
-    run, make, cfg = base_spec(profile, seed, task)
-    return train_run(
-        run,
-        make,
-        lambda m, b: F.cross_entropy(m(b[0]), b[1]),
-        batches(profile, cfg.batch_size, seed, task),
-        cfg,
-        evaluate=lambda m: evaluate(m, *test_set(profile, task)),
-    )
+    Every run downstream of a base model trains with one thread (``one_thread``), in a worker of the planner or
+    here: the thread count changes the last bits of a sum, and the ACM's hard gates amplify that into a different
+    run (``import ponder`` pins one thread everywhere; unpinned, the base models train with every thread). A
+    downstream run's config names the base model by its run's key (:func:`base_run`), which fixes its weights."""
+    return base_run(profile, seed, task)()
 
 
 def trainable(model: nn.Module, part: str) -> nn.Module:
@@ -201,27 +211,38 @@ def trainable(model: nn.Module, part: str) -> nn.Module:
     return model
 
 
-def random_learners(base: nn.Module | None, n: int, seed: int) -> tuple[nn.Module | None, dict]:
-    """The ACM-ized ``base`` with random learners (no phase I), only the learners trainable; ``None``
-    where ``base`` was looked up, not loaded (:func:`ponder.runs.only_cached`)."""
-    if base is None:
-        return None, {}
+def random_learners(base: nn.Module, n: int, seed: int) -> nn.Module:
+    """The ACM-ized ``base`` with random learners (no phase I), only the learners trainable."""
     torch.manual_seed(seed)
-    return trainable(acmize_lib.acmize(base, n, GATE_HIDDEN), "learners").to(default_device()), {}
+    return trainable(acmize_lib.acmize(base, n, GATE_HIDDEN), "learners").to(default_device())
 
 
 def distilled_run(
     profile: str, seed: int = 0, n: int = 4, steps: int | None = None, task: str = "digits", warm_start: bool = True
-) -> Run | None:
-    """Phase I's run (see :func:`distilled`); ``None`` for ``steps=0``, where no phase I trains."""
+) -> Spec | None:
+    """Phase I's run, declared (see :func:`distilled`); ``None`` for ``steps=0``, where no phase I trains."""
     s = sizes(profile, task)
     steps = s["distill_steps"] if steps is None else steps
     if steps == 0:
         return None
+    base = base_run(profile, seed, task)
     cfg = TrainConfig(steps=steps, batch_size=s["batch"], lr=1e-3, weight_decay=0.0, seed=seed)
-    config = {"base": base_spec(profile, seed, task)[0].key, "n": n, "gate_hidden": GATE_HIDDEN, "train": cfg.as_dict()}
-    config |= {} if warm_start else {"warm_start": False}
-    return Run(f"{PREFIX[task]}/phase1-n{n}", config, profile, code=__name__)
+    config = {"base": base.run.key, "n": n, "gate_hidden": GATE_HIDDEN, "train": cfg.as_dict()}
+    config |= ({} if warm_start else {"warm_start": False}) | {"data": data(profile, task)}
+    name = f"{PREFIX[task]}/phase1-n{n}"
+    return Spec(name, config, profile, (__name__,), distill_recipe, "acm.phases.distilled", True, needs=(base,))
+
+
+def distill_recipe(config: dict, base: nn.Module) -> Recipe:
+    """Phase I of ``config`` (:func:`distilled_run`): the ACM-ized ``base``'s learners distilled to the modules they
+    replace, from those modules (``warm_start``) or at random."""
+    cfg, warm_start = TrainConfig(**config["train"]), config.get("warm_start", True)
+
+    def make():
+        return trainable(acmize_lib.acmize(base, config["n"], GATE_HIDDEN, warm_start=warm_start), "learners")
+
+    loss = lambda m, b: distill_loss(base, m, b[0])  # noqa: E731
+    return Recipe(make, loss, batches(config["data"], cfg.batch_size, cfg.seed), cfg)
 
 
 def phase1_key(
@@ -231,8 +252,8 @@ def phase1_key(
     key with ``n`` and the seed that draws them."""
     run = distilled_run(profile, seed, n, steps, task, warm_start)
     if run is not None:
-        return run.key
-    base = base_spec(profile, seed, task)[0].key
+        return run.run.key
+    base = base_run(profile, seed, task).run.key
     return config_key({"random learners": base, "n": n, "gate_hidden": GATE_HIDDEN, "seed": seed})
 
 
@@ -245,15 +266,10 @@ def distilled(
     ``warm_start`` (our addition, default): the learners start from the replaced modules
     (:func:`~ponder.models.acmize.acmize`); ``False``: at random, as the paper (measured effect in docs/acm.md).
     """
-    base, _ = base_model(profile, seed, task)
     run = distilled_run(profile, seed, n, steps, task, warm_start)
     if run is None:  # "without phase I": random learners
-        return random_learners(base, n, seed)
-    make = lambda: trainable(acmize_lib.acmize(base, n, GATE_HIDDEN, warm_start=warm_start), "learners")  # noqa: E731
-    cfg = TrainConfig(**run.config["train"])
-    return parallel.train_one_thread(
-        run, make, lambda m, b: distill_loss(base, m, b[0]), batches(profile, cfg.batch_size, seed, task), cfg
-    )
+        return random_learners(base_model(profile, seed, task)[0], n, seed), {}
+    return run()
 
 
 def gates_run(
@@ -263,12 +279,29 @@ def gates_run(
     distill_steps: int | None = None,
     task: str = "digits",
     warm_start: bool = True,
-) -> Run:
-    """Phase II's run (see :func:`gates_pretrained`)."""
+) -> Spec:
+    """Phase II's run, declared (see :func:`gates_pretrained`): built on the base model and phase I (or, without
+    phase I, random learners drawn from the base model)."""
     s = sizes(profile, task)
     cfg = TrainConfig(steps=s["gate_steps"], batch_size=s["batch"], lr=1e-2, weight_decay=0.0, seed=seed)
-    phase1 = phase1_key(profile, seed, n, distill_steps, task, warm_start)
-    return Run(f"{PREFIX[task]}/phase2-n{n}", {"phase1": phase1, "train": cfg.as_dict()}, profile, code=__name__)
+    phase1 = distilled_run(profile, seed, n, distill_steps, task, warm_start)
+    config = {"phase1": phase1_key(profile, seed, n, distill_steps, task, warm_start), "train": cfg.as_dict()}
+    config |= {"n": n, "data": data(profile, task)}
+    needs = (base_run(profile, seed, task),) + ((phase1,) if phase1 is not None else ())
+    name = f"{PREFIX[task]}/phase2-n{n}"
+    return Spec(name, config, profile, (__name__,), gates_recipe, "acm.phases.gates_pretrained", True, needs=needs)
+
+
+def gates_recipe(config: dict, base: nn.Module, phase1: nn.Module | None = None) -> Recipe:
+    """Phase II of ``config`` (:func:`gates_run`): the gates of ``phase1`` (or of random learners drawn from
+    ``base``) trained on the labels of the distillation errors; learners fixed."""
+    cfg = TrainConfig(**config["train"])
+    start = phase1 if phase1 is not None else random_learners(base, config["n"], cfg.seed)
+
+    def make():
+        return trainable(copy.deepcopy(start), "gate")
+
+    return Recipe(make, lambda m, b: gate_loss(base, m, b[0]), batches(config["data"], cfg.batch_size, cfg.seed), cfg)
 
 
 def gates_pretrained(
@@ -280,14 +313,99 @@ def gates_pretrained(
     warm_start: bool = True,
 ) -> tuple[nn.Module, dict]:
     """Phase II: gates trained on the labels of the distillation errors (lr 1e-2); learners fixed."""
-    base, _ = base_model(profile, seed, task)
-    phase1, _ = distilled(profile, seed, n, distill_steps, task, warm_start)
-    run = gates_run(profile, seed, n, distill_steps, task, warm_start)
-    cfg = TrainConfig(**run.config["train"])
-    make = lambda: trainable(copy.deepcopy(phase1), "gate")  # noqa: E731
-    return parallel.train_one_thread(
-        run, make, lambda m, b: gate_loss(base, m, b[0]), batches(profile, cfg.batch_size, seed, task), cfg
+    return gates_run(profile, seed, n, distill_steps, task, warm_start)()
+
+
+def acm_spec(
+    profile: str,
+    budget: float,
+    seed: int,
+    n: int,
+    weights: dict,
+    pretraining: str,
+    steps: int | None,
+    task: str,
+    task_gradient: bool,
+    warm_start: bool,
+    argmax_budget: bool,
+    lr: float,
+) -> Spec:
+    """Phase III's run at ``lr``, declared (see :func:`acm_model`; its training: :func:`acm_recipe`)."""
+    s = sizes(profile, task)
+    skipped = {"full": 0, "no_phase1": s["distill_steps"], "none": s["distill_steps"] + s["gate_steps"]}[pretraining]
+    base = base_run(profile, seed, task)
+    if pretraining == "none":
+        start_key, start = phase1_key(profile, seed, n, steps=0, task=task), base
+    else:
+        start = gates_run(profile, seed, n, 0 if pretraining == "no_phase1" else None, task, warm_start)
+        start_key = start.run.key
+    steps = s["finetune_steps"] if steps is None else steps
+    cfg = TrainConfig(steps=steps + skipped, batch_size=s["batch"], lr=lr, weight_decay=0.05, seed=seed)
+    config = {
+        "start": start_key,
+        "budget": budget,
+        "weights": weights,
+        "pretraining": pretraining,
+        "train": cfg.as_dict(),
+        "eval_images": s["eval_images"],
+    }
+    config |= ({} if task_gradient else {"task_gradient": False}) | ({} if argmax_budget else {"argmax_budget": False})
+    step = check_choice("finetune_step", s["finetune_step"], FINETUNE_STEPS)
+    config |= ({} if step == "eager" else {"step": step}) | {"n": n, "data": data(profile, task)}
+    _, capture = finetune_execution(phase3_loss, step)
+    name = f"{PREFIX[task]}/phase3-n{n}"
+    return Spec(name, config, profile, (__name__,), acm_recipe, "acm.phases.acm_model", True, capture, needs=(start,))
+
+
+def acm_recipe(config: dict, start: nn.Module) -> Recipe:
+    """Phase III of ``config`` (:func:`acm_spec`): every weight of ``start`` (phase II's model, or for the
+    ``none`` pre-training random learners drawn from the base model ``start``) fine-tuned end to end."""
+    cfg, budget, weights = TrainConfig(**config["train"]), config["budget"], config["weights"]
+    task_gradient, argmax_budget = config.get("task_gradient", True), config.get("argmax_budget", True)
+    if config["pretraining"] == "none":
+        start = random_learners(start, config["n"], cfg.seed)
+
+    def make():
+        model = trainable(copy.deepcopy(start), "all")
+        for m in acmize_lib.acms(model):
+            m.task_gradient = task_gradient
+        return model
+
+    loss, _ = finetune_execution(
+        partial(phase3_loss, budget=budget, weights=weights, argmax_budget=argmax_budget), config.get("step", "eager")
     )
+    on = config["data"]
+    return Recipe(make, loss, batches(on, cfg.batch_size, cfg.seed), cfg, with_validation(evaluate_acm, accuracy, on))
+
+
+def acm_run(
+    profile: str,
+    budget: float,
+    seed: int = 0,
+    n: int = 4,
+    weights: dict | None = None,
+    pretraining: str = "full",
+    steps: int | None = None,
+    task: str = "digits",
+    task_gradient: bool = True,
+    warm_start: bool = True,
+    argmax_budget: bool = True,
+    lr: float | None = None,
+) -> Spec | Chosen:
+    """Phase III, declared: at ``lr`` or at the rate chosen for ACM on validation (:func:`at_chosen_rate`); see
+    :func:`acm_model`."""
+    check_choice("pretraining", pretraining, ("full", "no_phase1", "none"))
+    check_fraction("budget", budget)  # every budget (ablation, granularity, ...) comes in here
+    weights = dict(loss_weights(profile) if weights is None else weights)
+    declare = partial(
+        acm_spec, profile, budget, seed, n, weights, pretraining, steps, task, task_gradient, warm_start, argmax_budget
+    )
+    if lr is not None:
+        return declare(lr)
+    flags = dict(task_gradient=task_gradient, warm_start=warm_start, argmax_budget=argmax_budget)
+    off = "".join(f" no {flag}" for flag, on in flags.items() if not on)
+    label = f"{PREFIX[task]}/phase3-n{n} budget {budget} {pretraining}{off}, seed {seed}, steps {steps}, {weights}"
+    return at_chosen_rate("ACM", profile, task, declare, label)
 
 
 def acm_model(
@@ -305,7 +423,7 @@ def acm_model(
     lr: float | None = None,
 ) -> tuple[nn.Module, dict]:
     """Phase III: end-to-end fine-tuning at ``budget`` with CE + budget + entropy + diversity losses
-    (weights: :func:`loss_weights` unless given), at ``lr`` or the rate chosen on validation (:func:`learning_rate`).
+    (weights: :func:`loss_weights` unless given), at ``lr`` or the rate chosen on validation (:func:`at_chosen_rate`).
 
     ``pretraining``: ``full`` (phases I, II, III), ``no_phase1`` (random learners, then II and III)
     or ``none`` (only phase III, from random learners and gates); the steps a variant skips go
@@ -316,52 +434,9 @@ def acm_model(
     ``argmax_budget`` (the budget term also on evaluation's arg-max choices, :mod:`~ponder.models.acm_phases`).
     The profile's ``finetune_step`` says how the step executes (:data:`FINETUNE_STEPS`).
     """
-    check_choice("pretraining", pretraining, ("full", "no_phase1", "none"))
-    check_fraction("budget", budget)  # every budget (ablation, granularity, ...) comes in here
-    s = sizes(profile, task)
-    weights = dict(loss_weights(profile) if weights is None else weights)
-    skipped = {"full": 0, "no_phase1": s["distill_steps"], "none": s["distill_steps"] + s["gate_steps"]}[pretraining]
-    if pretraining == "none":
-        start, _ = distilled(profile, seed, n, steps=0, task=task)
-        start_key = phase1_key(profile, seed, n, steps=0, task=task)
-    else:
-        distill_steps = 0 if pretraining == "no_phase1" else None
-        start, _ = gates_pretrained(profile, seed, n, distill_steps, task=task, warm_start=warm_start)
-        start_key = gates_run(profile, seed, n, distill_steps, task, warm_start).key
-    steps = s["finetune_steps"] if steps is None else steps
-    lr = learning_rate("ACM", profile, task, lr)
-    cfg = TrainConfig(steps=steps + skipped, batch_size=s["batch"], lr=lr, weight_decay=0.05, seed=seed)
-    config = {
-        "start": start_key,
-        "budget": budget,
-        "weights": weights,
-        "pretraining": pretraining,
-        "train": cfg.as_dict(),
-        "eval_images": s["eval_images"],
-    }
-    config |= ({} if task_gradient else {"task_gradient": False}) | ({} if argmax_budget else {"argmax_budget": False})
-    step = check_choice("finetune_step", s["finetune_step"], FINETUNE_STEPS)
-    config |= {} if step == "eager" else {"step": step}
-    run = Run(f"{PREFIX[task]}/phase3-n{n}", config, profile, code=__name__)
-
-    def make():
-        model = trainable(copy.deepcopy(start), "all")
-        for m in acmize_lib.acms(model):
-            m.task_gradient = task_gradient
-        return model
-
-    loss, capture = finetune_execution(
-        partial(phase3_loss, budget=budget, weights=weights, argmax_budget=argmax_budget), step
-    )
-    return parallel.train_one_thread(
-        run,
-        make,
-        loss,
-        batches(profile, cfg.batch_size, seed, task),
-        cfg,
-        evaluate=with_validation(evaluate_acm, accuracy, profile, task),
-        capture=capture,
-    )
+    return acm_run(
+        profile, budget, seed, n, weights, pretraining, steps, task, task_gradient, warm_start, argmax_budget, lr
+    )()
 
 
 def finetune_execution(loss: Callable, step: str) -> tuple[Callable, bool]:
@@ -388,9 +463,14 @@ def evaluate_acm(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> dict:
     return metrics
 
 
+def settled_run(profile: str, seed: int = 0, warm_start: bool = False) -> Spec:
+    """acm-5's phase I, declared (see :func:`settled_phase1`)."""
+    return distilled_run(profile, seed, steps=sizes(profile)["phase1_plateau_steps"], warm_start=warm_start)
+
+
 def settled_phase1(profile: str, seed: int = 0, warm_start: bool = False) -> tuple[nn.Module, dict]:
     """acm-5's phase I: :func:`distilled` for the profile's ``phase1_plateau_steps``, long enough for its loss to
     flatten (:func:`ponder.analysis.convergence.plateau` checks each run): the paper reads the learners a token
     needs off a phase I that has finished, not off the short one phase III starts from. ``warm_start=False``:
     random learners, as the paper; ``True``: ours (:func:`distilled`)."""
-    return distilled(profile, seed, steps=sizes(profile)["phase1_plateau_steps"], warm_start=warm_start)
+    return settled_run(profile, seed, warm_start)()
