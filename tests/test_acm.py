@@ -1,6 +1,8 @@
 """Adaptive Computation Modules: learners, gate, conversion, phases, FLOPs, grouped execution."""
 
 import math
+from collections import Counter
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -24,6 +26,7 @@ from ponder.models.acm_phases import (
 )
 from ponder.models.transformer import MLP
 from ponder.models.vit import ViT
+from ponder.specs import Chosen
 
 
 def test_prefix_is_the_sum_of_the_first_k_learners():
@@ -336,68 +339,59 @@ def test_acm_budget_check_covers_every_entry(monkeypatch):
 
 def test_acm_run_keys_hold_the_evaluation_size_and_the_base_run(monkeypatch):
     """The run keys hash what a profile's row puts into the configs, not the size tables
-    (:mod:`ponder.sizes`): every evaluated run names ``eval_images``, and the runs built on a base
+    (:mod:`ponder.sizes`): every run names its data (the evaluation size among it), and the runs built on a base
     model name its run's key (which fixes its weights: two bases of equal accuracy are different
-    starts), the runs built on phase I and II theirs."""
+    starts), the runs built on phase I and II theirs; each needs the runs whose models it builds on."""
     from ponder.experiments.acm import baselines, phases
 
-    configs = {}
-
-    def record(
-        run, make, *args, **kwargs
-    ):  # stands in for training: the run's config, the same untrained model each time
-        configs[run.name] = run.config
-        torch.manual_seed(0)
-        return make(), {"accuracy": 0.5}
-
-    monkeypatch.setattr(phases, "train_run", record)
-    monkeypatch.setattr(phases.parallel, "train_one_thread", record)
     monkeypatch.setitem(phases.SIZES, "smoke", dict(phases.SIZES["smoke"], eval_images=48))
-    phases.base_model("smoke")
-    (
-        phases.acm_model("smoke", 0.5),
-        baselines.moefied("smoke"),
-        baselines.halting("smoke", 1.0),
-        baselines.early_exits("smoke"),
-        baselines.dense("smoke"),
-    )
-    evaluated = ("acm/base", "acm/phase3-n4", "acm/moe-router", "acm/avit", "acm/ztw", "acm/dense")
-    assert {name: configs[name]["eval_images"] for name in evaluated} == dict.fromkeys(evaluated, 48)
-    built_on_base = ("acm/phase1-n4", "acm/moe-relu", "acm/avit", "acm/ztw", "acm/dense")
-    base_key = phases.base_spec("smoke")[0].key
-    assert {name: configs[name]["base"] for name in built_on_base} == dict.fromkeys(built_on_base, base_key)
-    assert configs["acm/phase2-n4"]["phase1"] == phases.phase1_key("smoke") != phases.phase1_key("smoke", steps=0)
-    assert configs["acm/phase3-n4"]["start"] == phases.gates_run("smoke").key
+    base = phases.base_run("smoke")
+    phase3, router = phases.acm_run("smoke", 0.5), baselines.moefied_run("smoke")
+    phase2 = phase3.needs[0]
+    phase1, relu = phase2.needs[1], router.needs[0]
+    on_base = [phase1, relu, baselines.halting_run("smoke", 1.0), baselines.early_exits_run("smoke")]
+    on_base.append(baselines.dense_run("smoke"))
+    every = [base, phase1, phase2, phase3, router, *on_base]
+    assert {spec.config["data"]["eval_images"] for spec in every} == {48}
+    assert {spec.config["base"] for spec in on_base} == {base.run.key}
+    assert all(spec.needs == (base,) or spec.needs[0].run.key == base.run.key for spec in on_base)
+    assert phase2.config["phase1"] == phases.phase1_key("smoke") != phases.phase1_key("smoke", steps=0)
+    assert phase2.needs[0].run.key == base.run.key and phase3.config["start"] == phases.gates_run("smoke").run.key
+    assert router.config["relu"] == relu.run.key
 
 
-def test_dense_finetuning_trains_every_weight_of_the_base_for_the_acms_steps(monkeypatch):
+def test_dense_finetuning_trains_every_weight_of_the_base_for_the_acms_steps():
     from ponder.experiments.acm import baselines, phases
 
-    seen = {}
-    monkeypatch.setattr(
-        phases.parallel, "train_one_thread", lambda run, make, *a, **k: seen.setdefault(run.name, (run, make()))
-    )
     base, _ = phases.base_model("smoke")
-    baselines.dense("smoke")
-    run, model = seen["acm/dense"]
+    run = baselines.dense_run("smoke")
+    model = baselines.dense_recipe(run.config, base).make()
     s = phases.sizes("smoke")
     assert run.config["train"]["steps"] == s["distill_steps"] + s["gate_steps"] + s["finetune_steps"]
-    assert run.config["train"]["lr"] == s["finetune_lr"] and run.config["base"] == phases.base_spec("smoke")[0].key
+    assert run.config["train"]["lr"] == s["finetune_lr"] and run.config["base"] == phases.base_run("smoke").run.key
     assert all(p.requires_grad for p in model.parameters())
     for (name, p), q in zip(model.named_parameters(), base.parameters(), strict=True):
         assert torch.equal(p, q) and p is not q, name  # a copy of the base model, trained apart from it
 
 
 def fake_tuning(monkeypatch, scores: dict[float, float]) -> list:
-    """Each tuning run returns ``scores[lr]`` as its validation score, on a two-rate grid at smoke; the calls."""
+    """Each tuning run's metrics hold ``scores[lr]`` as its validation score, on a two-rate grid at smoke; the runs
+    read."""
     from ponder.experiments.acm import phases, tuning
 
     calls = []
+
+    def tuning_run(method, profile, task, lr):
+        return SimpleNamespace(metrics=lambda: calls.append((method, task, lr)) or {"validation": scores[lr]})
+
     monkeypatch.setitem(phases.SIZES, "smoke", dict(phases.SIZES["smoke"], lr_grid=tuple(scores)))
-    monkeypatch.setattr(
-        tuning, "tuning_run", lambda m, p, t, lr: lambda: calls.append((m, t, lr)) or (None, {"validation": scores[lr]})
-    )
+    monkeypatch.setattr(tuning, "tuning_run", tuning_run)
     return calls
+
+
+def tuned_lr(spec) -> float:
+    """The learning rate a method's run trains at (MoEfication's: its ReLU-fication's)."""
+    return (spec.needs[0] if spec.name.endswith("moe-router") else spec).config["train"]["lr"]
 
 
 def test_each_method_trains_at_the_rate_with_the_best_validation_score(monkeypatch):
@@ -408,10 +402,9 @@ def test_each_method_trains_at_the_rate_with_the_best_validation_score(monkeypat
         ("A-ViT", "digits", 5e-4),
         ("A-ViT", "digits", 2e-3),
     }
-    assert (
-        phases.learning_rate("ACM", "smoke", "speech", None) == 2e-3
-        and phases.learning_rate("ACM", "smoke", "speech", 1e-4) == 1e-4
-    )
+    chosen = phases.acm_run("smoke", 0.5, task="speech")
+    assert isinstance(chosen, Chosen) and tuned_lr(chosen.spec()) == 2e-3
+    assert tuned_lr(phases.acm_run("smoke", 0.5, task="speech", lr=1e-4)) == 1e-4
     fake_tuning(monkeypatch, {5e-4: 0.9, 2e-3: 0.9})
     assert tuning.chosen_lr("ZTW", "smoke", "digits") == 5e-4  # a tie: the first of the grid
     choices = acm_analysis.lr_choices("smoke", "speech")
@@ -432,7 +425,7 @@ def test_without_a_grid_every_method_keeps_its_own_rate_and_nothing_is_tuned():
     )
     jobs = tuning.tuning_jobs("cpu", "speech")
     assert len(jobs) == len(tuning.METHODS["speech"]) * len(tuning.grid("cpu")) == 6
-    assert {job.keywords["lr"] for job in jobs} == set(tuning.grid("cpu"))
+    assert {tuned_lr(job) for job in jobs} == set(tuning.grid("cpu"))
 
 
 def test_with_a_grid_of_one_rate_every_method_trains_at_it_and_nothing_is_tuned():
@@ -448,28 +441,23 @@ def test_the_validation_set_is_the_training_digits_rendered_afresh():
     from ponder.experiments.acm import phases
     from ponder.tasks import images
 
-    x, y = phases.validation_set("smoke")
+    x, y = phases.validation_inputs(phases.data("smoke"))
     n = phases.sizes("smoke")["eval_images"]
     train, _ = images.images("train", scene=phases.scene("smoke"))
     test, _ = phases.test_set("smoke")
     assert len(x) == n and not torch.equal(x, train[:n]) and not torch.equal(x[: len(test)], test)
-    torch.testing.assert_close(phases.validation_set("smoke")[0], x)  # fixed
+    torch.testing.assert_close(phases.validation_inputs(phases.data("smoke"))[0], x)  # fixed
 
 
-def test_acm5_reads_a_phase_one_run_to_its_plateau_from_either_start(monkeypatch):
+def test_acm5_reads_a_phase_one_run_to_its_plateau_from_either_start():
     from ponder.experiments.acm import phases
 
-    seen = []
-    monkeypatch.setattr(
-        phases.parallel, "train_one_thread", lambda run, make, *a, **k: seen.append(run) or (make(), {"history": []})
-    )
-    phases.settled_phase1("smoke", 0, warm_start=False), phases.settled_phase1("smoke", 0, warm_start=True)
-    cold, warm = seen
+    cold, warm = phases.settled_run("smoke", 0, warm_start=False), phases.settled_run("smoke", 0, warm_start=True)
     assert (
         cold.config["train"]["steps"] == warm.config["train"]["steps"] == phases.sizes("smoke")["phase1_plateau_steps"]
     )
     assert cold.config["warm_start"] is False and "warm_start" not in warm.config
-    assert len({cold.key, warm.key, phases.phase1_key("smoke")}) == 3  # neither is the phase I phase III starts from
+    assert len({cold.run.key, warm.run.key, phases.phase1_key("smoke")}) == 3  # neither is phase III's phase I
 
 
 @pytest.mark.parametrize("step", ["eager", "captured", "compiled", "compiled and captured"])
@@ -479,25 +467,17 @@ def test_the_profiles_finetune_step_says_how_phase_three_trains(monkeypatch, ste
     stay eager. A step that is none of them raises."""
     from ponder.experiments.acm import phases
 
-    trained = {}
-
-    def record(run, make, loss, *args, capture=False, **kwargs):
-        trained[run.name] = run, hasattr(loss, "_torchdynamo_orig_callable"), capture
-        torch.manual_seed(0)
-        return make(), {"accuracy": 0.5}
-
-    monkeypatch.setattr(phases, "train_run", record)
-    monkeypatch.setattr(phases.parallel, "train_one_thread", record)
-    eager_key = phases.acm_model("smoke", 0.5) and trained["acm/phase3-n4"][0].key
+    eager_key = phases.acm_run("smoke", 0.5).run.key
     monkeypatch.setitem(phases.SIZES, "smoke", dict(phases.SIZES["smoke"], finetune_step=step))
-    phases.acm_model("smoke", 0.5)
-    run, is_compiled, captured = trained["acm/phase3-n4"]
-    assert run.config.get("step", "eager") == step and (run.key == eager_key) == (step == "eager")
-    assert (is_compiled, captured) == ("compiled" in step, "captured" in step)
-    assert [trained[name][1:] for name in ("acm/phase1-n4", "acm/phase2-n4")] == [(False, False)] * 2
+    run = phases.acm_run("smoke", 0.5)
+    is_compiled = hasattr(phases.acm_recipe(run.config, None).loss, "_torchdynamo_orig_callable")
+    assert run.config.get("step", "eager") == step and (run.run.key == eager_key) == (step == "eager")
+    assert (is_compiled, run.capture) == ("compiled" in step, "captured" in step)
+    phase2 = run.needs[0]
+    assert [spec.capture for spec in (phase2, phase2.needs[1])] == [False, False]
     monkeypatch.setitem(phases.SIZES, "smoke", dict(phases.SIZES["smoke"], finetune_step="fused"))
     with pytest.raises(ValueError, match="finetune_step"):
-        phases.acm_model("smoke", 0.5)
+        phases.acm_run("smoke", 0.5)
 
 
 def test_acm_digits_base_config_holds_its_profiles_scene(monkeypatch):
@@ -507,20 +487,19 @@ def test_acm_digits_base_config_holds_its_profiles_scene(monkeypatch):
     from ponder.experiments.acm import phases
     from ponder.tasks import images
 
-    configs = []
-    monkeypatch.setattr(phases, "train_run", lambda run, *args, **kwargs: configs.append(run.config) or (None, {}))
-    phases.base_model("smoke"), phases.base_model("smoke", task="speech")
+    configs = [phases.base_run("smoke").config, phases.base_run("smoke", task="speech").config]
     monkeypatch.setitem(
         phases.SIZES, "smoke", dict(phases.SIZES["smoke"], scene=images.Scene(jitter=0.25, texture=0.3, noise=0.03))
     )
-    phases.base_model("smoke")
+    configs.append(phases.base_run("smoke").config)
     monkeypatch.setitem(
         phases.SIZES, "smoke", dict(phases.SIZES["smoke"], scene=images.Scene(jitter=0.25, texture=0.3, noise=0.15))
     )
-    phases.base_model("smoke")
-    assert configs[0]["scene"] == {"jitter": 0.25, "texture": 0.3, "noise": 0.03} and "scene" not in configs[1]
-    assert configs[2] == configs[0] and configs[3]["scene"]["noise"] == 0.15
-    noisy = images.images("test", scene=images.Scene(**configs[3]["scene"]), copies=phases.TEST_COPIES)[0]
+    configs.append(phases.base_run("smoke").config)
+    scenes = [config["data"].get("scene") for config in configs]
+    assert scenes[0] == {"jitter": 0.25, "texture": 0.3, "noise": 0.03} and scenes[1] is None
+    assert configs[2] == configs[0] and scenes[3]["noise"] == 0.15
+    noisy = images.images("test", scene=images.Scene(**scenes[3]), copies=phases.TEST_COPIES)[0]
     assert torch.equal(
         phases.test_set("smoke")[0], noisy[: len(phases.test_set("smoke")[0])]
     )  # the test set is drawn in the scene too
@@ -672,17 +651,16 @@ def test_quick_thins_cpus_grids_and_keeps_what_its_figures_draw():
     assert all(quick[k] < cpu[k] for k in ("base_steps", "phase1_plateau_steps", "finetune_steps"))
     assert cpu["warm_start_count"] and not quick["warm_start_count"]
     assert ablations.variants("quick") == ("full",) and ablations.variants("cpu") == ablations.PRETRAINING
-    speech_base = [phases.base_spec(p, 0, "speech")[0].key for p in ("quick", "cpu")]
+    speech_base = [phases.base_run(p, 0, "speech").run.key for p in ("quick", "cpu")]
     assert speech_base[0] == speech_base[1]  # one speech base model serves both
 
-    def runs(profile):  # every notebook's jobs, the profile argument left out
-        return {
-            (j.func.__name__, j.args[1:], tuple(sorted(j.keywords.items())))
-            for js in registry.acm_jobs(profile).values()
-            for j in js
-        }
+    def runs(profile):  # how many runs of each name every notebook lists
+        return Counter(
+            (j.among[0] if isinstance(j, Chosen) else j).name for js in registry.acm_jobs(profile).values() for j in js
+        )
 
-    assert runs("quick") < runs("cpu")
+    quick, cpu = runs("quick"), runs("cpu")
+    assert all(quick[name] <= cpu[name] for name in quick) and quick.total() < cpu.total()
 
 
 def test_mean_points_average_each_setting_over_seeds():
