@@ -3,17 +3,17 @@
 The quick profile's models are tiny (width 32-64): a training step is mostly Python and small
 kernels, so a second thread speeds one run up by far less than a second run beside it does
 (on 2 cores, two sraven runs in parallel finish in the time of one alone). :func:`prefetch`
-takes the jobs a notebook cell is about to call, trains the ones not yet in the run cache in
-worker processes, and returns; the cell then makes its usual calls, which load from the cache.
+takes the runs a notebook cell is about to read (declared: :mod:`ponder.specs`), trains the ones not yet in
+the run cache in worker processes, and returns; the cell then makes its usual calls, which load from the cache.
 
->>> prefetch([partial(train_sraven, setup, profile, seed) for setup in setups])
->>> results = [train_sraven(setup, profile, seed) for setup in setups]   # all cache hits
+>>> runs = [hyla.tuned("sraven", setup, profile, seed) for setup in setups]
+>>> prefetch(runs)
+>>> results = [run() for run in runs]   # all cache hits
 
-Jobs must not share an unfinished upstream run (two workers would train it twice): train the
-shared part first, as :func:`ponder.registry.prefetch` does with the base model. A worker
-has one thread; every run that can be prefetched trains through :func:`train_one_thread` wherever
-it runs, because the thread count changes the last bits of a sum and a run's numbers should not
-depend on where it ran. With one worker :func:`prefetch` does nothing and the notebook's own
+:func:`plan` orders them from the specs and the run cache alone: what a run is chosen on or builds on first,
+and it once they are there. A worker has one thread, and every run declared ``one_thread`` trains on one
+thread wherever it runs, because the thread count changes the last bits of a sum and a run's numbers should
+not depend on where it ran. With one worker :func:`prefetch` does nothing and the notebook's own
 calls train the runs in turn; with a GPU the workers share it (:func:`worker_count`), and with
 several GPUs each worker takes one of them in turn (:func:`_take_gpu`).
 """
@@ -35,7 +35,7 @@ import torch
 from .checks import check_choice, check_int
 from .runs import NotCached, only_cached
 from .specs import Chosen, Spec, declared
-from .training import cores, num_threads, train_run
+from .training import cores, num_threads
 
 Job = Callable[[], object]  # picklable: a module-level function or a functools.partial of one
 
@@ -77,13 +77,6 @@ def is_cached(job: Job) -> bool:
     except NotCached:
         return False
     return True
-
-
-def train_one_thread(*args, **kwargs):
-    """:func:`ponder.training.train_run` with one thread: for every run that :func:`prefetch` may
-    train in a worker, so that its numbers are the same wherever it trained."""
-    with num_threads(1):
-        return train_run(*args, **kwargs)
 
 
 def _needs_training(job: Job, keep_going: bool) -> bool:

@@ -47,7 +47,7 @@ class Recipe:
 class Spec:
     """One run, declared. ``trainer`` names the family's training function by module (``hyper_ut.train_cpvr``),
     the name its times are recorded under (``figures/TIMES.json``). ``one_thread``: trained on one thread
-    wherever it trains (:func:`ponder.parallel.train_one_thread`); ``capture``: its step captured as a CUDA graph
+    wherever it trains (its numbers do not depend on where it trained); ``capture``: its step captured as a CUDA graph
     on a GPU. ``together``: the specs of a group of seeds trained as one stack (:mod:`ponder.ensemble`), this one
     among them; empty for a run trained alone. ``needs``: the runs whose trained models this one builds on (ACM's
     phases, each on the one before): trained first, and handed to the recipe after the config,

@@ -15,7 +15,7 @@ MAIN_KINDS = ("softmax", "linear", "hyla")
 
 
 # per profile, the learning rates × weight decays each kind tries on its base run and the first seed
-# (experiments.hyla.chosen_rate; None: the run's own); Table A3 tunes each kind. At gpu, whose sraven runs are the
+# (experiments.hyla.tuned; None: the run's own); Table A3 tunes each kind. At gpu, whose sraven runs are the
 # only ones inside the paper's regime (10M instances), every kind tries the paper grid's two learning rates at the
 # official weight decay, so no kind is ranked at a rate set for another. cpu, which judges the kinds, tries the
 # run's rate and the one a factor 3 below it, the paper grid's ratio; quick ranks them at the run's own rate.
