@@ -17,7 +17,7 @@ from ponder.checks import check_choice
 from ponder.paths import claims_dir, figures_dir, results_dir, runs_dir
 from ponder.plots import save_figure, set_theme
 from ponder.profiles import PROFILES, by_profile, check_device, check_profile
-from ponder.specs import declared
+from ponder.specs import Chosen, declared
 
 
 def test_unknown_profile_names_the_allowed_ones():
@@ -399,39 +399,22 @@ def test_the_parity_tab_opens_on_a_trained_weight():
         )
 
 
-class _Keyed(Exception):
-    """Raised by the patched ``Run`` once a job has named its first run."""
-
-
-def first_runs(profile: str, monkeypatch) -> set[tuple[str, str]]:
-    """``{(run name, cache key)}`` of the first run each of ``profile``'s notebook jobs asks for (the
-    job stops there: nothing trains; ACM jobs all start at shared upstream runs, so they are left to
-    test_acm's own check), and of the learning-rate grids' runs upstream of them (C-PVR's, HYLA's)."""
-    from ponder import runs
-    from ponder.experiments import hyla
+def first_runs(profile: str) -> set[tuple[str, str]]:
+    """``{(run name, cache key)}`` of every run ``profile``'s notebooks list (of a chosen run, the grid's it is
+    chosen among), and of the learning-rate grids' runs upstream of them (C-PVR's, HYLA's); ACM's are left to
+    test_acm's own check."""
     from ponder.registry import notebook_jobs, upstream_jobs
 
     seen = set()
-    original = runs.Run.__init__
-
-    def record(self, name, config, profile, code=()):
-        original(self, name, config, profile, code=code)
-        seen.add((name, self.key))
-        raise _Keyed
-
-    with monkeypatch.context() as patch:
-        patch.setattr(runs.Run, "__init__", record)
-        for notebook, jobs in notebook_jobs(profile).items():
-            tuning = (hyla.train_sraven_once, hyla.train_fuzzy_once)
-            grids = [job for job in upstream_jobs(profile).get(notebook, []) if declared(job) or job.func in tuning]
-            for job in [*jobs, *grids] if not notebook.startswith("acm") else []:
-                with pytest.raises(_Keyed):
-                    job()
+    for notebook, jobs in notebook_jobs(profile).items():
+        for job in [*jobs, *upstream_jobs(profile).get(notebook, [])] if not notebook.startswith("acm") else []:
+            for spec in job.among if isinstance(job, Chosen) else (job,) if declared(job) else ():
+                seen.add((spec.name, spec.run.key))
     return seen
 
 
-def test_every_run_quick_trains_but_fuzzy_logics_and_hut_8s_is_one_cpu_trains_under_the_same_key(monkeypatch):
-    quick, cpu = first_runs("quick", monkeypatch), first_runs("cpu", monkeypatch)
+def test_every_run_quick_trains_but_fuzzy_logics_and_hut_8s_is_one_cpu_trains_under_the_same_key():
+    quick, cpu = first_runs("quick"), first_runs("cpu")
     for prefix in ("hyla/fuzzy/", "hut/vision/"):  # cpu trains them longer (ponder.sizes.hyla, .hyper_ut_vision)
         own_quick = {(name, key) for name, key in quick if name.startswith(prefix)}
         own_cpu = {(name, key) for name, key in cpu if name.startswith(prefix)}
