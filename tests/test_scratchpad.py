@@ -167,15 +167,13 @@ def test_every_profiles_test_set_has_a_decoy_chain_and_its_hop_counts(profile):
 
 
 def test_training_batches_carry_a_decoy_and_hops_beyond_its_room_are_refused(monkeypatch):
-    seen = {}
-    monkeypatch.setattr(S, "train_run", lambda run, make, loss, batches, cfg, evaluate: seen.setdefault("b", batches))
-    S.train_seq2seq("answer", "smoke", 0)
+    batches = S.seq2seq_recipe(S.seq2seq_run("answer", "smoke", 0).config).batches
     sizes = S.SIZES["smoke"]
     x = cpvr_decoys.sample(sizes["batch_size"], sizes["length"], list(sizes["train_hops"]), seed=1)[0]  # seed 0, step 1
-    assert torch.equal(seen["b"](1)[0], S.encode(x, "answer")[0])
+    assert torch.equal(batches(1)[0], S.encode(x, "answer")[0])
     monkeypatch.setitem(S.SIZES, "smoke", dict(sizes, test_hops=(1, 2, 3, 4)))  # length 8 leaves room for 3 hops
     with pytest.raises(ValueError, match="test hops"):
-        S.train_seq2seq("answer", "smoke", 0)
+        S.seq2seq_run("answer", "smoke", 0)
 
 
 # -- the claims --------------------------------------------------------------------------------

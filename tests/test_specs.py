@@ -2,6 +2,7 @@
 
 import inspect
 import sys
+from dataclasses import replace
 
 import pytest
 import torch
@@ -181,3 +182,29 @@ def test_every_notebook_lists_declared_runs_only():
     for profile in ("smoke", "cpu"):
         for notebook, jobs in registry.notebook_jobs(profile).items():
             assert all(map(declared, jobs)), (profile, notebook)
+
+
+def test_a_run_upstream_of_a_group_and_built_on_in_it_waits_for_nothing_that_starts_after_it(tmp_path, monkeypatch):
+    """A run may be both a group's upstream and a run the group's runs need, or the run a choice resolves to:
+    planned once, it waits only for what starts before it (no cycle, no run waiting for itself)."""
+    monkeypatch.setenv("PONDER_RESULTS", str(tmp_path))
+    base, grid = toy(steps=1), (toy(steps=2), toy(steps=3))
+    built = replace(toy(steps=4), needs=(base,))
+    chosen = Chosen(grid, lambda metrics: grid[1], "toy")
+    order, needs = parallel.plan([], after=[((base, *grid), (built, chosen))])
+    assert all(j < i for i, waits in enumerate(needs) for j in waits)
+    for spec in grid:
+        spec()
+    order, needs = parallel.plan([], after=[((base, *grid), (built, chosen))])
+    assert [parallel.key(job) for job in order] == [base.key, built.key] and needs == [set(), {0}]
+
+
+@pytest.mark.parametrize("profile", ["smoke", "quick", "cpu"])
+def test_every_notebooks_plan_waits_only_for_what_starts_before(profile, nothing_runs):
+    upstream = registry.upstream_jobs(profile)
+    for notebook, jobs in registry.notebook_jobs(profile).items():
+        shared = upstream.get(notebook)
+        _, needs = parallel.plan([], after=[(shared, jobs)]) if shared else parallel.plan(jobs)
+        assert all(j < i for i, waits in enumerate(needs) for j in waits), notebook
+    _, needs, _ = planned(profile)
+    assert all(j < i for i, waits in enumerate(needs) for j in waits)

@@ -106,13 +106,13 @@ def test_bad_steps_and_seeds_are_refused():
 def test_cpvr_runs_train_on_the_batches_they_drew_before_streams():
     """Every C-PVR run (Hyper-UT and survey) reads ``training_batches``: the batches of
     ``hyper_ut.sample`` at each step's seed, as the runs drew them before the stream existed."""
-    member = hyper_ut.cpvr_parts("ut_act", "smoke", seed=1)[0]
+    recipe = hyper_ut.cpvr_recipe(hyper_ut.cpvr_spec("ut_act", "smoke", seed=1).config)
     sizes = hyper_ut.SIZES["smoke"]
-    for step in (0, member.cfg.steps - 1):
+    for step in (0, recipe.cfg.steps - 1):
         want = hyper_ut.sample(
             sizes["batch_size"], sizes["length"], list(sizes["train_hops"]), seed=1 * 1_000_003 + step
         )
-        assert identical(member.batches(step), want)
+        assert identical(recipe.batches(step), want)
 
 
 def test_chunk_jobs_draw_the_stream_and_count_as_cached_once_drawn(monkeypatch):

@@ -147,8 +147,8 @@ def plan(
                 add(need, waits)
             waits = waits | {position[key(need)] for need in job.needs if key(need) in position}
         k = key(job)
-        if k in position:
-            needs[position[k]] |= waits
+        if k in position:  # planned already: it may wait for more, of what starts before it (no cycle)
+            needs[position[k]] |= {w for w in waits if w < position[k]}
         elif k not in cached and _needs_training(job, keep_going):
             position[k] = len(order)
             order.append(job)
