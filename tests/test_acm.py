@@ -13,6 +13,7 @@ from ponder import registry
 from ponder.analysis import acm as acm_analysis
 from ponder.analysis.acm import compared, leads, learners_needed, mean_points
 from ponder.analysis.tuning import describe_choices
+from ponder.experiments.acm import tuning
 from ponder.models import acmize as A
 from ponder.models import flops
 from ponder.models.acm import ACM, Learners, _gumbel_noise, hard_gumbel, softmax_choices
@@ -316,10 +317,9 @@ def test_bad_parameters_raise():
 
 @pytest.mark.parametrize("budget", [1.5, -0.1, 0, 0.0, float("nan"), "0.5", True, None])
 def test_acm_budget_outside_zero_one_raises_before_training(isolated_outputs, budget):
-    from ponder.experiments.acm import phases
 
     with pytest.raises(ValueError, match=r"budget=.* must be a fraction in \(0, 1\]"):
-        phases.acm_model("smoke", budget=budget)
+        tuning.acm_model("smoke", budget=budget)
     assert not (isolated_outputs / "results").exists()  # nothing trained, nothing cached
 
 
@@ -342,15 +342,15 @@ def test_acm_run_keys_hold_the_evaluation_size_and_the_base_run(monkeypatch):
     (:mod:`ponder.sizes`): every run names its data (the evaluation size among it), and the runs built on a base
     model name its run's key (which fixes its weights: two bases of equal accuracy are different
     starts), the runs built on phase I and II theirs; each needs the runs whose models it builds on."""
-    from ponder.experiments.acm import baselines, phases
+    from ponder.experiments.acm import phases
 
     monkeypatch.setitem(phases.SIZES, "smoke", dict(phases.SIZES["smoke"], eval_images=48))
     base = phases.base_run("smoke")
-    phase3, router = phases.acm_run("smoke", 0.5), baselines.moefied_run("smoke")
+    phase3, router = tuning.acm_run("smoke", 0.5), tuning.moefied_run("smoke")
     phase2 = phase3.needs[0]
     phase1, relu = phase2.needs[1], router.needs[0]
-    on_base = [phase1, relu, baselines.halting_run("smoke", 1.0), baselines.early_exits_run("smoke")]
-    on_base.append(baselines.dense_run("smoke"))
+    on_base = [phase1, relu, tuning.halting_run("smoke", 1.0), tuning.early_exits_run("smoke")]
+    on_base.append(tuning.dense_run("smoke"))
     every = [base, phase1, phase2, phase3, router, *on_base]
     assert {spec.config["data"]["eval_images"] for spec in every} == {48}
     assert {spec.config["base"] for spec in on_base} == {base.run.key}
@@ -364,7 +364,7 @@ def test_dense_finetuning_trains_every_weight_of_the_base_for_the_acms_steps():
     from ponder.experiments.acm import baselines, phases
 
     base, _ = phases.base_model("smoke")
-    run = baselines.dense_run("smoke")
+    run = tuning.dense_run("smoke")
     model = baselines.dense_recipe(run.config, base).make()
     s = phases.sizes("smoke")
     assert run.config["train"]["steps"] == s["distill_steps"] + s["gate_steps"] + s["finetune_steps"]
@@ -395,16 +395,16 @@ def tuned_lr(spec) -> float:
 
 
 def test_each_method_trains_at_the_rate_with_the_best_validation_score(monkeypatch):
-    from ponder.experiments.acm import phases, tuning
+    from ponder.experiments.acm import tuning
 
     calls = fake_tuning(monkeypatch, {5e-4: 0.8, 2e-3: 0.9})
     assert tuning.chosen_lr("A-ViT", "smoke", "digits") == 2e-3 and set(calls) == {
         ("A-ViT", "digits", 5e-4),
         ("A-ViT", "digits", 2e-3),
     }
-    chosen = phases.acm_run("smoke", 0.5, task="speech")
+    chosen = tuning.acm_run("smoke", 0.5, task="speech")
     assert isinstance(chosen, Chosen) and tuned_lr(chosen.spec()) == 2e-3
-    assert tuned_lr(phases.acm_run("smoke", 0.5, task="speech", lr=1e-4)) == 1e-4
+    assert tuned_lr(tuning.acm_run("smoke", 0.5, task="speech", lr=1e-4)) == 1e-4
     fake_tuning(monkeypatch, {5e-4: 0.9, 2e-3: 0.9})
     assert tuning.chosen_lr("ZTW", "smoke", "digits") == 5e-4  # a tie: the first of the grid
     choices = acm_analysis.lr_choices("smoke", "speech")
@@ -467,9 +467,9 @@ def test_the_profiles_finetune_step_says_how_phase_three_trains(monkeypatch, ste
     stay eager. A step that is none of them raises."""
     from ponder.experiments.acm import phases
 
-    eager_key = phases.acm_run("smoke", 0.5).run.key
+    eager_key = tuning.acm_run("smoke", 0.5).run.key
     monkeypatch.setitem(phases.SIZES, "smoke", dict(phases.SIZES["smoke"], finetune_step=step))
-    run = phases.acm_run("smoke", 0.5)
+    run = tuning.acm_run("smoke", 0.5)
     is_compiled = hasattr(phases.acm_recipe(run.config, None).loss, "_torchdynamo_orig_callable")
     assert run.config.get("step", "eager") == step and (run.run.key == eager_key) == (step == "eager")
     assert (is_compiled, run.capture) == ("compiled" in step, "captured" in step)
@@ -477,7 +477,7 @@ def test_the_profiles_finetune_step_says_how_phase_three_trains(monkeypatch, ste
     assert [spec.capture for spec in (phase2, phase2.needs[1])] == [False, False]
     monkeypatch.setitem(phases.SIZES, "smoke", dict(phases.SIZES["smoke"], finetune_step="fused"))
     with pytest.raises(ValueError, match="finetune_step"):
-        phases.acm_run("smoke", 0.5)
+        tuning.acm_run("smoke", 0.5)
 
 
 def test_acm_digits_base_config_holds_its_profiles_scene(monkeypatch):

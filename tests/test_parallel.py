@@ -120,9 +120,9 @@ def test_notebook_job_lists_name_known_notebooks():
 
 
 def test_acm_runs_downstream_of_the_base_are_the_same_from_a_worker_and_in_process(tmp_path, monkeypatch):
-    from ponder.experiments.acm import baselines, phases
+    from ponder.experiments.acm import phases, tuning
 
-    jobs = [baselines.halting_run("smoke", 2.0, 0), baselines.early_exits_run("smoke", 0)]
+    jobs = [tuning.halting_run("smoke", 2.0, 0), tuning.early_exits_run("smoke", 0)]
     phases.base_model("smoke")  # the shared upstream, trained here with every thread
     assert parallel.prefetch(jobs, workers=2) == 2
     from_worker = jobs[0]()[0].state_dict()

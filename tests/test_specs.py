@@ -127,6 +127,8 @@ def test_planning_the_cpu_profile_builds_draws_loads_and_trains_nothing(nothing_
         assert {position[need.key] for need in job.needs} <= needs[position[job.key]]
     every = {parallel.key(job) for job in jobs if declared(job)}
     assert every <= set(position)  # every declared run of the notebooks is planned
+    listed = [job for job in jobs if isinstance(job, Chosen)]  # two runs chosen alike are one label, and only they
+    assert len({job.key for job in listed}) == len({repr((job.among, job.declare)) for job in listed})
     assert all(streams.is_chunk(job) for job in order if not declared(job))  # the rest: training streams to draw
 
 

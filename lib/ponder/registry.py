@@ -169,23 +169,23 @@ def acm_jobs(profile: str, seed: int = 0) -> Jobs:
         "acm_vit": [
             job
             for s in every
-            for job in [phases.acm_run(profile, b, s) for b in budgets(profile)]
-            + [baselines.moefied_run(profile, s), baselines.early_exits_run(profile, s)]
-            + [baselines.dense_run(profile, s)]
-            + [baselines.halting_run(profile, d, s) for d in baselines.avit_depths(profile)]
+            for job in [tuning.acm_run(profile, b, s) for b in budgets(profile)]
+            + [tuning.moefied_run(profile, s), tuning.early_exits_run(profile, s)]
+            + [tuning.dense_run(profile, s)]
+            + [tuning.halting_run(profile, d, s) for d in baselines.avit_depths(profile)]
             + [phases.settled_run(profile, s)]
         ]
         + ([phases.settled_run(profile, seed, warm_start=True)] if sizes["warm_start_count"] else []),
         "acm_ablations": [ablations.ablation_run(profile, name, s) for s in every for name in ablations.ABLATIONS]
         + [ablations.granularity_run(profile, n, seed) for n in sizes["learner_counts"] if n != 4]
         + [ablations.variant_run(profile, v, seed) for v in ablations.variants(profile) if v != "full"]
-        + [phases.acm_run(profile, budgets(profile)[-1], seed)],
+        + [tuning.acm_run(profile, budgets(profile)[-1], seed)],
         "acm_speech": [
             job
             for s in every
-            for job in [phases.acm_run(profile, b, s, task="speech") for b in budgets(profile, "speech")]
-            + [baselines.moefied_run(profile, s, task="speech")]
-            + [baselines.dense_run(profile, s, task="speech")]
+            for job in [tuning.acm_run(profile, b, s, task="speech") for b in budgets(profile, "speech")]
+            + [tuning.moefied_run(profile, s, task="speech")]
+            + [tuning.dense_run(profile, s, task="speech")]
         ],
     }
 

@@ -13,10 +13,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from .. import exact
-from ..experiments.acm.baselines import avit_depths, dense, early_exits, halting, moefied
+from ..experiments.acm.baselines import avit_depths
 from ..experiments.acm.phases import (
     TEST_COPIES,
-    acm_model,
     base_model,
     budgets,
     evaluate_acm,
@@ -26,7 +25,19 @@ from ..experiments.acm.phases import (
     sizes,
     test_set,
 )
-from ..experiments.acm.tuning import METHODS, TUNE_SEED, TUNING_BUDGET, chosen_lr, grid, lr_scores
+from ..experiments.acm.tuning import (
+    METHODS,
+    TUNE_SEED,
+    TUNING_BUDGET,
+    acm_model,
+    chosen_lr,
+    dense,
+    early_exits,
+    grid,
+    halting,
+    lr_scores,
+    moefied,
+)
 from ..models import acmize as acmize_lib
 from ..models.acm_phases import GATING_ERROR_FACTOR, capture, distances, gate_labels
 from ..tasks import images
@@ -142,7 +153,7 @@ def tradeoff(profile: str, seed: int = 0, task: str = "digits") -> dict[str, lis
     """acm-3 (digits) or acm-4 (speech) for one seed: ``{method: [(MMACs, accuracy), ...]}``: ACM at each of
     :func:`budgets`, MoEfication at each top-k, on the digits A-ViT at each target depth and ZTW at each
     threshold, the ``base`` model and it fine-tuned densely for the same steps (``dense, fine-tuned``,
-    :func:`~.baselines.dense`)."""
+    :func:`~ponder.experiments.acm.tuning.dense`)."""
     point = lambda m: (m["macs"] / 1e6, m["accuracy"])  # noqa: E731
     methods = {
         "ACM": [point(acm_model(profile, b, seed, task=task)[1]) for b in budgets(profile, task)],

@@ -6,7 +6,8 @@ from torch import nn
 
 from ...checks import check_choice
 from ...specs import Chosen, Spec
-from .phases import acm_run, loss_weights, sizes
+from .phases import loss_weights, sizes
+from .tuning import acm_run
 
 ABLATIONS = {  # acm-8: which auxiliary terms are off
     "all": (),

@@ -14,9 +14,9 @@ from ...models import flops
 from ...models import moe as moe_lib
 from ...models.avit import AViT, halting_loss
 from ...models.ztw import ZTWViT, exit_at, exit_loss
-from ...specs import Chosen, Recipe, Spec
+from ...specs import Recipe, Spec
 from ...training import TrainConfig
-from .phases import PREFIX, accuracy, at_chosen_rate, base_run, batches, data, evaluate, sizes, with_validation
+from .phases import PREFIX, accuracy, base_run, batches, data, evaluate, sizes, with_validation
 
 MOE_TOP_K_FRACTIONS = (1 / 8, 1 / 4, 3 / 8, 1 / 2, 3 / 4, 1)  # of the experts (official: 2..128 of 128)
 
@@ -62,7 +62,7 @@ def dense_spec(profile: str, seed: int, task: str, lr: float) -> Spec:
     s, base = sizes(profile, task), base_run(profile, seed, task)
     cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=lr, weight_decay=0.05, seed=seed)
     config = {"base": base.run.key, "train": cfg.as_dict(), "eval_images": s["eval_images"]}
-    config["data"], trainer = data(profile, task), "acm.baselines.dense"
+    config["data"], trainer = data(profile, task), "acm.tuning.dense"
     return Spec(f"{PREFIX[task]}/dense", config, profile, (__name__,), dense_recipe, trainer, True, needs=(base,))
 
 
@@ -77,22 +77,6 @@ def dense_recipe(config: dict, base: nn.Module) -> Recipe:
     return Recipe(lambda: copy.deepcopy(base), loss, batches(on, cfg.batch_size, cfg.seed), cfg, evaluated)
 
 
-def dense_run(profile: str, seed: int = 0, task: str = "digits", lr: float | None = None) -> Spec | Chosen:
-    """:func:`dense`, declared: at ``lr`` or the rate chosen on validation (:func:`~.phases.at_chosen_rate`)."""
-    declare = partial(dense_spec, profile, seed, task)
-    if lr is not None:
-        return declare(lr)
-    return at_chosen_rate("dense, fine-tuned", profile, task, declare, f"{PREFIX[task]}/dense, seed {seed}")
-
-
-def dense(profile: str, seed: int = 0, task: str = "digits", lr: float | None = None) -> tuple[nn.Module, dict]:
-    """The base model fine-tuned as it is, every weight, for the ACM's total steps at phase III's weight decay:
-    what the extra training alone gives. A method that fine-tunes the base model beats the base model by that
-    much without adapting any compute; beside this point its gain is its own. ``lr``: as
-    :func:`dense_run`."""
-    return dense_run(profile, seed, task, lr)()
-
-
 def relu_spec(profile: str, seed: int, task: str, lr: float) -> Spec:
     """MoEfication's first stage at ``lr``, declared: the base model's MLPs ReLU-fied and fine-tuned for phase III's
     steps."""
@@ -100,7 +84,7 @@ def relu_spec(profile: str, seed: int, task: str, lr: float) -> Spec:
     cfg = TrainConfig(steps=s["finetune_steps"], batch_size=s["batch"], lr=lr, weight_decay=0.05, seed=seed)
     config = {"base": base.run.key, "experts": experts(profile), "train": cfg.as_dict(), "data": data(profile, task)}
     name = f"{PREFIX[task]}/moe-relu"
-    return Spec(name, config, profile, (__name__,), relu_recipe, "acm.baselines.moe_relu", True, needs=(base,))
+    return Spec(name, config, profile, (__name__,), relu_recipe, "acm.tuning.moefied", True, needs=(base,))
 
 
 def relu_recipe(config: dict, base: nn.Module) -> Recipe:
@@ -124,7 +108,7 @@ def router_spec(profile: str, seed: int, task: str, lr: float) -> Spec:
     config = {"relu": relu.run.key, "train": cfg.as_dict(), "eval_images": s["eval_images"]}
     config |= {"top_k": moe_top_k(profile), "data": data(profile, task)}
     name = f"{PREFIX[task]}/moe-router"
-    return Spec(name, config, profile, (__name__,), router_recipe, "acm.baselines.moefied", True, needs=(relu,))
+    return Spec(name, config, profile, (__name__,), router_recipe, "acm.tuning.moefied", True, needs=(relu,))
 
 
 def router_recipe(config: dict, relu: nn.Module) -> Recipe:
@@ -147,23 +131,6 @@ def router_recipe(config: dict, relu: nn.Module) -> Recipe:
         return {"curve": moe_curve(model, x, y, tuple(config["top_k"]))}
 
     return Recipe(make, loss, batches(on, cfg.batch_size, cfg.seed), cfg, with_validation(curve, curve_accuracy, on))
-
-
-def moefied_run(profile: str, seed: int = 0, task: str = "digits", lr: float | None = None) -> Spec | Chosen:
-    """:func:`moefied`, declared: at ``lr`` or the rate chosen on validation (:func:`~.phases.at_chosen_rate`)."""
-    declare = partial(router_spec, profile, seed, task)
-    if lr is not None:
-        return declare(lr)
-    return at_chosen_rate("MoEfication", profile, task, declare, f"{PREFIX[task]}/moe-router, seed {seed}")
-
-
-def moefied(profile: str, seed: int = 0, task: str = "digits", lr: float | None = None) -> tuple[nn.Module, dict]:
-    """MoEfication: ReLU-fication fine-tuning (phase-III steps, at ``lr`` as :func:`moefied_run`), expert
-    split, routers (phases I+II steps).
-
-    Metrics hold ``curve``: accuracy and MACs for each top-k of :func:`moe_top_k`.
-    """
-    return moefied_run(profile, seed, task, lr)()
 
 
 def _mlp_inputs(model: nn.Module, x: torch.Tensor) -> dict:
@@ -196,7 +163,7 @@ def halting_spec(profile: str, target_depth: float, seed: int, lr: float) -> Spe
     cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=lr, weight_decay=0.0, grad_clip=1.5, seed=seed)
     config = {"base": base.run.key, "target_depth": target_depth, "train": cfg.as_dict()}
     config |= {"eval_images": s["eval_images"], "data": data(profile)}
-    return Spec("acm/avit", config, profile, (__name__,), halting_recipe, "acm.baselines.halting", True, needs=(base,))
+    return Spec("acm/avit", config, profile, (__name__,), halting_recipe, "acm.tuning.halting", True, needs=(base,))
 
 
 def halting_recipe(config: dict, base: nn.Module) -> Recipe:
@@ -211,25 +178,12 @@ def halting_recipe(config: dict, base: nn.Module) -> Recipe:
     return Recipe(lambda: AViT(copy.deepcopy(base)), loss, batches(on, cfg.batch_size, cfg.seed), cfg, evaluate_both)
 
 
-def halting_run(profile: str, target_depth: float, seed: int = 0, lr: float | None = None) -> Spec | Chosen:
-    """:func:`halting`, declared: at ``lr`` or the rate chosen on validation (:func:`~.phases.at_chosen_rate`)."""
-    declare = partial(halting_spec, profile, target_depth, seed)
-    label = f"acm/avit {target_depth}, seed {seed}"
-    return declare(lr) if lr is not None else at_chosen_rate("A-ViT", profile, "digits", declare, label)
-
-
-def halting(profile: str, target_depth: float, seed: int = 0, lr: float | None = None) -> tuple[nn.Module, dict]:
-    """A-ViT-style token halting fine-tuned from the base model towards ``target_depth`` blocks (at ``lr`` as
-    :func:`halting_run`)."""
-    return halting_run(profile, target_depth, seed, lr)()
-
-
 def ztw_spec(profile: str, seed: int, lr: float) -> Spec:
     """:func:`early_exits`'s run at ``lr``, declared."""
     s, base = sizes(profile), base_run(profile, seed)
     cfg = TrainConfig(steps=_acm_steps(s), batch_size=s["batch"], lr=lr, weight_decay=0.0, seed=seed)
     config = {"base": base.run.key, "train": cfg.as_dict(), "eval_images": s["eval_images"], "data": data(profile)}
-    return Spec("acm/ztw", config, profile, (__name__,), ztw_recipe, "acm.baselines.early_exits", True, needs=(base,))
+    return Spec("acm/ztw", config, profile, (__name__,), ztw_recipe, "acm.tuning.early_exits", True, needs=(base,))
 
 
 def ztw_recipe(config: dict, base: nn.Module) -> Recipe:
@@ -246,18 +200,6 @@ def ztw_recipe(config: dict, base: nn.Module) -> Recipe:
 
     loss = lambda m, b: exit_loss(m, b[0], b[1])  # noqa: E731
     return Recipe(make, loss, batches(on, cfg.batch_size, cfg.seed), cfg, with_validation(curve, curve_accuracy, on))
-
-
-def early_exits_run(profile: str, seed: int = 0, lr: float | None = None) -> Spec | Chosen:
-    """:func:`early_exits`, declared: at ``lr`` or the rate chosen on validation (:func:`~.phases.at_chosen_rate`)."""
-    declare = partial(ztw_spec, profile, seed)
-    return declare(lr) if lr is not None else at_chosen_rate("ZTW", profile, "digits", declare, f"acm/ztw, seed {seed}")
-
-
-def early_exits(profile: str, seed: int = 0, lr: float | None = None) -> tuple[nn.Module, dict]:
-    """ZTW-style cascaded exit heads on the frozen base model (at ``lr`` as :func:`early_exits_run`); metrics
-    hold the threshold ``curve``."""
-    return early_exits_run(profile, seed, lr)()
 
 
 @torch.no_grad()

@@ -1,9 +1,10 @@
 """ACM on the digits and the speech stand-ins: the data, the base model, the three phases and their evaluation.
 
 Each run is declared (:mod:`ponder.specs`: :func:`base_run`, :func:`distilled_run`, :func:`gates_run`,
-:func:`acm_run`), built on the trained model of the one before (its ``needs``), whose run key its config names
-(:func:`phase1_key` for random learners); the functions named after a phase return its trained model (from the
-run cache when it is there) and its metrics.
+:func:`acm_spec` at a given learning rate; at the rate chosen on validation: :mod:`.tuning`), built on the trained
+model of the one before (its ``needs``), whose run key its config names (:func:`phase1_key` for random learners);
+the functions named after a phase return its trained model (from the run cache when it is there) and its
+metrics.
 """
 
 import copy
@@ -15,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ...checks import check_choice, check_fraction
+from ...checks import check_choice
 from ...compilation import compiled
 from ...models import acmize as acmize_lib
 from ...models import flops
@@ -25,7 +26,7 @@ from ...models.vit import ViT
 from ...profiles import by_profile
 from ...runs import config_key
 from ...sizes.acm import SIZES, SPEECH_SIZES
-from ...specs import Chosen, Recipe, Spec
+from ...specs import Recipe, Spec
 from ...tasks import images, speech
 from ...training import TrainConfig, default_device
 
@@ -106,13 +107,6 @@ def validation_inputs(on: dict) -> tuple[torch.Tensor, torch.Tensor]:
     else:
         x, y = speech.fixed_features("train", seed=VALIDATION_SEED)
     return x[: on["eval_images"]], y[: on["eval_images"]]
-
-
-def at_chosen_rate(method: str, profile: str, task: str, declare: Callable[[float], "Spec"], label: str):
-    """``declare(lr)`` at the rate chosen for ``method`` on validation (:func:`.tuning.tuned`)."""
-    from .tuning import tuned  # the tuning runs are this module's and the baselines': imported when asked
-
-    return tuned(method, profile, task, declare, label)
 
 
 def test_set(profile: str, task: str = "digits") -> tuple[torch.Tensor, torch.Tensor]:
@@ -330,7 +324,8 @@ def acm_spec(
     argmax_budget: bool,
     lr: float,
 ) -> Spec:
-    """Phase III's run at ``lr``, declared (see :func:`acm_model`; its training: :func:`acm_recipe`)."""
+    """Phase III's run at ``lr``, declared (see :func:`ponder.experiments.acm.tuning.acm_model`; its training:
+    :func:`acm_recipe`)."""
     s = sizes(profile, task)
     skipped = {"full": 0, "no_phase1": s["distill_steps"], "none": s["distill_steps"] + s["gate_steps"]}[pretraining]
     base = base_run(profile, seed, task)
@@ -354,7 +349,7 @@ def acm_spec(
     config |= ({} if step == "eager" else {"step": step}) | {"n": n, "data": data(profile, task)}
     _, capture = finetune_execution(phase3_loss, step)
     name = f"{PREFIX[task]}/phase3-n{n}"
-    return Spec(name, config, profile, (__name__,), acm_recipe, "acm.phases.acm_model", True, capture, needs=(start,))
+    return Spec(name, config, profile, (__name__,), acm_recipe, "acm.tuning.acm_model", True, capture, needs=(start,))
 
 
 def acm_recipe(config: dict, start: nn.Module) -> Recipe:
@@ -376,67 +371,6 @@ def acm_recipe(config: dict, start: nn.Module) -> Recipe:
     )
     on = config["data"]
     return Recipe(make, loss, batches(on, cfg.batch_size, cfg.seed), cfg, with_validation(evaluate_acm, accuracy, on))
-
-
-def acm_run(
-    profile: str,
-    budget: float,
-    seed: int = 0,
-    n: int = 4,
-    weights: dict | None = None,
-    pretraining: str = "full",
-    steps: int | None = None,
-    task: str = "digits",
-    task_gradient: bool = True,
-    warm_start: bool = True,
-    argmax_budget: bool = True,
-    lr: float | None = None,
-) -> Spec | Chosen:
-    """Phase III, declared: at ``lr`` or at the rate chosen for ACM on validation (:func:`at_chosen_rate`); see
-    :func:`acm_model`."""
-    check_choice("pretraining", pretraining, ("full", "no_phase1", "none"))
-    check_fraction("budget", budget)  # every budget (ablation, granularity, ...) comes in here
-    weights = dict(loss_weights(profile) if weights is None else weights)
-    declare = partial(
-        acm_spec, profile, budget, seed, n, weights, pretraining, steps, task, task_gradient, warm_start, argmax_budget
-    )
-    if lr is not None:
-        return declare(lr)
-    flags = dict(task_gradient=task_gradient, warm_start=warm_start, argmax_budget=argmax_budget)
-    off = "".join(f" no {flag}" for flag, on in flags.items() if not on)
-    label = f"{PREFIX[task]}/phase3-n{n} budget {budget} {pretraining}{off}, seed {seed}, steps {steps}, {weights}"
-    return at_chosen_rate("ACM", profile, task, declare, label)
-
-
-def acm_model(
-    profile: str,
-    budget: float,
-    seed: int = 0,
-    n: int = 4,
-    weights: dict | None = None,
-    pretraining: str = "full",
-    steps: int | None = None,
-    task: str = "digits",
-    task_gradient: bool = True,
-    warm_start: bool = True,
-    argmax_budget: bool = True,
-    lr: float | None = None,
-) -> tuple[nn.Module, dict]:
-    """Phase III: end-to-end fine-tuning at ``budget`` with CE + budget + entropy + diversity losses
-    (weights: :func:`loss_weights` unless given), at ``lr`` or the rate chosen on validation (:func:`at_chosen_rate`).
-
-    ``pretraining``: ``full`` (phases I, II, III), ``no_phase1`` (random learners, then II and III)
-    or ``none`` (only phase III, from random learners and gates); the steps a variant skips go
-    to phase III, so every variant has the same total (as the official ablation). ``steps``
-    overrides the phase-III length (the short ablation runs). The project's deviations, each on
-    by default: ``task_gradient`` (the task loss reaches the gates, :class:`~ponder.models.acm.ACM`),
-    ``warm_start`` (phase I starts from the replaced modules, :func:`distilled`) and
-    ``argmax_budget`` (the budget term also on evaluation's arg-max choices, :mod:`~ponder.models.acm_phases`).
-    The profile's ``finetune_step`` says how the step executes (:data:`FINETUNE_STEPS`).
-    """
-    return acm_run(
-        profile, budget, seed, n, weights, pretraining, steps, task, task_gradient, warm_start, argmax_budget, lr
-    )()
 
 
 def finetune_execution(loss: Callable, step: str) -> tuple[Callable, bool]:
