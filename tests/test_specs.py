@@ -210,3 +210,17 @@ def test_every_notebooks_plan_waits_only_for_what_starts_before(profile, nothing
         assert all(j < i for i, waits in enumerate(needs) for j in waits), notebook
     _, needs, _ = planned(profile)
     assert all(j < i for i, waits in enumerate(needs) for j in waits)
+
+
+def test_a_group_whose_runs_are_all_finished_draws_and_trains_nothing_upstream(tmp_path, monkeypatch):
+    """``make figures`` over a full run cache (or a notebook's prefetch there) has no work: a group's upstream
+    (training streams to draw, runs to build on) is planned only for runs left to train."""
+    monkeypatch.setenv("PONDER_RESULTS", str(tmp_path))
+    upstream, built = toy(steps=1), toy(steps=2)
+    assert [parallel.key(job) for job in parallel.plan([], after=[((upstream,), (built,))])[0]] == [
+        upstream.key,
+        built.key,
+    ]
+    built()
+    assert parallel.plan([], after=[((upstream,), (built,))]) == ([], [])
+    assert not upstream.done

@@ -128,7 +128,8 @@ def plan(
     """The jobs to train, in the order they should start, and for each the positions of those it waits for.
 
     Only jobs not :func:`is_cached` count, each once. First the upstream jobs of every group of
-    ``after``, then each group's jobs built on them (waiting for that group's upstream), then ``jobs``. A
+    ``after`` (of a group whose jobs are all cached, none: nothing to draw or train for it), then each group's
+    jobs built on them (waiting for that group's upstream), then ``jobs``. A
     declared run is planned from its spec and the run cache alone (:mod:`ponder.specs`): a run chosen on
     others whose runs are not all finished, or built on others' models, waits for them, planned before it.
     """
@@ -156,6 +157,7 @@ def plan(
         else:
             cached.add(k)
 
+    after = [(up, built) for up, built in after if any(_needs_training(job, keep_going) for job in built)]
     for upstream, _ in after:
         for job in upstream:
             add(job, set())
