@@ -37,7 +37,7 @@ from .runs import NotCached, only_cached
 from .specs import Chosen, Spec, declared
 from .training import cores, num_threads
 
-Job = Callable[[], object]  # picklable: a module-level function or a functools.partial of one
+Job = Callable[[], object]  # picklable: a declared run (ponder.specs), a module-level function or a partial of one
 
 
 GPU_WORKERS = 6  # processes sharing one GPU (see worker_count)
