@@ -127,20 +127,7 @@ def acm_run(
     return tuned("ACM", profile, task, declare, label)
 
 
-def acm_model(
-    profile: str,
-    budget: float,
-    seed: int = 0,
-    n: int = 4,
-    weights: dict | None = None,
-    pretraining: str = "full",
-    steps: int | None = None,
-    task: str = "digits",
-    task_gradient: bool = True,
-    warm_start: bool = True,
-    argmax_budget: bool = True,
-    lr: float | None = None,
-) -> tuple[nn.Module, dict]:
+def acm_model(profile: str, budget: float, seed: int = 0, **options) -> tuple[nn.Module, dict]:
     """Phase III: end-to-end fine-tuning at ``budget`` with CE + budget + entropy + diversity losses
     (weights: :func:`~.phases.loss_weights` unless given), at ``lr`` or the rate chosen on validation (:func:`tuned`).
 
@@ -152,10 +139,10 @@ def acm_model(
     ``warm_start`` (phase I starts from the replaced modules, :func:`~.phases.distilled`) and
     ``argmax_budget`` (the budget term also on evaluation's arg-max choices, :mod:`~ponder.models.acm_phases`).
     The profile's ``finetune_step`` says how the step executes (:data:`~.phases.FINETUNE_STEPS`).
+    ``options``: :func:`acm_run`'s (``n``, ``weights``, ``pretraining``, ``steps``, ``task``, the three deviations,
+    ``lr``).
     """
-    return acm_run(
-        profile, budget, seed, n, weights, pretraining, steps, task, task_gradient, warm_start, argmax_budget, lr
-    )()
+    return acm_run(profile, budget, seed, **options)()
 
 
 def dense_run(profile: str, seed: int = 0, task: str = "digits", lr: float | None = None) -> Spec | Chosen:
