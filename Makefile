@@ -44,15 +44,15 @@ $(STAMP): pyproject.toml
 	touch $@
 
 figures: $(INSTALL)
-	$(PY) -m ponder.notebooks run $(NOTEBOOKS) --profile $(PROFILE) --seed $(SEED) $(if $(JOBS),--jobs $(JOBS))
+	$(PY) -m ponder.repro run $(NOTEBOOKS) --profile $(PROFILE) --seed $(SEED) $(if $(JOBS),--jobs $(JOBS))
 
 results: $(INSTALL)
-	$(PY) -m ponder.experiments --profile $(PROFILE) --seed $(SEED)
+	$(PY) -m ponder.repro.registry --profile $(PROFILE) --seed $(SEED)
 
 # pytest over unit tests and the smoke notebooks (prepared into $(1)), results into $(2): make test, make test-gpu
 define nbval
 	rm -rf $(1) $(2)
-	$(PY) -m ponder.notebooks prepare --profile smoke --out $(1)
+	$(PY) -m ponder.repro prepare --profile smoke --out $(1)
 	TQDM_DISABLE=1 HF_DATASETS_DISABLE_PROGRESS_BARS=1 PONDER_RESULTS=$(CURDIR)/$(2) \
 		$(PY) -m pytest -q $(3) $(1) --nbval-lax --nbval-current-env --nbval-cell-timeout=600 --nbval-sanitize-with tests/nbval-sanitize.cfg $(PYTEST_ARGS)
 endef
@@ -62,7 +62,7 @@ test: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(call nbval,build/nbval,build/test-results,tests -n $(TEST_WORKERS) --maxprocesses 4 --dist loadfile)
-	$(if $(RECORD),$(PY) -m ponder.measured test $$(( $$(date +%s) - $$(cat build/test-began) )))
+	$(if $(RECORD),$(PY) -m ponder.repro.measured test $$(( $$(date +%s) - $$(cat build/test-began) )))
 
 test-gpu: $(INSTALL)
 	@$(PY) -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 3)" || { echo "no CUDA device here: nothing to test"; exit 0; }
@@ -76,19 +76,19 @@ bench: $(INSTALL)
 # the user is root (containers)
 lab: $(STAMP)
 	mkdir -p build/lab && cp -uv --backup=numbered notebooks/*.ipynb build/lab/
-	$(PY) -m ponder.widgets.lab notebooks build/lab  # names each copy cp -u kept though its notebook changed since it was copied
+	$(PY) -m ponder.repro.lab notebooks build/lab  # names each copy cp -u kept though its notebook changed since it was copied
 	$(PY) -c 'import os, sys, ponder; os.execv(sys.argv[1], sys.argv[1:])' $(VENV)/bin/jupyter lab $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) build/lab/  # through ponder: its kernels run pinned
 
 # re-run the smoke notebooks with a fresh run cache, keep only the outputs nbval checks (the
 # regression cells' numbers among them) and print a diff of the stored against the new ones
 refresh: $(STAMP)
-	TQDM_DISABLE=1 $(PY) -m ponder.notebooks refresh $(NOTEBOOKS)
+	TQDM_DISABLE=1 $(PY) -m ponder.repro refresh $(NOTEBOOKS)
 
 refresh-notebooks: refresh
 
 # after make figures: which targets' figures and ledger rows differ from the committed ones
 verify: $(INSTALL)
-	$(PY) -m ponder.notebooks verify $(NOTEBOOKS) --profile $(PROFILE)
+	$(PY) -m ponder.repro verify $(NOTEBOOKS) --profile $(PROFILE)
 
 clean:
 	rm -rf build results .cache figures/smoke figures/paper figures/seed-*

@@ -23,10 +23,10 @@ def isolated_outputs(tmp_path, monkeypatch):
 @pytest.fixture
 def run_one_cell(tmp_path):
     """``run_one_cell(code)``: a notebook of that one cell, executed by papermill as the project runs
-    its notebooks (:func:`ponder.execution.papermill_execute`); the cell's outputs."""
+    its notebooks (:func:`ponder.repro.execution.papermill_execute`); the cell's outputs."""
     import nbformat
 
-    from ponder import execution
+    from ponder.repro import execution
 
     def run(code: str) -> list:
         nb = nbformat.v4.new_notebook(

@@ -29,15 +29,16 @@ import torch
 import torch.nn.functional as F
 
 from ponder import exact
-from ponder.analysis import hyla_latent
-from ponder.experiments import hyla, hyper_ut
-from ponder.experiments.survey_parity import parity_loss
 from ponder.models.acmize import acmize
 from ponder.models.recurrent import RecurrentPonderer
 from ponder.models.transformer import Block
 from ponder.models.vit import ViT
+from ponder.runner.training import TrainConfig, train
+from ponder.studies.hyla import experiments as hyla
+from ponder.studies.hyla.analysis import latent as hyla_latent
+from ponder.studies.hyper_ut import cpvr as hyper_ut
+from ponder.studies.survey.parity import parity_loss
 from ponder.tasks import cpvr, images, parity, speech, sraven
-from ponder.training import TrainConfig, train
 
 SMOKE = hyper_ut.SIZES["smoke"]["model"]
 SRAVEN = hyla.sraven_setup("smoke", dim=32, heads=4, depth=2)

@@ -9,11 +9,7 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from ponder import registry
-from ponder.analysis import acm as acm_analysis
-from ponder.analysis.acm import compared, leads, learners_needed, mean_points
-from ponder.analysis.tuning import describe_choices
-from ponder.experiments.acm import tuning
+from ponder.ledger.tuning import describe_choices
 from ponder.models import acmize as A
 from ponder.models import flops
 from ponder.models.acm import ACM, Learners, _gumbel_noise, hard_gumbel, softmax_choices
@@ -27,7 +23,11 @@ from ponder.models.acm_phases import (
 )
 from ponder.models.transformer import MLP
 from ponder.models.vit import ViT
-from ponder.specs import Chosen
+from ponder.runner.specs import Chosen
+from ponder.studies.acm import analysis as acm_analysis
+from ponder.studies.acm import schedule as acm_schedule
+from ponder.studies.acm import tuning
+from ponder.studies.acm.analysis import compared, leads, learners_needed, mean_points
 
 
 def test_prefix_is_the_sum_of_the_first_k_learners():
@@ -325,7 +325,7 @@ def test_acm_budget_outside_zero_one_raises_before_training(isolated_outputs, bu
 
 def test_acm_budget_check_covers_every_entry(monkeypatch):
     """ablation, granularity, pretraining_variant and jobs all hand their budget to acm_model."""
-    from ponder.experiments.acm import ablations
+    from ponder.studies.acm import ablations
 
     monkeypatch.setattr(ablations, "ABLATION_BUDGET", 1.2)
     for call in (
@@ -339,10 +339,10 @@ def test_acm_budget_check_covers_every_entry(monkeypatch):
 
 def test_acm_run_keys_hold_the_evaluation_size_and_the_base_run(monkeypatch):
     """The run keys hash what a profile's row puts into the configs, not the size tables
-    (:mod:`ponder.sizes`): every run names its data (the evaluation size among it), and the runs built on a base
-    model name its run's key (which fixes its weights: two bases of equal accuracy are different
+    (:mod:`ponder.studies.acm.sizes`): every run names its data (the evaluation size among it), and the runs built on
+    a base model name its run's key (which fixes its weights: two bases of equal accuracy are different
     starts), the runs built on phase I and II theirs; each needs the runs whose models it builds on."""
-    from ponder.experiments.acm import phases
+    from ponder.studies.acm import phases
 
     monkeypatch.setitem(phases.SIZES, "smoke", dict(phases.SIZES["smoke"], eval_images=48))
     base = phases.base_run("smoke")
@@ -361,7 +361,7 @@ def test_acm_run_keys_hold_the_evaluation_size_and_the_base_run(monkeypatch):
 
 
 def test_dense_finetuning_trains_every_weight_of_the_base_for_the_acms_steps():
-    from ponder.experiments.acm import baselines, phases
+    from ponder.studies.acm import baselines, phases
 
     base, _ = phases.base_model("smoke")
     run = tuning.dense_run("smoke")
@@ -377,7 +377,7 @@ def test_dense_finetuning_trains_every_weight_of_the_base_for_the_acms_steps():
 def fake_tuning(monkeypatch, scores: dict[float, float]) -> list:
     """Each tuning run's metrics hold ``scores[lr]`` as its validation score, on a two-rate grid at smoke; the runs
     read."""
-    from ponder.experiments.acm import phases, tuning
+    from ponder.studies.acm import phases, tuning
 
     calls = []
 
@@ -395,7 +395,7 @@ def tuned_lr(spec) -> float:
 
 
 def test_each_method_trains_at_the_rate_with_the_best_validation_score(monkeypatch):
-    from ponder.experiments.acm import tuning
+    from ponder.studies.acm import tuning
 
     calls = fake_tuning(monkeypatch, {5e-4: 0.8, 2e-3: 0.9})
     assert tuning.chosen_lr("A-ViT", "smoke", "digits") == 2e-3 and set(calls) == {
@@ -414,7 +414,7 @@ def test_each_method_trains_at_the_rate_with_the_best_validation_score(monkeypat
 
 
 def test_without_a_grid_every_method_keeps_its_own_rate_and_nothing_is_tuned():
-    from ponder.experiments.acm import phases, tuning
+    from ponder.studies.acm import phases, tuning
 
     assert tuning.tuning_jobs("smoke") == [] and tuning.grid("smoke") == ()
     own = {m: tuning.chosen_lr(m, "smoke", "digits") for m in tuning.METHODS["digits"]}
@@ -429,7 +429,7 @@ def test_without_a_grid_every_method_keeps_its_own_rate_and_nothing_is_tuned():
 
 
 def test_with_a_grid_of_one_rate_every_method_trains_at_it_and_nothing_is_tuned():
-    from ponder.experiments.acm import tuning
+    from ponder.studies.acm import tuning
 
     for task in tuning.METHODS:
         assert tuning.grid("quick", task) == (5e-4,) and tuning.tuning_jobs("quick", task) == []
@@ -438,7 +438,7 @@ def test_with_a_grid_of_one_rate_every_method_trains_at_it_and_nothing_is_tuned(
 
 
 def test_the_validation_set_is_the_training_digits_rendered_afresh():
-    from ponder.experiments.acm import phases
+    from ponder.studies.acm import phases
     from ponder.tasks import images
 
     x, y = phases.validation_inputs(phases.data("smoke"))
@@ -450,7 +450,7 @@ def test_the_validation_set_is_the_training_digits_rendered_afresh():
 
 
 def test_acm5_reads_a_phase_one_run_to_its_plateau_from_either_start():
-    from ponder.experiments.acm import phases
+    from ponder.studies.acm import phases
 
     cold, warm = phases.settled_run("smoke", 0, warm_start=False), phases.settled_run("smoke", 0, warm_start=True)
     assert (
@@ -465,7 +465,7 @@ def test_the_profiles_finetune_step_says_how_phase_three_trains(monkeypatch, ste
     """A profile row's ``finetune_step`` reaches the phase-III run alone: its config names a step that is not
     eager (a new key), its loss is compiled, its step captured (on a GPU) as the row says; phases I and II
     stay eager. A step that is none of them raises."""
-    from ponder.experiments.acm import phases
+    from ponder.studies.acm import phases
 
     eager_key = tuning.acm_run("smoke", 0.5).run.key
     monkeypatch.setitem(phases.SIZES, "smoke", dict(phases.SIZES["smoke"], finetune_step=step))
@@ -484,7 +484,7 @@ def test_acm_digits_base_config_holds_its_profiles_scene(monkeypatch):
     """The digits base model's config holds the knobs of its profile's scene (a name or a Scene in the row), so
     a profile that changes its scene trains new runs; the speech base model has none. The same scene named or
     spelled out is the same config."""
-    from ponder.experiments.acm import phases
+    from ponder.studies.acm import phases
     from ponder.tasks import images
 
     configs = [phases.base_run("smoke").config, phases.base_run("smoke", task="speech").config]
@@ -536,7 +536,7 @@ def test_warm_start_reproduces_the_modules_with_all_learners():
 def test_latency_bench_keeps_the_ratio_of_every_round():
     """acm-9 is judged on per-round ratios: time_rounds interleaves the calls and keeps each round."""
     from ponder.bench import acm as bench
-    from ponder.timing import time_rounds
+    from ponder.runner.timing import time_rounds
 
     calls = []
     rounds = time_rounds({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, repeats=3, warmup=1)
@@ -604,7 +604,7 @@ def test_latency_bench_rounds_time_every_case(monkeypatch):
 
 
 def test_profile_sizes_scale_the_baselines_and_the_loss_weights():
-    from ponder.experiments.acm import baselines, phases
+    from ponder.studies.acm import baselines, phases
 
     assert baselines.experts("quick") == 8 and baselines.moe_top_k("quick") == (1, 2, 3, 4, 6, 8)
     assert baselines.experts("paper") == 4 * 192 // 24 and baselines.moe_top_k("paper") == (
@@ -625,7 +625,7 @@ def test_profile_sizes_scale_the_baselines_and_the_loss_weights():
 
 
 def test_quick_thins_cpus_grids_and_keeps_what_its_figures_draw():
-    from ponder.experiments.acm import ablations, baselines, phases
+    from ponder.studies.acm import ablations, baselines, phases
 
     assert phases.budgets("paper") == (0.25, 0.4, 0.6, 0.75)  # the paper's grid
     assert phases.budgets("cpu") == phases.budgets("cpu", "speech") == (0.1, 0.25, 0.4, 0.6, 0.75)  # and one below
@@ -656,7 +656,9 @@ def test_quick_thins_cpus_grids_and_keeps_what_its_figures_draw():
 
     def runs(profile):  # how many runs of each name every notebook lists
         return Counter(
-            (j.among[0] if isinstance(j, Chosen) else j).name for js in registry.acm_jobs(profile).values() for j in js
+            (j.among[0] if isinstance(j, Chosen) else j).name
+            for js in acm_schedule.acm_jobs(profile).values()
+            for j in js
         )
 
     quick, cpu = runs("quick"), runs("cpu")
@@ -672,7 +674,7 @@ def test_mean_points_average_each_setting_over_seeds():
 
 
 def test_realised_betas_reads_every_seed_and_budget_of_the_task(monkeypatch):
-    from ponder.experiments.acm import phases
+    from ponder.studies.acm import phases
 
     calls = []
     monkeypatch.setattr(
@@ -719,7 +721,7 @@ def test_latency_bench_measures_one_thread_and_every_core_on_any_cpu(monkeypatch
 
 
 def test_spending_is_one_pass_of_the_maps_and_the_costs_whatever_the_batch():
-    from ponder.analysis.acm import spending
+    from ponder.studies.acm.analysis import spending
 
     torch.manual_seed(0)
     model = A.acmize(ViT(image=8, patch=4, dim=8, depth=2, heads=2), n=4).eval()
@@ -743,7 +745,7 @@ ACM_KEY_BIASES = "k_proj.learners.b1"
 
 def phase3_trains_alike_every_way(step: str, device: str, monkeypatch, steps: int = 30) -> None:
     """A smoke phase-III run on ``device`` trained the way ``step`` says (a profile row's ``finetune_step``,
-    executed as ``acm_model`` executes it, :func:`~ponder.experiments.acm.finetune_execution`: the loss compiled,
+    executed as ``acm_model`` executes it, :func:`~ponder.studies.acm.finetune_execution`: the loss compiled,
     the step captured, or both) follows the eager run:
     its losses, its trained weights (but :data:`ACM_KEY_BIASES`), and its evaluation's logits, to float rounding.
     The Gumbel noise is zeros in both (a captured graph's replays draw other numbers than eager PyTorch does),
@@ -751,9 +753,9 @@ def phase3_trains_alike_every_way(step: str, device: str, monkeypatch, steps: in
     import copy
 
     from ponder.bench import train as bench
-    from ponder.experiments.acm import phases
     from ponder.models import acm as acm_module
-    from ponder.training import TrainConfig, train
+    from ponder.runner.training import TrainConfig, train
+    from ponder.studies.acm import phases
 
     monkeypatch.setattr(acm_module, "_gumbel_noise", torch.zeros_like)
     (name,) = [n for n in bench.run_families("smoke") if n.startswith("ACM phase III")]
@@ -795,7 +797,7 @@ def test_a_lead_is_over_the_best_other_point_at_no_more_cost_and_none_where_noth
 
 
 def test_learner_shares_count_each_seeds_tokens_by_the_learners_they_need():
-    from ponder.analysis.acm import learner_shares
+    from ponder.studies.acm.analysis import learner_shares
 
     each_helps = torch.tensor([[16.0, 4.0, 1.0, 0.25]])  # MSEs: each learner halves the distance
     second_stalls = torch.tensor([[16.0, 4.0, 4.0, 4.0]])  # the third learner no longer helps
@@ -845,7 +847,7 @@ def test_best_at_is_the_best_quality_at_no_more_cost_and_nan_where_nothing_is_th
 
 
 def test_tradeoff_reads_each_methods_points_in_mmacs_and_the_digits_baselines_only_on_the_digits(monkeypatch):
-    from ponder.experiments.acm import baselines, phases
+    from ponder.studies.acm import baselines, phases
 
     point = lambda macs, accuracy: {"macs": macs * 1e6, "accuracy": accuracy}  # noqa: E731
     curve_points = [(1.0, 0.1), (2.0, 0.2)]

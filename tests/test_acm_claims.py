@@ -1,4 +1,5 @@
-"""The ACM notebooks' ledger rows (acm-1, acm-3 to acm-10), stated by ponder.analysis.acm from made-up measurements."""
+"""The ACM notebooks' ledger rows (acm-1, acm-3 to acm-10), stated by ponder.studies.acm.analysis from made-up
+measurements."""
 
 import math
 
@@ -7,7 +8,7 @@ import pandas as pd
 import pytest
 import torch
 
-from ponder.analysis import acm as acm_analysis
+from ponder.studies.acm import analysis as acm_analysis
 
 NAN = math.nan
 UNFINISHED = {"base ViT, seed 1": "loss still falling"}

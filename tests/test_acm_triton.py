@@ -102,7 +102,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from ponder.bench import acm
 from ponder.models import acm_triton
-from ponder.plots.acm import draw_latency
+from ponder.studies.acm.plots import draw_latency
 acm.fused_layer = lambda learners, z, cases: (
     acm_triton.fused,
     {"fused_max_relative_error": acm_triton.check(learners, z, cases)},

@@ -5,10 +5,10 @@ import torch
 from torch import nn
 
 from ponder.bench.act import spread_halting
-from ponder.experiments import hyper_ut
 from ponder.models.act import HaltingUnit, act
+from ponder.runner.training import TrainConfig, train
+from ponder.studies.hyper_ut import cpvr as hyper_ut
 from ponder.tasks import cpvr
-from ponder.training import TrainConfig, train
 
 # The key projection's bias adds q·b to every logit of a query, which softmax cancels: its gradient
 # is zero but for float rounding, and AdamW's normalised step turns that rounding into moves of the

@@ -250,8 +250,8 @@ def test_relative_table_starts_as_flax_default_embedding_init():
 
 def test_fuzzy_logic_takes_128_buckets_at_every_length():
     """The official logic configuration: buckets = max distance = 128 whatever N; sraven: its length."""
-    from ponder.experiments import hyla
     from ponder.models.attention_transformer import InContextTransformer
+    from ponder.studies.hyla import experiments as hyla
 
     for length in (8, 32, 64):
         model = hyla.fuzzy_model(hyla.fuzzy_setup("cpu", length=length, relative_position=True))

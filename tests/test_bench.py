@@ -6,7 +6,7 @@ import sys
 import pytest
 
 import ponder.bench
-import ponder.timing
+import ponder.runner.timing
 
 
 def test_several_benchmarks_run_each_in_a_process_of_its_own(monkeypatch):
@@ -25,9 +25,9 @@ def test_an_unknown_benchmark_is_named():
 
 STEADY_HEAP_PROBE = """
 import ponder, resource, sys, torch
-import ponder.timing
+import ponder.runner.timing
 if sys.argv[1] == "off":
-    ponder.timing.steady_heap = lambda: False  # time_rounds without the steady heap
+    ponder.runner.timing.steady_heap = lambda: False  # time_rounds without the steady heap
 from ponder.bench import acm
 torch.set_num_threads(1)
 z, mlp, learners, gate = acm.layer_parts()  # acm-9's layer on the CPU: 4,160 tokens of width 192, hidden 768
@@ -46,14 +46,14 @@ with torch.inference_mode():  # two of acm-9's cases, each with its dense MLP, i
             (i, name): counted(fn)
             for name, fn in ({"dense": lambda: mlp(z)} | acm.layer_executions(z, gate, learners, k, None)).items()
         }
-    ponder.timing.time_rounds(calls, repeats=4, warmup=2)
+    ponder.runner.timing.time_rounds(calls, repeats=4, warmup=2)
 print(sum(faults[2 * len(calls):]))  # the timed rounds' page faults
 """
 
 
-@pytest.mark.skipif(not ponder.timing.steady_heap(), reason="no glibc mallopt here")
+@pytest.mark.skipif(not ponder.runner.timing.steady_heap(), reason="no glibc mallopt here")
 def test_timed_calls_fault_no_fresh_pages():
-    """``time_rounds`` makes the heap steady first (:func:`ponder.timing.steady_heap`): the calls it times
+    """``time_rounds`` makes the heap steady first (:func:`ponder.runner.timing.steady_heap`): the calls it times
     map no fresh pages. Without it, glibc gave acm-9's layers thousands of fresh pages on every call
     (1,500-9,300 faults a call, by what the call before had freed), which made the same dense MLP take
     45-75 ms by its place in a round."""

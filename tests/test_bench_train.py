@@ -113,9 +113,9 @@ def test_the_acm_families_train_what_acm_vit_trains():
     """The ACM phase-III family steps a ViT whose every MLP and projection is an ACM, on the profile's scene,
     with phase III's loss at the lowest budget; the A-ViT family a halting ViT: the plan counts those runs at
     their rates, not at the plain ViT's."""
-    from ponder.experiments.acm import phases
     from ponder.models.acmize import acms
     from ponder.models.avit import AViT
+    from ponder.studies.acm import phases
     from ponder.tasks import images
 
     rows = bench.families("smoke")

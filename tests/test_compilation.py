@@ -1,4 +1,4 @@
-"""``ponder.compilation``: the compiled loss hands inductor the option that sums small batched products.
+"""``ponder.runner.gpu.compilation``: the compiled loss hands inductor the option that sums small batched products.
 
 On the CPU inductor's pass takes single products only (on CUDA, HYLA's value contractions: the CUDA
 test ``test_compiled_sraven_loss_sums_its_small_products_and_equals_eager_on_cuda``), which is
@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch._dynamo.utils import counters
 
-from ponder.compilation import compiled
+from ponder.runner.gpu.compilation import compiled
 
 
 @pytest.mark.parametrize("sums", [True, False])

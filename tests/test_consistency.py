@@ -3,7 +3,7 @@
 A time, a memory size or a ledger's tally typed into README.md, TARGETS.md, a page of docs/ or a
 notebook's markdown goes stale the first time a command measures it again. Those numbers live in
 records that commands write (``figures/TIMES.json``, the ledgers, ``RUN.md``) and reach the documents
-through generated blocks (``ponder.readme``), which ``tests/test_readme.py`` holds to the records. This
+through generated blocks (``ponder.repro.readme``), which ``tests/test_readme.py`` holds to the records. This
 test fails on such a number typed outside a block, and on a machine named as something it is not.
 """
 
@@ -13,7 +13,7 @@ import re
 import pytest
 
 from ponder.paths import ROOT
-from ponder.readme import BLOCK
+from ponder.repro.readme import BLOCK
 
 # a number with a unit of time or memory: "31.6 min", "about 9 minutes", "2.9 GB", "87 s", "5–6 min"
 MEASURED = re.compile(
@@ -52,7 +52,7 @@ def typed_numbers(name: str, text: str) -> list[str]:
 def test_a_document_types_no_measured_time_memory_or_tally(name, text):
     assert not typed_numbers(name, text), (
         f"{name} types numbers that a record holds: {typed_numbers(name, text)}; put them in a generated block "
-        "(`<!-- generated: time KEY -->`, `tally`, ...: lib/ponder/readme.py) or point to the record"
+        "(`<!-- generated: time KEY -->`, `tally`, ...: lib/ponder/repro/readme.py) or point to the record"
     )
 
 

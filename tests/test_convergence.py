@@ -1,12 +1,12 @@
-"""The convergence rule (ponder.analysis.convergence) and the rows it makes inconclusive
-(ponder.analysis.verdicts.unconverged)."""
+"""The convergence rule (ponder.ledger.convergence) and the rows it makes inconclusive
+(ponder.ledger.verdicts.unconverged)."""
 
 import math
 
 import pytest
 
-from ponder.analysis import convergence
-from ponder.analysis.verdicts import Verdict, unconverged
+from ponder.ledger import convergence
+from ponder.ledger.verdicts import Verdict, unconverged
 
 
 def history(losses):
@@ -58,7 +58,7 @@ def test_an_unconverged_reference_makes_the_row_inconclusive_and_keeps_the_evide
 def test_steps_on_training_hops_and_unfit_runs():
     import pandas as pd
 
-    from ponder.analysis import hyper_ut
+    from ponder.studies.hyper_ut.analysis import cpvr as hyper_ut
 
     frame = pd.DataFrame(
         [
@@ -75,7 +75,7 @@ def test_steps_on_training_hops_and_unfit_runs():
 
 
 def test_the_two_ends_rule_scores_about_a_half_on_hut7s_test_set():
-    from ponder.analysis import hyper_ut
+    from ponder.studies.hyper_ut.analysis import cpvr as hyper_ut
 
     rule = hyper_ut.two_ends_rule(12, (1, 3, 5), 200)
     assert rule["hops"].tolist() == [1, 3, 5] and list(rule.columns) == ["hops", "one of the two ends"]

@@ -1,4 +1,4 @@
-"""The captured training step's CPU side (:mod:`ponder.cuda_graphs`): ``capture=True`` changes
+"""The captured training step's CPU side (:mod:`ponder.runner.gpu.cuda_graphs`): ``capture=True`` changes
 nothing off the GPU (also where parameters are held), learning rates as tensors. The capture itself
 is tested on CUDA (tests/test_gpu.py)."""
 
@@ -6,8 +6,8 @@ import pytest
 import torch
 from test_runs import CONFIG, batches, loss_fn, make_model
 
-from ponder.cuda_graphs import lr_on_device, set_lr
-from ponder.training import TrainConfig, make_optimizer, train
+from ponder.runner.gpu.cuda_graphs import lr_on_device, set_lr
+from ponder.runner.training import TrainConfig, make_optimizer, train
 
 
 def trained(capture: bool, cfg: TrainConfig = CONFIG):

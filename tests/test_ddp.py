@@ -13,8 +13,8 @@ import sys
 import torch
 from torch import nn
 
-from ponder.runs import Run
-from ponder.training import TrainConfig, train_run
+from ponder.runner.runs import Run
+from ponder.runner.training import TrainConfig, train_run
 
 CONFIG = TrainConfig(steps=20, batch_size=32, lr=1e-2, seed=1, checkpoint_every=7, log_every=5)
 

@@ -1,4 +1,4 @@
-"""Seeds trained together (:mod:`ponder.ensemble`) against the same runs trained one by one: the
+"""Seeds trained together (:mod:`ponder.runner.gpu.ensemble`) against the same runs trained one by one: the
 vmap-ed gradients, the per-member clipping, the training, checkpoints a member can resume from
 alone, and an interrupted group that resumes to the same bits."""
 
@@ -8,11 +8,11 @@ from functools import partial
 import pytest
 import torch
 
-from ponder import ensemble
-from ponder.experiments import hyper_ut
-from ponder.runs import Run
-from ponder.specs import Spec
-from ponder.training import TrainConfig, seed_everything, train, train_run
+from ponder.runner.gpu import ensemble
+from ponder.runner.runs import Run
+from ponder.runner.specs import Spec
+from ponder.runner.training import TrainConfig, seed_everything, train, train_run
+from ponder.studies.hyper_ut import cpvr as hyper_ut
 
 SMOKE = hyper_ut.SIZES["smoke"]["model"]
 LENGTH, SEEDS = 8, (0, 1, 2)

@@ -1,4 +1,4 @@
-"""`make figures` (``ponder.notebooks.run``): a failing notebook is reported, the others still run,
+"""`make figures` (``ponder.repro.notebooks.run``): a failing notebook is reported, the others still run,
 the ledger is still gathered, and the exit status says something failed."""
 
 from functools import partial
@@ -6,7 +6,7 @@ from functools import partial
 import nbformat
 import pytest
 
-from ponder import execution, notebooks
+from ponder.repro import execution, notebooks
 
 
 def notebook(path, source: str) -> None:
@@ -29,7 +29,7 @@ def test_a_failing_notebook_leaves_the_others_and_the_ledger(tmp_path, monkeypat
     notebook(folder / "a_fails.ipynb", "raise RuntimeError('planted failure')")
     notebook(
         folder / "b_works.ipynb",
-        "from ponder.analysis.verdicts import exact\nfrom ponder.ledger import claim\n"
+        "from ponder.ledger.verdicts import exact\nfrom ponder.ledger.rows import claim\n"
         "claim('t-1', 'the working notebook ran', 1, exact(True), profile=profile)",
     )
     monkeypatch.setattr(execution, "NOTEBOOKS", folder)
@@ -106,7 +106,7 @@ def test_a_subset_of_the_notebooks_leaves_a_readme_whose_rows_it_did_not_make(tm
     folder.mkdir()
     notebook(
         folder / "a.ipynb",
-        "from ponder.analysis.verdicts import exact\nfrom ponder.ledger import claim\n"
+        "from ponder.ledger.verdicts import exact\nfrom ponder.ledger.rows import claim\n"
         "claim('t-1', 'ran', 1, exact(True), profile=profile)",
     )
     readme_text = (

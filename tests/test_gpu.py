@@ -23,14 +23,9 @@ from test_act import assert_trained_alike
 from test_bench_train import compiled_against_eager
 from test_hyla import compiled_language_model_trains_alike
 
-from ponder import ensemble, training
 from ponder.bench import acm as acm_bench
 from ponder.bench import seeds
 from ponder.bench.act import spread_halting
-from ponder.compilation import compiled
-from ponder.cuda_graphs import WARMUP
-from ponder.experiments import hyla, hyper_ut, hyper_ut_scratchpad, survey
-from ponder.experiments.survey_parity import parity_loss
 from ponder.models import acmize as acmize_lib
 from ponder.models.acm import Learners
 from ponder.models.audio import FrameTransformer
@@ -41,9 +36,18 @@ from ponder.models.pondernet import PonderClassifier
 from ponder.models.recurrent import RecurrentPonderer
 from ponder.models.vit import ViT
 from ponder.models.ztw import ZTWViT, exit_loss
-from ponder.runs import Run
+from ponder.runner import training
+from ponder.runner.gpu import ensemble
+from ponder.runner.gpu.compilation import compiled
+from ponder.runner.gpu.cuda_graphs import WARMUP
+from ponder.runner.runs import Run
+from ponder.runner.training import TrainConfig, make_optimizer, train, train_run, update_function
+from ponder.studies.hyla import experiments as hyla
+from ponder.studies.hyper_ut import cpvr as hyper_ut
+from ponder.studies.hyper_ut import scratchpad as hyper_ut_scratchpad
+from ponder.studies.survey import cpvr as survey
+from ponder.studies.survey.parity import parity_loss
 from ponder.tasks import cpvr, images, parity, sraven
-from ponder.training import TrainConfig, make_optimizer, train, train_run, update_function
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")]
 
@@ -328,7 +332,7 @@ def test_captured_training_equals_eager_on_cuda(case):
 
 
 def test_compiled_training_equals_eager_on_cuda():
-    """How a gpu sraven run with ``compiled=True`` trains: the loss compiled (:mod:`ponder.compilation`),
+    """How a gpu sraven run with ``compiled=True`` trains: the loss compiled (:mod:`ponder.runner.gpu.compilation`),
     the step captured, the code dropout drawn as eager PyTorch draws it; against the eager loss, captured."""
     s = hyla.sraven_setup("smoke", code_dropout=0.1)
     combos, _ = sraven.split(s.k, s.holdout)
@@ -349,7 +353,7 @@ def test_compiled_training_equals_eager_on_cuda():
 
 def test_compiled_sraven_loss_sums_its_small_products_and_equals_eager_on_cuda():
     """At the gpu size (one layer: the same products), the compiled sraven loss computes HYLA's small
-    batched products as sums (inductor's pass fires: :mod:`ponder.compilation`), and its loss and
+    batched products as sums (inductor's pass fires: :mod:`ponder.runner.gpu.compilation`), and its loss and
     gradients are the eager ones, the same code dropout drawn."""
     from torch._dynamo.utils import counters
 
@@ -415,7 +419,7 @@ HYPER_UT_APART = (
 )
 def test_seeds_trained_together_follow_each_alone_on_cuda(kind):
     """The gpu profile's C-PVR seeds of every kind in ``TOGETHER_KINDS`` train in one vmap-ed step
-    (:mod:`ponder.ensemble`): on the GPU each seed's losses are those of its run alone, across the
+    (:mod:`ponder.runner.gpu.ensemble`): on the GPU each seed's losses are those of its run alone, across the
     end of the hold. (The models start deep, every example at the last step, so that no example sits
     on a halting threshold that float32 rounding could tip: the CPU test does the same.)"""
     make, batches, loss = (

@@ -11,13 +11,14 @@ import papermill
 import pytest
 import torch
 
-from ponder import execution, ledger, notebooks, registry
-from ponder.analysis import verdicts
 from ponder.checks import check_choice
+from ponder.ledger import rows as ledger
+from ponder.ledger import verdicts
 from ponder.paths import claims_dir, figures_dir, results_dir, runs_dir
 from ponder.plots import save_figure, set_theme
 from ponder.profiles import PROFILES, by_profile, check_device, check_profile
-from ponder.specs import Chosen, declared
+from ponder.repro import execution, notebooks, registry
+from ponder.runner.specs import Chosen, declared
 
 
 def test_unknown_profile_names_the_allowed_ones():
@@ -41,7 +42,7 @@ def test_unknown_profile_names_the_allowed_ones():
 )
 def test_setup_rejects_a_bad_seed(seed, error, message):
     """The second cell of every notebook: papermill may pass anything as ``seed``."""
-    from ponder.session import setup
+    from ponder.repro.session import setup
 
     with pytest.raises(error, match=message):
         setup("smoke", seed)
@@ -50,7 +51,7 @@ def test_setup_rejects_a_bad_seed(seed, error, message):
 def test_setup_takes_a_non_negative_int_seed():
     import numpy as np
 
-    from ponder.session import setup
+    from ponder.repro.session import setup
 
     setup("smoke", np.int64(7))
     first = np.random.rand()
@@ -153,7 +154,7 @@ def test_the_ledger_marks_rows_whose_code_changed_since():
     ledger.claim("hut-3", "made now", ours=1, verdict=verdicts.exact(True), profile="smoke")
     path = claims_dir("smoke") / "hut-2.json"
     (row,) = json.loads(path.read_text())
-    assert row["made by"]["notebook"] is None and "ponder.ledger" in row["made by"]["modules"]
+    assert row["made by"]["notebook"] is None and "ponder.ledger.rows" in row["made by"]["modules"]
     path.write_text(json.dumps([{**row, "code": "0123abcdef01"}]))  # as if the code had changed since
     text = ledger.gather("smoke").read_text()
     assert (
@@ -200,13 +201,13 @@ def test_a_rows_code_covers_what_its_kernel_imported_and_its_notebooks_code_cell
 
 def test_a_row_is_made_by_the_modules_its_process_imported_but_the_registry(monkeypatch):
     """The registry says what trains ahead, never what a notebook computes: editing it marks no row older."""
-    from ponder import registry  # noqa: F401
+    from ponder.repro import registry  # noqa: F401
 
     monkeypatch.setenv("PONDER_NOTEBOOK", "hyla_lm.ipynb")
     made = ledger.made_by()["made by"]
     assert made["notebook"] == "hyla_lm.ipynb"
-    assert {"ponder.ledger", "ponder.experiments.hyla"} <= set(made["modules"])
-    assert "ponder.registry" not in made["modules"]
+    assert {"ponder.ledger.rows", "ponder.studies.hyla.experiments"} <= set(made["modules"])
+    assert "ponder.repro.registry" not in made["modules"]
 
 
 def test_rows_of_an_older_format_are_named_and_cleared(isolated_outputs):
@@ -231,7 +232,7 @@ def test_record_writes_an_analysis_functions_claims_as_rows_in_order():
 
 
 def test_claim_rejects_a_verdict_not_made_by_the_rule():
-    with pytest.raises(TypeError, match="verdict must come from ponder.analysis.verdicts"):
+    with pytest.raises(TypeError, match="verdict must come from ponder.ledger.verdicts"):
         ledger.claim("hut-2", "x", ours=1, verdict=True, profile="smoke")
     with pytest.raises(TypeError, match="holds must be True or False"):
         verdicts.exact("yes")
@@ -314,7 +315,9 @@ def test_notebook_conventions(path):
     assert nb.metadata["kernelspec"]["name"] == "python3"
     for cell in nb.cells:
         tags = cell.metadata.get("tags", [])
-        if cell.cell_type == "code" and ("ponder.widgets" in cell.source or "ipywidgets" in cell.source):
+        if cell.cell_type == "code" and (
+            "ponder.studies.hyper_ut.explorer" in cell.source or "ipywidgets" in cell.source
+        ):
             assert "nbval-skip" in tags and "if interactive" in cell.source, cell.source
         if cell.cell_type == "code" and "nbval-check-output" not in tags:
             assert not cell.outputs, f"only checked cells keep outputs: {cell.source[:60]}"
@@ -326,7 +329,7 @@ def test_unknown_notebook_name_lists_the_known_ones():
 
 
 def test_cpvr_explorer_reacts_to_its_controls():
-    from ponder.widgets import cpvr_explorer
+    from ponder.studies.hyper_ut.explorer import cpvr_explorer
 
     plt.close("all")
     box = cpvr_explorer(length=12, hops=3, seed=0, train_hops=(1, 2, 3))
@@ -351,7 +354,7 @@ def test_cpvr_explorer_reacts_to_its_controls():
 
 
 def test_cpvr_explorer_draws_once_when_a_shorter_sequence_clamps_the_hops():
-    from ponder.widgets import cpvr_explorer
+    from ponder.studies.hyper_ut.explorer import cpvr_explorer
 
     plt.close("all")
     box = cpvr_explorer(length=12, hops=5, seed=0)
@@ -365,10 +368,10 @@ def test_cpvr_explorer_draws_once_when_a_shorter_sequence_clamps_the_hops():
 
 def test_the_explorers_draw_the_task_the_runs_train_on():
     """The explorers' decoy task is what the C-PVR runs' training streams and test sets draw."""
-    from ponder.experiments import hyper_ut
+    from ponder.studies.hyper_ut import cpvr as hyper_ut
+    from ponder.studies.hyper_ut import widgets as explorer
+    from ponder.studies.hyper_ut.explorer import draw_task
     from ponder.tasks import cpvr_decoys
-    from ponder.widgets import draw_task
-    from ponder.widgets import hyper_ut as explorer
 
     assert hyper_ut.STREAM == "ponder.tasks.cpvr_decoys:sample" and explorer.sample is hyper_ut.sample
     x, _, label = hyper_ut.sample(1, 12, 4, seed=7)
@@ -378,7 +381,7 @@ def test_the_explorers_draw_the_task_the_runs_train_on():
 
 
 def test_hop_status_says_within_beyond_or_below():
-    from ponder.widgets import hop_status
+    from ponder.studies.hyper_ut.explorer import hop_status
 
     assert hop_status(2, (1, 2, 3)) == "2 hops: within the training hops 1–3"
     assert hop_status(4, [1, 2, 3]).endswith("(out of distribution)")
@@ -386,9 +389,9 @@ def test_hop_status_says_within_beyond_or_below():
 
 
 def test_the_parity_tab_opens_on_a_trained_weight():
-    from ponder.experiments import survey_parity
-    from ponder.sizes.survey_parity import PARITY
-    from ponder.widgets.survey import weight_options
+    from ponder.studies.survey import parity as survey_parity
+    from ponder.studies.survey.sizes.parity import PARITY
+    from ponder.studies.survey.widgets import weight_options
 
     for profile in ("quick", "cpu"):
         options = weight_options(profile)
@@ -403,7 +406,7 @@ def first_runs(profile: str) -> set[tuple[str, str]]:
     """``{(run name, cache key)}`` of every run ``profile``'s notebooks list (of a chosen run, the grid's it is
     chosen among), and of the learning-rate grids' runs upstream of them (C-PVR's, HYLA's); ACM's are left to
     test_acm's own check."""
-    from ponder.registry import notebook_jobs, upstream_jobs
+    from ponder.repro.registry import notebook_jobs, upstream_jobs
 
     seen = set()
     for notebook, jobs in notebook_jobs(profile).items():
@@ -415,7 +418,10 @@ def first_runs(profile: str) -> set[tuple[str, str]]:
 
 def test_every_run_quick_trains_but_fuzzy_logics_and_hut_8s_is_one_cpu_trains_under_the_same_key():
     quick, cpu = first_runs("quick"), first_runs("cpu")
-    for prefix in ("hyla/fuzzy/", "hut/vision/"):  # cpu trains them longer (ponder.sizes.hyla, .hyper_ut_vision)
+    for prefix in (
+        "hyla/fuzzy/",
+        "hut/vision/",
+    ):  # cpu trains them longer (ponder.studies.hyla.sizes, .hyper_ut_vision)
         own_quick = {(name, key) for name, key in quick if name.startswith(prefix)}
         own_cpu = {(name, key) for name, key in cpu if name.startswith(prefix)}
         assert own_quick and own_cpu and not own_quick & own_cpu
@@ -430,11 +436,11 @@ def test_every_run_quick_trains_but_fuzzy_logics_and_hut_8s_is_one_cpu_trains_un
 
 def test_train_all_trains_every_run_the_notebook_reads(tmp_path, monkeypatch):
     """``make results`` trains each notebook's jobs; the notebook's functions then train nothing."""
-    from ponder.analysis import survey_parity
-    from ponder.runs import only_cached
+    from ponder.runner import training
+    from ponder.studies.survey.analysis import parity as survey_parity
 
     monkeypatch.setenv("PONDER_RESULTS", str(tmp_path))
     monkeypatch.setenv("PONDER_WORKERS", "1")
     registry.train_all("smoke", names=["survey_parity"])
-    with only_cached():  # raises NotCached at the first run that is not there
-        assert len(survey_parity.parity_frame("smoke")) and len(survey_parity.control_frame("smoke"))
+    monkeypatch.setattr(training, "train", lambda *_, **__: pytest.fail("a run the notebook reads was not trained"))
+    assert len(survey_parity.parity_frame("smoke")) and len(survey_parity.control_frame("smoke"))

@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 import torch
 
-from ponder import registry
-from ponder.analysis import hyla as HA
-from ponder.analysis import hyla_latent as L
-from ponder.experiments import hyla as H
 from ponder.models.attention import PAPER_NAMES
-from ponder.runs import config_key
-from ponder.specs import Chosen, Spec
+from ponder.runner.runs import config_key
+from ponder.runner.specs import Chosen, Spec
+from ponder.studies.hyla import experiments as H
+from ponder.studies.hyla import schedule as hyla_schedule
+from ponder.studies.hyla.analysis import experiments as HA
+from ponder.studies.hyla.analysis import latent as L
 from ponder.tasks import fuzzy, sraven, text
 
 PINNED_CORPUS = "38bd167709f8998348da6aaa926b3af3cf2d6e8eb525ac3026d58a256ade1b90"  # sha256 of hyla-6's corpus
@@ -255,10 +255,10 @@ def test_at_cpu_and_gpu_every_kind_tries_the_same_two_rates_upstream_of_its_runs
                 rates = sorted(c.lr for c in H.candidates(s, profile, task))
                 assert rates == sraven_rates if task == "sraven" else rates == [1e-3, 3e-3]
                 assert {c.weight_decay for c in H.candidates(s, profile, task)} == {s.weight_decay}
-        upstream = registry.hyla_upstream(profile)["hyla_ablations"]
+        upstream = hyla_schedule.hyla_upstream(profile)["hyla_ablations"]
         assert {spec.config["train"]["seed"] for spec in upstream} == {H.TUNE_SEED}
         assert {spec.config["lr"] for spec in upstream if spec.name.startswith("hyla/sraven/")} == set(sraven_rates)
-    assert registry.hyla_upstream("quick") == {}
+    assert hyla_schedule.hyla_upstream("quick") == {}
 
 
 def test_held_out_split_follows_the_seed():
@@ -267,7 +267,7 @@ def test_held_out_split_follows_the_seed():
 
 
 def test_sraven_regime():
-    from ponder.analysis.verdicts import Verdict, outside_regime
+    from ponder.ledger.verdicts import Verdict, outside_regime
 
     assert HA.sraven_regime(H.sraven_setup("paper")) is None
     why = HA.sraven_regime(H.sraven_setup("quick"))
@@ -286,7 +286,7 @@ def test_fuzzy_regime_names_the_runs_at_the_trivial_level():
 
 
 def test_table_a1_shows_per_seed_values_as_mean_and_standard_error():
-    from ponder.plots import hyla as P
+    from ponder.studies.hyla import plots as P
 
     paper = {kind: ("p", "q") for kind in PAPER_NAMES}
     table = P.a1_frame(
@@ -325,7 +325,7 @@ def test_table_a1_trains_every_kind_on_every_seed_of_the_profile():
     base sraven and fuzzy runs on every seed of :func:`seeds_of` (3 at cpu, gpu and paper), so that
     hyla-a1's comparisons are judged against the seed noise."""
     for profile in ("quick", "cpu", "gpu", "paper"):
-        jobs = registry.hyla_jobs(profile)["hyla_ablations"]
+        jobs = hyla_schedule.hyla_jobs(profile)["hyla_ablations"]
         for task, setup in (("sraven", H.sraven_setup), ("fuzzy", H.fuzzy_setup)):
             kinds = H.sweeps(profile)["ablations"]
             expected = {(setup(profile, kind=kind), s) for kind in kinds for s in H.seeds_of(profile)}

@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ponder.analysis import hyla as HA
-from ponder.analysis import hyla_latent as L
-from ponder.sizes.hyla import Fuzzy, Sraven
+from ponder.studies.hyla.analysis import experiments as HA
+from ponder.studies.hyla.analysis import latent as L
+from ponder.studies.hyla.sizes import Fuzzy, Sraven
 from ponder.tasks import sraven
 
 IN_REGIME = Sraven(k=4, steps=20_000, batch_size=512)  # 10,240,000 instances

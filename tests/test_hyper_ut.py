@@ -7,21 +7,21 @@ import pandas as pd
 import pytest
 import torch
 
-from ponder import registry
-from ponder.analysis import hyper_ut as HA
-from ponder.analysis import hyper_ut_modules as HM
-from ponder.analysis.tuning import describe_choices
-from ponder.experiments import hyper_ut as H
+from ponder.ledger.tuning import describe_choices
 from ponder.models.classifier import ACTDepth, FixedDepth, LayerStack
 from ponder.models.film import FiLMCore
 from ponder.models.hyper import HyperCore, Router
 from ponder.models.transformer import Block
 from ponder.models.universal import UniversalCore
 from ponder.profiles import PROFILES, by_profile
-from ponder.sizes.hyper_ut import MODEL
-from ponder.specs import Chosen, Spec, declared
+from ponder.runner.specs import Chosen, Spec, declared
+from ponder.runner.training import TrainConfig, make_optimizer, optimizer_step, train
+from ponder.studies.hyper_ut import cpvr as H
+from ponder.studies.hyper_ut import schedule as hyper_ut_schedule
+from ponder.studies.hyper_ut.analysis import cpvr as HA
+from ponder.studies.hyper_ut.analysis import modules as HM
+from ponder.studies.hyper_ut.sizes.cpvr import MODEL
 from ponder.tasks import cpvr, cpvr_decoys
-from ponder.training import TrainConfig, make_optimizer, optimizer_step, train
 
 DIM, HEADS, STEPS, LENGTH = 16, 2, 4, 8
 SMALL = dict(MODEL, dim=DIM, heads=HEADS, steps=STEPS, pool_size=4, code_dim=8, rank=2)
@@ -246,7 +246,7 @@ def test_smoke_run_reports_accuracy_and_steps_per_hop():
 
 # -- hut-7: the seq2seq stand-in ----------------------------------------------------------
 def test_scratchpad_targets_of_the_worked_example():
-    from ponder.experiments.hyper_ut_scratchpad import encode
+    from ponder.studies.hyper_ut.scratchpad import encode
 
     x = torch.tensor([[3, 9, 4, 6, 0, 2, 8, 1, 5, 7]])  # 0 -> 3 -> 6 -> 8, label 5; SEP = 10, EOS = 11
     tokens, mask = encode(x, "scratchpad")
@@ -259,8 +259,8 @@ def test_scratchpad_targets_of_the_worked_example():
 
 
 def test_greedy_decode_stops_at_eos_and_reads_the_answer():
-    from ponder.experiments.hyper_ut_scratchpad import SIZES, answers, build
     from ponder.models.seq2seq import greedy_decode
+    from ponder.studies.hyper_ut.scratchpad import SIZES, answers, build
 
     torch.manual_seed(0)
     sizes = SIZES["smoke"]
@@ -277,8 +277,8 @@ def test_greedy_decode_stops_at_eos_and_reads_the_answer():
 
 # -- hut-8: the image models --------------------------------------------------------------
 def test_patch_embedding_is_the_vits_and_every_image_model_runs():
-    from ponder.experiments.hyper_ut_vision import KINDS, PatchEmbedding
     from ponder.models.vit import ViT
+    from ponder.studies.hyper_ut.vision import KINDS, PatchEmbedding
 
     torch.manual_seed(0)
     embedding = PatchEmbedding(image=16, patch=4, dim=DIM)
@@ -293,14 +293,14 @@ def test_patch_embedding_is_the_vits_and_every_image_model_runs():
 
 def test_the_image_runs_keys_do_not_cover_the_cpvr_experiment():
     """hut-8 builds its models from ``ponder.models.kinds``: an edit of the C-PVR experiment retrains no image run."""
-    from ponder import runs
+    from ponder.runner import runs
 
-    closure = runs.import_closure(("ponder.experiments.hyper_ut_vision",))
-    assert "ponder.models.kinds" in closure and "ponder.experiments.hyper_ut" not in closure
+    closure = runs.import_closure(("ponder.studies.hyper_ut.vision",))
+    assert "ponder.models.kinds" in closure and "ponder.studies.hyper_ut.cpvr" not in closure
 
 
 def test_image_act_kinds_hold_the_halting_unit_as_on_cpvr():
-    from ponder.experiments import hyper_ut_vision as V
+    from ponder.studies.hyper_ut import vision as V
 
     cfg = {kind: V.vision_recipe(V.vision_run(kind, "smoke", 0).config).cfg for kind in V.KINDS}
     for kind in ("ut_act", "hyper_act"):
@@ -309,7 +309,7 @@ def test_image_act_kinds_hold_the_halting_unit_as_on_cpvr():
 
 
 def test_the_shallow_vit_is_a_transformer_of_the_matched_depth_and_its_own_run():
-    from ponder.experiments import hyper_ut_vision as V
+    from ponder.studies.hyper_ut import vision as V
 
     matched = V.SIZES["smoke"]["matched_depth"]
     assert V.models("smoke") == {
@@ -328,7 +328,7 @@ def test_the_shallow_vit_is_a_transformer_of_the_matched_depth_and_its_own_run()
 def test_image_runs_draw_their_profiles_scene_and_are_keyed_by_it(monkeypatch):
     from dataclasses import asdict
 
-    from ponder.experiments import hyper_ut_vision as V
+    from ponder.studies.hyper_ut import vision as V
     from ponder.tasks import images
 
     plain = V.vision_run("ut_act", "smoke", 0)
@@ -345,7 +345,7 @@ def test_image_runs_draw_their_profiles_scene_and_are_keyed_by_it(monkeypatch):
 def test_ponder_trace_and_explorer_controls():
     import matplotlib.pyplot as plt
 
-    from ponder.widgets.hyper_ut import ponder_explorer
+    from ponder.studies.hyper_ut.widgets import ponder_explorer
 
     torch.manual_seed(0)
     models = {kind: H.build(kind, LENGTH, SMALL) for kind in ("ut", "hyper_act")}
@@ -373,7 +373,7 @@ def test_ponder_trace_and_explorer_controls():
 def test_results_table_is_mean_and_standard_error_over_seeds():
     import pandas as pd
 
-    from ponder.plots.hyper_ut import results_table
+    from ponder.studies.hyper_ut.plots import results_table
 
     seeds = pd.DataFrame(
         [
@@ -435,7 +435,7 @@ def test_results_table_is_mean_and_standard_error_over_seeds():
 def test_a_run_fits_its_training_hops_only_if_every_one_reaches_the_level():
     import pandas as pd
 
-    from ponder.analysis.hyper_ut import fit_counts, with_fit
+    from ponder.studies.hyper_ut.analysis.cpvr import fit_counts, with_fit
 
     accuracy = {
         ("UT", 0): [1.0, 0.96, 0.95, 0.2],
@@ -681,7 +681,7 @@ def test_hut4_sweeps_tau_over_the_act_kinds_each_tuned_at_its_tau(monkeypatch):
     assert set(runs) == {(k, t, 10 + s) for t in taus for k in H.ACT_KINDS for s in H.SIZES["cpu"]["seeds"]}
     assert {spec.config["train"]["seed"] for run in runs.values() for spec in run.among} == {10}
     assert {run.among[0].config["model"]["tau"] for run in runs.values()} == set(taus) and MODEL["tau"] not in taus
-    tuned = [j for j in registry.hyper_ut_upstream("cpu")["hyper_ut"] if declared(j)]
+    tuned = [j for j in hyper_ut_schedule.hyper_ut_upstream("cpu")["hyper_ut"] if declared(j)]
     assert {
         (j.config["kind"], j.config["model"]["tau"]) for j in tuned if j.config["model"]["tau"] != MODEL["tau"]
     } == {(k, t) for k in H.ACT_KINDS for t in taus}

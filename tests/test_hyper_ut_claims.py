@@ -1,4 +1,5 @@
-"""Hyper-UT's ledger rows (hut-1, hut-3 … hut-6, hut-9, hut-10) stated by ``ponder.analysis.hyper_ut`` on made-up
+"""Hyper-UT's ledger rows (hut-1, hut-3 … hut-6, hut-9, hut-10) stated by ``ponder.studies.hyper_ut.analysis.cpvr``
+on made-up
 frames: targets, texts, what we measured and the verdicts."""
 
 import numpy as np
@@ -6,9 +7,9 @@ import pandas as pd
 import pytest
 import torch
 
-from ponder.analysis import hyper_ut as HA
-from ponder.analysis import hyper_ut_modules as HM
-from ponder.experiments import hyper_ut as H
+from ponder.studies.hyper_ut import cpvr as H
+from ponder.studies.hyper_ut.analysis import cpvr as HA
+from ponder.studies.hyper_ut.analysis import modules as HM
 from ponder.tasks import cpvr_decoys
 
 SEEDS = (0, 1, 2)
@@ -25,7 +26,8 @@ def verdicts_of(claims):
 
 
 def shortcut_table():
-    """:func:`ponder.analysis.hyper_ut.shortcuts`' shape: per sampler and hop count, the rules' accuracies."""
+    """:func:`ponder.studies.hyper_ut.analysis.cpvr.shortcuts`' shape: per sampler and hop count, the rules'
+    accuracies."""
     values = {
         "uniform": {"best position rule": [1.0, 0.5, 0.25, 0.3], "pruning": ([1.0, 0.4, 0.6, 0.9], [1, 0.7, 0.8, 1])},
         "sorted": {"best position rule": [1.0, 0.6, 0.5, 0.8], "pruning": ([0.0] * 4, [0.0] * 4)},
@@ -102,7 +104,8 @@ def test_decoy_claims_check_hops_labels_and_the_decoys_pruning_and_describe_the_
 
 
 def per_seed_rows(values: dict[str, dict[str, float]]) -> pd.DataFrame:
-    """One row per model and seed (:func:`ponder.analysis.hyper_ut.per_seed`'s shape): each column's value of a model,
+    """One row per model and seed (:func:`ponder.studies.hyper_ut.analysis.cpvr.per_seed`'s shape): each column's
+    value of a model,
     plus :data:`NOISE` per seed for the accuracies."""
     return pd.DataFrame(
         {"model": model, "seed": seed, **{c: v + (noise if "distribution" in c else 0) for c, v in columns.items()}}

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from ponder.analysis import hyper_ut_vision as VA
+from ponder.studies.hyper_ut.analysis import vision as VA
 
 VIT, SHALLOW, UT, HYPER = "ViT", "4-block ViT", "U-ViT+ACT", "HyperU-ViT"
 FLAT = [{"step": i, "loss": 0.01} for i in range(8)]  # a fitted, flat training loss
@@ -17,7 +17,7 @@ PER_IMAGE = pd.DataFrame(
 
 
 def runs(hyper_top1=(0.9, 0.91, 0.92), savings=(0.75, 0.74, 0.76)) -> pd.DataFrame:
-    """:func:`ponder.experiments.hyper_ut_vision.comparison`'s rows for seeds 0..2: the ViT at 0.9 top-1 and 12
+    """:func:`ponder.studies.hyper_ut.vision.comparison`'s rows for seeds 0..2: the ViT at 0.9 top-1 and 12
     layers, the 4-block ViT at 0.7 and 4, U-ViT+ACT at 0.85 and 6, HyperU-ViT at ``hyper_top1`` and 3.2 layers
     with ``savings``."""
     models = {
@@ -86,8 +86,8 @@ def test_savings_are_counted_against_the_shallowest_vit_that_hyper_ut_matches(hy
 
 def test_quick_leaves_the_variants_to_cpu():
     """Every profile trains the ViT and HyperU-ViT that the claims compare; quick leaves the shallow ViT and U-ViT+ACT,
-    which only add to the figure, to cpu (``ponder.sizes.hyper_ut_vision.VARIANTS``)."""
-    from ponder.experiments import hyper_ut_vision
+    which only add to the figure, to cpu (``ponder.studies.hyper_ut.sizes.vision.VARIANTS``)."""
+    from ponder.studies.hyper_ut import vision as hyper_ut_vision
 
     assert list(hyper_ut_vision.models("quick")) == [VIT, HYPER]
     assert list(hyper_ut_vision.models("cpu")) == [VIT, SHALLOW, UT, HYPER]

@@ -11,7 +11,7 @@ import nbval.kernel
 import pytest
 from jupyter_client import KernelManager
 
-from ponder import kernels
+from ponder.repro import kernels
 
 pytestmark = pytest.mark.skipif(not kernels.LOCAL_SOCKETS, reason="Unix sockets: POSIX only")
 
@@ -52,7 +52,7 @@ def test_papermill_and_nbval_start_their_kernels_over_unix_sockets(run_one_cell)
 def test_a_temporary_folder_too_long_for_a_socket_address_keeps_tcp(tmp_path):
     deep = tmp_path / ("d" * 100)
     deep.mkdir()
-    show = "from ponder import kernels; print(kernels.LOCAL_SOCKETS, kernels.SocketKernelManager().transport)"
+    show = "from ponder.repro import kernels; print(kernels.LOCAL_SOCKETS, kernels.SocketKernelManager().transport)"
     done = subprocess.run(
         [sys.executable, "-c", show],
         env={**os.environ, "TMPDIR": str(deep)},

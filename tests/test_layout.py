@@ -3,47 +3,32 @@
 
 import pytest
 
-from ponder.runs import PACKAGE, imported_by
+from ponder.runner.runs import PACKAGE, imported_by
 
-# lowest first; a top-level module or package of ``ponder`` by its first name under ``ponder``
+# lowest first; a module of ``ponder`` by its first name under ``ponder``, a study's module by its role
 LAYERS = (
-    ("foundation", {"", "numerics", "exact", "products", "checks", "profiles", "paths"}),
+    ("foundation", {"", "numerics", "exact", "products", "checks", "profiles", "paths", "targets", "plots"}),
     ("papers", {"tasks", "models"}),
-    (
-        "runner",
-        {"runs", "training", "specs", "parallel", "ensemble", "streams", "cuda_graphs", "compilation", "timing"},
-    ),
-    ("experiments", {"sizes", "experiments", "registry"}),
-    ("analysis", {"analysis"}),
-    ("methods", {"methods"}),
-    (
-        "presentation",
-        {
-            "plots",
-            "widgets",
-            "bench",
-            "ledger",
-            "provenance",
-            "measured",
-            "targets",
-            "migrate",
-            "readme",
-            "regression",
-            "verify",
-            "notebooks",
-            "execution",
-            "session",
-            "kernels",
-        },
-    ),
+    ("runner", {"runner"}),
+    ("ledger", {"ledger"}),
+    ("study runs", {"study runs"}),  # a study's run specs and sizes
+    ("study analysis", {"study analysis"}),  # what its figures and rows read off the runs
+    ("study presentation", {"study presentation"}),  # its figures, widgets, timings and methods of one's own
+    ("repro", {"repro", "bench"}),
 )
 RANK = {part: rank for rank, (_, parts) in enumerate(LAYERS) for part in parts}
+PRESENTING = ("plots", "widgets", "explorer", "cpvr_plots", "latency", "methods")
 
 
 def part_of(module: str) -> str:
-    """``ponder.models.act`` -> ``models``; ``ponder`` and ``ponder.__main__`` -> ``""``."""
-    part = (module.split(".") + [""])[1]
-    return "" if part in ("__init__", "__main__") else part
+    """``ponder.models.act`` -> ``models``; ``ponder`` and ``ponder.__main__`` -> ``""``;
+    ``ponder.studies.acm.analysis`` -> ``study analysis``."""
+    parts = module.split(".")[1:] + [""]
+    if parts[0] != "studies":
+        return "" if parts[0] in ("__init__", "__main__") else parts[0]
+    if "analysis" in parts:
+        return "study analysis"
+    return "study presentation" if set(PRESENTING) & set(parts) else "study runs"
 
 
 def module_of(path, package=PACKAGE) -> str:
@@ -79,14 +64,21 @@ def test_no_module_imports_a_layer_above_its_own(path):
 
 
 def test_the_rule_sees_upward_imports_at_any_depth_and_allows_its_own_layer(tmp_path):
-    for module in ("plots/__init__", "models/__init__", "models/act", "tasks/__init__", "tasks/cpvr", "analysis/acm"):
-        (tmp_path / module).parent.mkdir(exist_ok=True)
+    for module in ("plots", "models/__init__", "models/act", "tasks/__init__", "tasks/cpvr", "studies/acm/analysis"):
+        (tmp_path / module).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / f"{module}.py").write_text("")
     source = tmp_path / "models" / "x.py"
     source.write_text(
         "import ponder.plots\nfrom . import act\nfrom ..tasks import cpvr\n\n\n"
-        "def f():\n    from ..analysis import acm\n"
+        "def f():\n    from ..studies.acm import analysis\n"
     )
     found = {"ponder.plots", "ponder.models", "ponder.models.act", "ponder.tasks", "ponder.tasks.cpvr"}
-    assert imports(source, tmp_path) == found | {"ponder.analysis.acm"}  # what exists, ``from . import x`` as x
-    assert upward(source, tmp_path) == ["ponder.analysis.acm", "ponder.plots"]
+    assert imports(source, tmp_path) == found | {"ponder.studies.acm.analysis"}  # what exists, ``from . import x`` as x
+    assert upward(source, tmp_path) == ["ponder.studies.acm.analysis"]
+
+
+def test_a_studys_runs_may_not_import_its_analysis_or_figures():
+    assert part_of("ponder.studies.hyper_ut.cpvr") == part_of("ponder.studies.hyper_ut.sizes.cpvr") == "study runs"
+    assert part_of("ponder.studies.hyper_ut.analysis.cpvr") == "study analysis"
+    assert part_of("ponder.studies.hyper_ut.plots") == part_of("ponder.studies.survey.methods.converged")
+    assert RANK["study runs"] < RANK["study analysis"] < RANK["study presentation"] < RANK["repro"]

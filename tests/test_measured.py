@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from ponder import measured, readme
+from ponder.repro import measured, readme
 
 
 def test_an_entry_is_written_beside_the_others_with_its_machine_and_commit(tmp_path):
@@ -66,8 +66,8 @@ def test_peak_memory_counts_the_processes_it_started():
 def test_a_run_is_counted_under_the_function_that_trains_it():
     from functools import partial
 
-    from ponder.experiments import hyper_ut
-    from ponder.notebooks import trainer
+    from ponder.repro.notebooks import trainer
+    from ponder.studies.hyper_ut import cpvr as hyper_ut
 
     assert trainer(partial(hyper_ut.train_cpvr, "ut_act", "quick", 0)) == "hyper_ut.train_cpvr"
 

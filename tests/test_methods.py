@@ -1,14 +1,16 @@
-"""A method of one's own (``ponder.methods``), end to end: the worked example of docs/development.md.
+"""A method of one's own (``ponder.studies.survey.methods``), end to end: the worked example of docs/development.md.
 
-Halting at convergence (:mod:`ponder.methods.converged`) is trained on C-PVR at the smoke sizes beside the papers'
+Halting at convergence (:mod:`ponder.studies.survey.methods.converged`) is trained on C-PVR at the smoke sizes beside
+the papers'
 UT+ACT, its claims judged by the ledger's rule and written into a ledger, touching no module of the harness."""
 
 import torch
 
-from ponder import ledger, runs
-from ponder.analysis.verdicts import VERDICTS
-from ponder.methods import converged
+from ponder.ledger import rows as ledger
+from ponder.ledger.verdicts import VERDICTS
 from ponder.models.classifier import LayerStack
+from ponder.runner import runs
+from ponder.studies.survey.methods import converged
 
 
 class Still(torch.nn.Module):
@@ -40,7 +42,9 @@ def test_a_tolerance_that_would_never_halt_is_refused():
 
 
 def test_the_methods_runs_are_keyed_by_its_own_code():
-    assert "ponder.methods.converged" in runs.import_closure(("ponder.methods.converged",))
+    assert "ponder.studies.survey.methods.converged" in runs.import_closure(
+        ("ponder.studies.survey.methods.converged",)
+    )
 
 
 def test_the_worked_example_trains_beside_ut_act_and_its_claims_are_judged_into_a_ledger(tmp_path, monkeypatch):

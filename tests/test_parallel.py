@@ -1,4 +1,4 @@
-"""ponder.parallel: uncached jobs train in worker processes, and the results are the runs' own."""
+"""ponder.runner.parallel: uncached jobs train in worker processes, and the results are the runs' own."""
 
 import math
 import os
@@ -12,28 +12,29 @@ from multiprocessing import get_context
 import pytest
 import torch
 
-from ponder import parallel, registry
-from ponder.experiments import hyla as H
-from ponder.runs import _LOADED, NotCached, Run, only_cached
-from ponder.training import num_threads
+from ponder.repro import registry
+from ponder.runner import parallel
+from ponder.runner.runs import _LOADED, Run
+from ponder.runner.training import num_threads
+from ponder.studies.acm import schedule as acm_schedule
+from ponder.studies.hyla import experiments as H
+from ponder.studies.hyla import schedule as hyla_schedule
 
 
 def sraven_job(kind: str):
-    return partial(H.train_sraven, H.sraven_setup("smoke", kind=kind), "smoke", 0)
+    """A declared sraven run at the smoke sizes (:mod:`ponder.runner.specs`)."""
+    return H.task_spec("sraven", H.sraven_setup("smoke", kind=kind), "smoke", 0)
 
 
-def test_only_cached_refuses_to_train_then_looks_up_a_finished_run_without_loading_it(monkeypatch):
-    job = sraven_job("linear")
-    with pytest.raises(NotCached, match="hyla/sraven/linear"):
-        with only_cached():
-            job()
-    assert not parallel.is_cached(job)
-    model, trained = job()
-    monkeypatch.setattr(Run, "load_model", lambda *_: pytest.fail("a lookup loaded weights"))
-    assert parallel.is_cached(job)
-    with only_cached():
-        looked, loaded = job()
-    assert looked is None and loaded == trained
+def test_what_is_cached_is_read_from_the_caches_alone(monkeypatch):
+    spec = H.task_spec("sraven", H.sraven_setup("smoke", kind="linear"), "smoke", 0)
+    function = partial(H.train_sraven, H.sraven_setup("smoke", kind="linear"), "smoke", 0)
+    assert not parallel.is_cached(spec) and not parallel.is_cached(function)
+    spec()
+    monkeypatch.setattr(Run, "load_model", lambda *_: pytest.fail("a look-up loaded weights"))
+    monkeypatch.setattr(torch.nn.Module, "__init__", lambda *_: pytest.fail("a look-up built a model"))
+    assert parallel.is_cached(spec)
+    assert not parallel.is_cached(function)  # a function job always runs (it loads what is cached)
 
 
 def test_a_run_is_read_once_per_process_and_loads_into_each_model(monkeypatch):
@@ -112,15 +113,21 @@ def test_workers_take_the_gpus_in_turn(monkeypatch):
 
 
 def test_notebook_job_lists_name_known_notebooks():
-    assert set(registry.hyla_jobs("smoke")) == {"hyla_ablations", "hyla_fuzzy", "hyla_latent", "hyla_lm", "hyla_sraven"}
-    assert set(registry.acm_jobs("smoke")) == {"acm_vit", "acm_ablations", "acm_speech"}
+    assert set(hyla_schedule.hyla_jobs("smoke")) == {
+        "hyla_ablations",
+        "hyla_fuzzy",
+        "hyla_latent",
+        "hyla_lm",
+        "hyla_sraven",
+    }
+    assert set(acm_schedule.acm_jobs("smoke")) == {"acm_vit", "acm_ablations", "acm_speech"}
     for notebook in ("hyla_nope", "acm_nope"):
         with pytest.raises(ValueError, match="notebook"):
             registry.prefetch("smoke", notebook)
 
 
 def test_acm_runs_downstream_of_the_base_are_the_same_from_a_worker_and_in_process(tmp_path, monkeypatch):
-    from ponder.experiments.acm import phases, tuning
+    from ponder.studies.acm import phases, tuning
 
     jobs = [tuning.halting_run("smoke", 2.0, 0), tuning.early_exits_run("smoke", 0)]
     phases.base_model("smoke")  # the shared upstream, trained here with every thread
@@ -167,7 +174,7 @@ def test_make_figures_trains_ahead_for_every_notebook_that_prefetches():
     import json
     from pathlib import Path
 
-    from ponder.registry import notebook_jobs
+    from ponder.repro.registry import notebook_jobs
 
     folder = Path(__file__).parents[1] / "notebooks"
     prefetching = {
@@ -182,11 +189,7 @@ def stamp(log: str, name: str, wait_for: str | None = None) -> None:
     """A job that is never cached: logs its start and end (``name start|end time``); before it
     ends it waits (up to a minute) for job ``wait_for`` to have started."""
     import time
-    from types import SimpleNamespace
 
-    from ponder.runs import check_may_train
-
-    check_may_train(SimpleNamespace(name=name, key="-"))  # NotCached while prefetch asks whether it is cached
     with open(log, "a") as out:
         out.write(f"{name} start {time.time()}\n")
     deadline = time.time() + 60
@@ -226,10 +229,11 @@ def test_each_group_waits_only_for_its_own_upstream(tmp_path):
     assert events["U1", "end"] - events["U1", "start"] < 30  # U1 did not time out waiting for B2
 
 
-def test_plan_counts_each_uncached_job_once_and_says_what_it_waits_for(tmp_path):
+def test_plan_counts_each_uncached_job_once_and_says_what_it_waits_for(tmp_path, monkeypatch):
     log = str(tmp_path / "log.txt")
     job = lambda name: partial(stamp, log, name)  # noqa: E731
-    cached = partial(int)  # no run to train: never scheduled
+    cached = partial(int)  # a run that is finished: never scheduled
+    monkeypatch.setattr(parallel, "is_cached", lambda j: j is cached)
     order, needs = parallel.plan([job("C"), job("B"), cached], after=[([job("A"), cached], [job("B")])])
     assert [j.args[1] for j in order] == ["A", "B", "C"]
     assert needs == [set(), {0}, set()]
@@ -272,7 +276,7 @@ def test_workers_end_with_the_process_that_started_them():
             "-W",
             "ignore:resource_tracker:UserWarning",
             "-c",
-            "import ponder, sys, time\nfrom ponder import parallel\n"
+            "import ponder, sys, time\nfrom ponder.runner import parallel\n"
             "pool = parallel._pool(1, 0)\nprint(pool.submit(parallel.os.getpid).result(), flush=True)\n"
             "pool.submit(time.sleep, 60)\ntime.sleep(60)",
         ],

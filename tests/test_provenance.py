@@ -1,6 +1,6 @@
-"""RUN.md beside a profile's figures (ponder.provenance): a row per executed notebook, the others kept."""
+"""RUN.md beside a profile's figures (ponder.repro.provenance): a row per executed notebook, the others kept."""
 
-from ponder import provenance
+from ponder.repro import provenance
 
 
 def test_executed_notebooks_replace_their_rows_and_keep_the_others(tmp_path):
@@ -12,7 +12,7 @@ def test_executed_notebooks_replace_their_rows_and_keep_the_others(tmp_path):
     text = path.read_text()
     assert (
         text.startswith(provenance.TITLE)
-        and "| notebook acm_vit | acm-1, acm-3 | `python -m ponder.notebooks run acm_vit --profile quick` |" in text
+        and "| notebook acm_vit | acm-1, acm-3 | `python -m ponder.repro run acm_vit --profile quick` |" in text
     )
     assert (
         "| 61 s (its runs trained ahead) | made by this commit's code |" in text

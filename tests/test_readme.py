@@ -1,12 +1,13 @@
-"""The README's generated blocks (ponder.readme): rewritten from the figures, and in step with them."""
+"""The README's generated blocks (ponder.repro.readme): rewritten from the figures, and in step with them."""
 
 import json
 
 import pytest
 
 import ponder  # noqa: F401  (pins numerics before anything imports torch)
-from ponder import readme, targets
+from ponder import targets
 from ponder.paths import ROOT
+from ponder.repro import readme
 
 LEDGER = """# Claims ledger (quick profile, seed 0, commit abc, code x/y)
 

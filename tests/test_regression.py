@@ -12,9 +12,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ponder import execution, ledger, numerics, regression
-from ponder.analysis import verdicts
+from ponder import numerics
 from ponder.bench.acm import RATIO_COLUMNS, ratio_table
+from ponder.ledger import rows as ledger
+from ponder.ledger import verdicts
+from ponder.repro import execution, regression
 
 # the widget notebooks: their runs are checked where they are trained (hyper_ut, survey_*)
 LAB = {"explore_hops", "hyper_ut_explorer", "survey_knobs"}
@@ -211,7 +213,7 @@ def nbval(tmp_path, **env) -> subprocess.CompletedProcess:
         "pytest",
         "numbers.ipynb",
         "-p",
-        "ponder.regression",
+        "ponder.repro.regression",
         "-p",
         "no:cacheprovider",
         "--nbval-lax",

@@ -12,8 +12,18 @@ import pytest
 import torch
 from torch import nn
 
-from ponder.runs import PACKAGE, CorruptRun, Run, atomic_write, code_version, import_closure, module_file
-from ponder.training import TrainConfig, lr_at, make_optimizer, optimizer_step, train_run
+from ponder.repro.migrate import experiment_modules
+from ponder.runner.runs import (
+    PACKAGE,
+    CorruptRun,
+    Run,
+    atomic_write,
+    code_version,
+    import_closure,
+    is_sizes,
+    module_file,
+)
+from ponder.runner.training import TrainConfig, lr_at, make_optimizer, optimizer_step, train_run
 
 CONFIG = TrainConfig(steps=40, batch_size=16, lr=3e-3, seed=3, checkpoint_every=5, log_every=5)
 
@@ -73,10 +83,8 @@ def test_changed_config_is_a_miss():
     assert not other.done and other.key != toy_run().key
 
 
-EXPERIMENTS = sorted(
-    ".".join(("ponder", *p.relative_to(PACKAGE).with_suffix("").parts))
-    for p in (PACKAGE / "experiments").rglob("*.py")
-    if p.stem not in ("__init__", "__main__")
+EXPERIMENTS = experiment_modules(
+    PACKAGE.parent
 )  # every module that defines runs, ACM's phases and baselines among them
 
 
@@ -93,19 +101,21 @@ def test_the_closure_holds_every_module_the_experiment_imports(experiment):
     imported = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
     closure = set(import_closure((experiment,)))
     assert experiment in closure
-    assert {m for m in imported if not m.startswith("ponder.sizes")} <= closure
+    assert {m for m in imported if not is_sizes(m)} <= closure
 
 
 def test_the_acm_runs_are_keyed_on_the_flop_counts_they_store():
     for module in ("phases", "baselines"):
-        assert "ponder.models.flops" in import_closure((f"ponder.experiments.acm.{module}",))
+        assert "ponder.models.flops" in import_closure((f"ponder.studies.acm.{module}",))
 
 
 @pytest.mark.parametrize("experiment", EXPERIMENTS)
 def test_what_the_notebooks_train_is_in_no_runs_key(experiment):
     """The registry lists which runs each notebook trains; no run imports it, so moving a run from one
     profile's list to another's, or adding a notebook, retrains nothing."""
-    assert not {"ponder.registry", "ponder.notebooks", "ponder.execution"} & set(import_closure((experiment,)))
+    assert not {"ponder.repro.registry", "ponder.repro.notebooks", "ponder.repro.execution"} & set(
+        import_closure((experiment,))
+    )
 
 
 @pytest.fixture(scope="module")
@@ -120,8 +130,8 @@ def test_editing_any_module_a_run_imports_changes_its_key(package_copy, experime
     """Every module of the closure, edited in a copy of the library, moves the code version of the
     experiment's runs; a module outside it (a plot) and the sizes (data, in the configs) do not."""
     before = code_version((experiment,), package_copy)
-    closure = import_closure((experiment, "ponder.training"), package_copy)
-    for name in [*closure, "ponder.plots.survey", "ponder.sizes.hyla"]:
+    closure = import_closure((experiment, "ponder.runner.training"), package_copy)
+    for name in [*closure, "ponder.studies.survey.plots", "ponder.studies.hyla.sizes"]:
         path = module_file(name, package_copy)
         source = path.read_bytes()
         path.write_bytes(source + b"\n_EDITED = 1\n")
@@ -325,7 +335,7 @@ def test_a_second_trainer_waits_for_the_run_in_progress():
 def test_held_parameters_keep_their_initial_values_then_train():
     """``hold="3."`` for 0.25 of 40 steps: the last layer is untouched for 10 steps, then trains;
     the other layers train from the start."""
-    from ponder.training import train
+    from ponder.runner.training import train
 
     seen = {}
 

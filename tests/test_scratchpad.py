@@ -6,10 +6,10 @@ import pytest
 import torch
 from torch import nn
 
-from ponder.analysis import hyper_ut_scratchpad as SA
-from ponder.experiments import hyper_ut_scratchpad as S
 from ponder.models.seq2seq import CausalLM, RelativeBias, greedy_decode
 from ponder.profiles import PROFILES, by_profile
+from ponder.studies.hyper_ut import scratchpad as S
+from ponder.studies.hyper_ut.analysis import scratchpad as SA
 from ponder.tasks import cpvr, cpvr_decoys
 
 LENGTH = 10  # the worked example's: x = [3, 9, 4, 6, 0, 2, 8, 1, 5, 7], 0 -> 3 -> 6 -> 8, label 5
@@ -46,7 +46,7 @@ def test_relative_positions_share_one_vector_after_the_source():
 
 
 def test_a_model_trained_on_short_sequences_runs_on_longer_ones():
-    from ponder.training import TrainConfig, train
+    from ponder.runner.training import TrainConfig, train
 
     model = relative_model()
     x, _, _ = cpvr.sample(16, LENGTH, [1, 2], seed=0)

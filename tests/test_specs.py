@@ -1,4 +1,4 @@
-"""Declared runs (ponder.specs) and the planner that reads them from the cache alone."""
+"""Declared runs (ponder.runner.specs) and the planner that reads them from the cache alone."""
 
 import inspect
 import sys
@@ -7,11 +7,14 @@ from dataclasses import replace
 import pytest
 import torch
 
-from ponder import ensemble, parallel, profiles, registry, runs, streams, training
-from ponder.experiments import hyper_ut
-from ponder.specs import Chosen, Recipe, Spec, declared
+from ponder import profiles
+from ponder.repro import registry
+from ponder.runner import parallel, runs, streams, training
+from ponder.runner.gpu import ensemble
+from ponder.runner.specs import Chosen, Recipe, Spec, declared
+from ponder.runner.training import TrainConfig
+from ponder.studies.hyper_ut import cpvr as hyper_ut
 from ponder.tasks import cpvr_decoys, fuzzy, images, parity, speech, sraven, text
-from ponder.training import TrainConfig
 
 
 def toy_recipe(config: dict) -> Recipe:
@@ -105,7 +108,7 @@ def nothing_runs(tmp_path, monkeypatch):
 
 
 def planned(profile: str) -> tuple[list, list[set[int]], list]:
-    """The plan of every notebook of ``profile`` (:func:`ponder.registry.training`), and their jobs."""
+    """The plan of every notebook of ``profile`` (:func:`ponder.repro.registry.training`), and their jobs."""
     independent, groups, needed = registry.training(profile, 0)
     order, needs = parallel.plan(independent, groups)
     return order, needs, [job for jobs in needed.values() for job in jobs]

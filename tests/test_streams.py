@@ -1,10 +1,10 @@
-"""Training streams (ponder.streams): read back, a stream is what drawing it step by step gives, bit for bit."""
+"""Training streams (ponder.runner.streams): read back, a stream is what drawing it step by step gives, bit for bit."""
 
 import pytest
 import torch
 
-from ponder import streams
-from ponder.experiments import hyper_ut
+from ponder.runner import streams
+from ponder.studies.hyper_ut import cpvr as hyper_ut
 from ponder.tasks import cpvr_decoys, parity
 
 DECOYS = "ponder.tasks.cpvr_decoys:sample"
@@ -116,7 +116,7 @@ def test_cpvr_runs_train_on_the_batches_they_drew_before_streams():
 
 
 def test_chunk_jobs_draw_the_stream_and_count_as_cached_once_drawn(monkeypatch):
-    from ponder import parallel
+    from ponder.runner import parallel
 
     jobs = streams.chunk_jobs(DECOYS, KNOBS, seed=2, steps=STEPS, version=cpvr_decoys.VERSION)
     assert len(jobs) == 2 and not any(parallel.is_cached(job) for job in jobs)  # looking draws nothing
@@ -130,7 +130,8 @@ def test_chunk_jobs_draw_the_stream_and_count_as_cached_once_drawn(monkeypatch):
 
 @pytest.mark.parametrize("profile", ["quick", "cpu"])
 def test_make_figures_draws_the_cpvr_streams_before_the_runs_that_read_them(profile):
-    from ponder import parallel, registry
+    from ponder.repro import registry
+    from ponder.runner import parallel
 
     independent, groups, needed = registry.training(profile)
     cpvr = {"hyper_ut", "hyper_ut_depth", "hyper_ut_modules", "hyper_ut_explorer"}
@@ -149,15 +150,15 @@ def test_make_figures_draws_the_cpvr_streams_before_the_runs_that_read_them(prof
 
 
 def test_make_figures_draws_the_streams_ahead_on_every_core_and_says_so(monkeypatch, capsys):
-    from ponder import notebooks, parallel
+    from ponder.repro import notebooks
+    from ponder.runner import parallel
 
     monkeypatch.setattr(streams, "CHUNK", 40)
     jobs = streams.chunk_jobs(DECOYS, KNOBS, seed=5, steps=100, version=cpvr_decoys.VERSION)
 
-    def run():  # a run built on the streams, not yet trained
-        raise parallel.NotCached("not trained")
-
-    done = lambda: None  # noqa: E731  (a run that is trained)
+    run, done = (lambda: None), (lambda: None)  # runs built on the streams: one not trained, one trained
+    looked_up = parallel.is_cached
+    monkeypatch.setattr(parallel, "is_cached", lambda job: job is done or (job is not run and looked_up(job)))
     notebooks.draw_streams("smoke", [(jobs, [done])], width=2)  # every run trained: no stream to draw
     assert not any(parallel.is_cached(job) for job in jobs) and capsys.readouterr().out == ""
     notebooks.draw_streams("smoke", [(jobs, [done, run]), ([run], [run])], width=2)

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 import torch
 
-from ponder.analysis import survey
-from ponder.analysis.survey import exit_savings, sweep_summary
 from ponder.models.act import HaltingUnit
+from ponder.studies.survey.analysis import cpvr as survey
+from ponder.studies.survey.analysis.cpvr import exit_savings, sweep_summary
 
 
 def sweep() -> pd.DataFrame:

@@ -5,8 +5,8 @@ and survey-4's descriptions."""
 import pandas as pd
 import pytest
 
-from ponder.analysis import survey
-from ponder.analysis import survey_parity as pa
+from ponder.studies.survey.analysis import cpvr as survey
+from ponder.studies.survey.analysis import parity as pa
 
 
 def runs(act: dict, pondernet: dict) -> pd.DataFrame:

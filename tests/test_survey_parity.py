@@ -1,4 +1,4 @@
-"""Survey-1 (ponder.experiments.survey_parity): the grid of runs, the per-run summary (success,
+"""Survey-1 (ponder.studies.survey.parity): the grid of runs, the per-run summary (success,
 extrapolation), pairing by cell, difficulties in numeric order, the one-step control."""
 
 import matplotlib
@@ -9,12 +9,12 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from ponder import registry
-from ponder.analysis import survey
-from ponder.analysis import survey_parity as pa
-from ponder.experiments import survey_parity as sp
-from ponder.plots.survey import draw_parity
 from ponder.profiles import PROFILES
+from ponder.studies.survey import parity as sp
+from ponder.studies.survey import schedule as survey_schedule
+from ponder.studies.survey.analysis import cpvr as survey
+from ponder.studies.survey.analysis import parity as pa
+from ponder.studies.survey.plots import draw_parity
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -53,7 +53,7 @@ def test_grid_runs_cover_seeds_times_knob_values_per_method():
     for run in controls.values():
         changed = {k: v for k, v in run.config.items() if k in default and v != default[k]}
         assert run.config["halting"] == "act" and changed == {"max_steps": 1}
-    assert len(registry.parity_jobs("quick", seed=5)["survey_parity"]) == len(runs) + len(controls)
+    assert len(survey_schedule.parity_jobs("quick", seed=5)["survey_parity"]) == len(runs) + len(controls)
 
 
 def metrics(accuracy: dict[int, float], steps: float = 2.0) -> dict:

@@ -17,10 +17,10 @@ import pytest
 import torch
 from torch import nn
 
-from ponder.analysis import survey
-from ponder.runs import Run
-from ponder.training import TrainConfig, train_run
-from ponder.widgets import survey as survey_widgets
+from ponder.runner.runs import Run
+from ponder.runner.training import TrainConfig, train_run
+from ponder.studies.survey import widgets as survey_widgets
+from ponder.studies.survey.analysis import cpvr as survey
 
 TITLES = ["halting bias (UT+ACT)", "exit threshold", "MoD capacity", "τ / λp (parity)"]
 

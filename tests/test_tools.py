@@ -20,7 +20,7 @@ def test_length_probe_trains_the_profiles_runs_at_each_length_and_judges_the_fir
     """``tools/length-probe.py``: one JSON line per kind × length × seed; at the profile's own length
     the probe's run is the profile's run (the same cache entry, the same score); per length, the first
     kind against the others by the ledger's rule."""
-    from ponder.experiments import hyla
+    from ponder.studies.hyla import experiments as hyla
 
     probe = load_tool("length-probe")
     probe.main(["fuzzy", "smoke", "--steps", "3,6", "--kinds", "hyla,softmax", "--jobs", "1"])

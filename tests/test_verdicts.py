@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ponder.analysis import verdicts
+from ponder.ledger import verdicts
 
 
 @pytest.mark.parametrize(
@@ -143,7 +143,7 @@ REPS = 1000  # claims simulated per (parts, seeds): a 5 % rate has a binomial s.
 
 
 def false_verdicts(parts: int, seeds: int, delta: float, rng: np.random.Generator) -> tuple[float, float]:
-    """Share of simulated claims of ``parts`` parts, each judged by :func:`~ponder.analysis.verdicts.above` on
+    """Share of simulated claims of ``parts`` parts, each judged by :func:`~ponder.ledger.verdicts.above` on
     ``seeds`` normal per-seed values, that are called **holds** when one part's true effect is 0 and the others'
     are far above it (the least favourable null of "holds"), and **does not hold** when every part's true effect
     is ``delta`` (the least favourable null of "does not hold")."""

@@ -2,7 +2,7 @@
 
 import subprocess
 
-from ponder import readme, verify
+from ponder.repro import readme, verify
 
 HEADER = (
     "# Claims ledger (quick profile, seed 0, commit {})\n\n"

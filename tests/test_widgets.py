@@ -13,10 +13,11 @@ import matplotlib.pyplot as plt
 import pytest
 from matplotlib.patches import FancyArrowPatch
 
-from ponder.plots.cpvr import decoy_chain, draw_chain
+from ponder.repro import lab
+from ponder.studies.hyper_ut.cpvr_plots import decoy_chain, draw_chain
+from ponder.studies.hyper_ut.explorer import cpvr_explorer, decoy_end, draw_task
 from ponder.tasks import cpvr_decoys
 from ponder.tasks.cpvr import pointer_chain
-from ponder.widgets import cpvr_explorer, decoy_end, draw_task, lab
 
 MAKEFILE = Path(__file__).resolve().parents[1] / "Makefile"
 
@@ -56,9 +57,9 @@ def test_the_explorer_draws_the_decoy_chain_on_the_decoy_task_only():
 
 
 def test_the_trained_model_explorer_draws_the_decoy_chain():
-    from ponder.experiments.hyper_ut import build
-    from ponder.sizes.hyper_ut import MODEL
-    from ponder.widgets.hyper_ut import ponder_explorer
+    from ponder.studies.hyper_ut.cpvr import build
+    from ponder.studies.hyper_ut.sizes.cpvr import MODEL
+    from ponder.studies.hyper_ut.widgets import ponder_explorer
 
     plt.close("all")
     model = build("hyper_act", 8, dict(MODEL, dim=16, heads=2, steps=4, pool_size=4, code_dim=8, rank=2))
@@ -135,4 +136,4 @@ def test_a_copy_without_record_that_differs_may_be_stale(lab_dirs):
 def test_make_lab_checks_the_copies_after_copying():
     target = MAKEFILE.read_text().split("\nlab:", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
     assert "cp -uv --backup=numbered notebooks/*.ipynb build/lab/" in target[0]
-    assert target[1].split("#")[0].strip() == "$(PY) -m ponder.widgets.lab notebooks build/lab"
+    assert target[1].split("#")[0].strip() == "$(PY) -m ponder.repro.lab notebooks build/lab"

@@ -32,11 +32,11 @@ from collections.abc import Callable
 from functools import partial
 from typing import NamedTuple
 
-from ponder import parallel
-from ponder.analysis.verdicts import Estimate, greater
-from ponder.experiments import hyla
+from ponder.ledger.verdicts import Estimate, greater
 from ponder.models.attention import KINDS
 from ponder.profiles import PROFILES
+from ponder.runner import parallel
+from ponder.studies.hyla import experiments as hyla
 
 
 class Task(NamedTuple):

@@ -15,47 +15,22 @@ import tokenize
 from collections import defaultdict
 from pathlib import Path
 
-from ponder.runs import imported_by
+from ponder.repro.migrate import experiment_modules
+from ponder.runner.runs import imported_by
 
 PACKAGE = Path(__file__).resolve().parents[1] / "lib" / "ponder"
 
-# what each part of the machinery is, by module path under lib/ponder (a folder: every module in it)
+# what each part of the library is, by module path under lib/ponder (a folder: every module in it); the first
+# part that names a module holds it
 PARTS = {
-    "runner": (
-        "runs.py",
-        "training.py",
-        "specs.py",
-        "parallel.py",
-        "streams.py",
-        "timing.py",
-        "registry.py",
-        "execution.py",
-    ),
-    "GPU-only execution": ("ensemble.py", "cuda_graphs.py", "compilation.py", "kernels.py", "models/acm_triton.py"),
-    "ledger": ("ledger.py", "analysis/verdicts.py", "analysis/convergence.py", "analysis/tuning.py"),
-    "repro": (
-        "notebooks.py",
-        "regression.py",
-        "verify.py",
-        "readme.py",
-        "provenance.py",
-        "measured.py",
-        "session.py",
-        "targets.py",
-        "migrate.py",
-        "__main__.py",
-    ),
+    "GPU-only execution": ("runner/gpu", "models/acm_triton.py"),
+    "runner": ("runner",),
+    "ledger": ("ledger",),
+    "repro": ("repro", "targets.py"),
     "foundation": ("__init__.py", "numerics.py", "exact.py", "products.py", "checks.py", "profiles.py", "paths.py"),
     "shipped bench": ("bench",),
     "papers: tasks and models": ("tasks", "models"),
-    "papers: experiments, sizes, analysis, plots, widgets, methods": (
-        "experiments",
-        "sizes",
-        "analysis",
-        "plots",
-        "widgets",
-        "methods",
-    ),
+    "papers: studies (runs, sizes, analysis, plots, widgets, methods)": ("studies", "plots.py"),
 }
 MACHINERY = ("runner", "ledger", "repro", "foundation", "shipped bench")
 
@@ -89,7 +64,7 @@ def module_name(path: Path) -> str:
 
 
 def imports(path: Path) -> set[str]:
-    """The ``ponder`` modules ``path`` imports, by any statement (:func:`ponder.runs.imported_by`)."""
+    """The ``ponder`` modules ``path`` imports, by any statement (:func:`ponder.runner.runs.imported_by`)."""
     return imported_by(module_name(path), every_statement=True)
 
 
@@ -133,10 +108,10 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 def profile_table_reads(paths: list[Path]) -> int:
-    """Reads of a profile's sizes table (``by_profile(...)`` or ``SIZES[...]``) in the experiments' modules."""
-    count = 0
+    """Reads of a profile's sizes table (``by_profile(...)`` or ``SIZES[...]``) in the modules that define runs."""
+    count, defining = 0, set(experiment_modules(PACKAGE.parent))
     for path in paths:
-        if "experiments" not in path.relative_to(PACKAGE).parts:
+        if module_name(path) not in defining:
             continue
         for node in ast.walk(ast.parse(path.read_bytes())):
             if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "by_profile":
@@ -166,7 +141,7 @@ def main() -> None:
         ("modules >= 200 code lines", sum(n >= 200 for n in lines.values())),
         ("import cycles", f"{len(cycles(edges))} {cycles(edges) or ''}".strip()),
         ("largest fan-out", f"{len(edges[fan_out])} ({fan_out})"),
-        ("reads of a profile's sizes table in experiments/", profile_table_reads(paths)),
+        ("reads of a profile's sizes table in the run modules", profile_table_reads(paths)),
         ("modules / code lines in all", f"{len(paths)} / {sum(lines.values())}"),
     ]
     width = max(len(name) for name, _ in rows)

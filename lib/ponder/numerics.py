@@ -46,7 +46,7 @@ guard against). Every entry point imports ``ponder`` first (``make figures | res
 torchrun workers) inherit the environment. Where identity cannot be promised — not x86-64, no
 AVX2, or ``PONDER_UNPINNED=1`` — nothing is pinned and :func:`pin` says so once. A run's cache
 key includes :func:`describe`, so pinned and unpinned runs never mix. Timing benchmarks ask for
-their own thread counts with :func:`ponder.training.num_threads`.
+their own thread counts with :func:`ponder.runner.training.num_threads`.
 """
 
 import os

@@ -19,7 +19,7 @@
   (``docs/gpu.md`` lists them) and under ``figures/gpu/``.
 * ``paper`` — the papers' sizes where known, else the largest faithful setting (several GPUs).
 
-Sizes are data: each experiment has a table ``{profile: sizes}`` in :mod:`ponder.sizes` and reads its
+Sizes are data: each experiment has a table ``{profile: sizes}`` in its study's ``sizes`` and reads its
 row with :func:`by_profile`, so there is no ``if profile == ...`` scattered through the code. A table
 may leave out ``cpu`` where it is ``quick``'s row (:data:`EXTENDS`). The run keys do not hash those
 tables, only what a row puts into a run's config: re-sizing ``gpu`` leaves ``quick``'s runs cached.

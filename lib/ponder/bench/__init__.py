@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from ..paths import ROOT
-from ..runs import write_json
+from ..runner.runs import write_json
 
 RESULTS = ROOT / "results" / "bench"  # where each benchmark writes <name>.json
 

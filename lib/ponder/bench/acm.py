@@ -47,11 +47,11 @@ from concurrent.futures import ProcessPoolExecutor
 import pandas as pd
 import torch
 
-from ..cuda_graphs import WARMUP, CapturedStep
 from ..models.acm import Gate, Learners
 from ..models.transformer import MLP
-from ..timing import median, steady_heap, time_rounds
-from ..training import cores, default_device, num_threads
+from ..runner.gpu.cuda_graphs import WARMUP, CapturedStep
+from ..runner.timing import median, steady_heap, time_rounds
+from ..runner.training import cores, default_device, num_threads
 from . import write_result
 
 N, GATE_HIDDEN = 4, 16
@@ -170,7 +170,7 @@ def fused_layer(learners: Learners, z: torch.Tensor, cases: list[torch.Tensor]) 
 
 def replayed(fn: Callable[[], object]) -> Callable[[], object]:
     """``fn`` (CUDA work that never waits for the host) recorded once as a CUDA graph by
-    :class:`~ponder.cuda_graphs.CapturedStep` (warmed up on a side stream first, where the Triton
+    :class:`~ponder.runner.gpu.cuda_graphs.CapturedStep` (warmed up on a side stream first, where the Triton
     kernels autotune): its replay, one launch for every kernel."""
     step = CapturedStep(lambda batch: fn())
     for _ in range(WARMUP + 1):  # the warm-up calls, then the capture

@@ -17,7 +17,7 @@ unit's weights are drawn at random (seeded) so that examples halt at varied step
 depends only on which step each example halts at, not on what the model has learned.
 
 **Training.** The same comparison for whole training steps (forward, backward, clipping, AdamW;
-``ponder.training``) of the C-PVR ACT models at the ``quick`` profile's sizes, one thread, with
+``ponder.runner.training``) of the C-PVR ACT models at the ``quick`` profile's sizes, one thread, with
 every example running all ``T`` steps, as at a deep start (what compaction costs when nothing
 halts early), and with the halting spread as above. The learning rate is zero, so every timed
 step does the same work. Writes ``results/bench/act.json``.
@@ -28,13 +28,13 @@ import statistics
 import torch
 from torch import nn
 
-from ..experiments.hyper_ut import loss_fn
 from ..models.kinds import build
 from ..profiles import by_profile
-from ..sizes.hyper_ut import MODEL, SIZES
+from ..runner.timing import time_interleaved, time_it
+from ..runner.training import TrainConfig, cores, default_device, make_optimizer, num_threads, optimizer_step
+from ..studies.hyper_ut.cpvr import loss_fn
+from ..studies.hyper_ut.sizes.cpvr import MODEL, SIZES
 from ..tasks import cpvr
-from ..timing import time_interleaved, time_it
-from ..training import TrainConfig, cores, default_device, make_optimizer, num_threads, optimizer_step
 from . import write_result
 
 BATCH, LENGTH, ROUNDS = 256, 12, 3
@@ -133,7 +133,7 @@ def forward_timings() -> dict:
 def training_step(model: nn.Module, batch: tuple, compact: bool, tau: float):
     """One training step of ``model`` on ``batch`` with ACT masked or compacted, as a function.
 
-    ``ponder.training``'s step (fresh gradients, clipping at 1, fused AdamW) at learning rate 0,
+    ``ponder.runner.training``'s step (fresh gradients, clipping at 1, fused AdamW) at learning rate 0,
     so that the weights, and with them the steps every example takes, stay as they are.
     """
     optimizer = make_optimizer(model, TrainConfig(steps=1, batch_size=len(batch[0])))

@@ -13,13 +13,13 @@ from unittest import mock
 
 import torch
 
-from ..experiments.acm import phases as acm_experiments
 from ..models import acm
 from ..models.acm_phases import finetune_loss
 from ..models.acmize import acmize
 from ..models.vit import ViT
-from ..timing import median, time_rounds
-from ..training import num_threads
+from ..runner.timing import median, time_rounds
+from ..runner.training import num_threads
+from ..studies.acm import phases as acm_experiments
 from . import write_result
 
 BATCH, TOKENS = 32, 65

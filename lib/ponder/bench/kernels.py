@@ -19,8 +19,8 @@ from collections.abc import Callable
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from ..timing import synchronize
-from ..training import default_device, num_threads
+from ..runner.timing import synchronize
+from ..runner.training import default_device, num_threads
 from . import acm, train, write_result
 
 WARMUP, REPEATS, TOP = 3, 5, 12

@@ -19,7 +19,8 @@ process, on one thread, under the pins, as the runs train:
 
 ``python -m ponder.bench limit`` (part of ``make bench``) writes ``results/bench/limit.json``;
 ``python -m ponder.bench.limit --record`` writes the same as the entry ``bench-limit`` of the measured-times record
-``figures/TIMES.json`` too, which docs/development.md's table is rendered from (:func:`ponder.measured.limit_table`).
+``figures/TIMES.json`` too, which docs/development.md's table is rendered from
+(:func:`ponder.repro.measured.limit_table`).
 """
 
 import sys
@@ -29,10 +30,10 @@ from collections import Counter
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from .. import measured
 from ..paths import ROOT
-from ..provenance import device
-from ..training import TrainConfig, make_optimizer, num_threads
+from ..repro import measured
+from ..repro.provenance import device
+from ..runner.training import TrainConfig, make_optimizer, num_threads
 from . import write_result
 from .train import flops_per_step, matmul_rate, run_families
 

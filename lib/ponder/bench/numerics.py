@@ -18,7 +18,7 @@ import sys
 
 import numpy as np
 
-from ..analysis.verdicts import Estimate
+from ..ledger.verdicts import Estimate
 from . import write_result
 
 ROUNDS, STEPS = 5, 30
@@ -75,7 +75,7 @@ def main(rounds: int = ROUNDS) -> dict:
 def _worker(profile: str, steps: int) -> None:
     """In a fresh process (``import ponder``, run first as this module's package, has pinned or
     not before torch loads): print ``{family: seconds per step}`` as one JSON line."""
-    from ..training import num_threads
+    from ..runner.training import num_threads
     from .train import families, time_steps
 
     with num_threads(1):

@@ -7,7 +7,7 @@ overhead per operation rather than by the arithmetic. This benchmark measures it
 for the fixed-depth kinds at ``quick``'s sizes on the CPU and at ``gpu``'s on a GPU (where the
 overhead is the kernel launches; the ACT kinds, whose loop runs all its steps masked inside ``vmap``
 where alone it stops early, are timed as whole training steps by ``python -m ponder.bench train``'s
-``together_*`` rates, :mod:`ponder.ensemble`)::
+``together_*`` rates, :mod:`ponder.runner.gpu.ensemble`)::
 
     separate:  for each of the 3 models: loss(model_s, batch_s).backward()
     batched:   vmap(grad(loss))(stacked weights, stacked batches)
@@ -18,7 +18,7 @@ interleaved rounds. ``tests/test_bench_seeds.py`` checks that the two compute th
 
 On a GPU each is also timed with the call recorded as a CUDA graph and replayed (``captured_*``):
 eagerly, the host's time per operation may hide what batching saves on the device, and the runs
-that capture their step (:mod:`ponder.cuda_graphs`) pay only the device's time.
+that capture their step (:mod:`ponder.runner.gpu.cuda_graphs`) pay only the device's time.
 """
 
 from functools import partial
@@ -26,14 +26,14 @@ from functools import partial
 import torch
 import torch.nn.functional as F
 
-from ..analysis.verdicts import Estimate
-from ..cuda_graphs import CapturedStep
-from ..ensemble import Stacked
-from ..experiments import hyper_ut
+from ..ledger.verdicts import Estimate
 from ..profiles import by_profile
+from ..runner.gpu.cuda_graphs import CapturedStep
+from ..runner.gpu.ensemble import Stacked
+from ..runner.timing import median, time_rounds
+from ..runner.training import TrainConfig, default_device, num_threads
+from ..studies.hyper_ut import cpvr as hyper_ut
 from ..tasks import cpvr
-from ..timing import median, time_rounds
-from ..training import TrainConfig, default_device, num_threads
 from . import write_result
 
 KINDS = ("transformer", "ut", "hyper")  # fixed depth: no data-dependent halting
@@ -44,7 +44,7 @@ def setup(
     kind: str, profile: str = "quick", seeds: int = SEEDS
 ) -> tuple[list[torch.nn.Module], torch.Tensor, torch.Tensor]:
     """``seeds`` models of ``kind`` (seed ``s`` initialises model ``s``) and one C-PVR batch each,
-    stacked: ``x [seeds, B, L]``, ``y [seeds, B]``; on :func:`~ponder.training.default_device`."""
+    stacked: ``x [seeds, B, L]``, ``y [seeds, B]``; on :func:`~ponder.runner.training.default_device`."""
     sizes = by_profile(hyper_ut.SIZES, profile)
     device = default_device()
     models = []
@@ -71,7 +71,7 @@ def separate_gradients(
 
 def batched_gradients(models: list[torch.nn.Module]):
     """A function ``(x, y) -> {name: [seeds, ...] gradient}``: one ``vmap``-ed call over the stacked
-    weights (:meth:`ponder.ensemble.Stacked.gradient_function`, what the runs trained together use)."""
+    weights (:meth:`ponder.runner.gpu.ensemble.Stacked.gradient_function`, what the runs trained together use)."""
     gradients = Stacked(models, TrainConfig(steps=1, batch_size=1)).gradient_function(
         lambda net, batch: F.cross_entropy(net(batch[0]).logits, batch[1])
     )

@@ -2,7 +2,7 @@
 
 At ``quick``'s C-PVR sizes (batch 64, length 12, hops 1-3, a decoy chain: :mod:`ponder.tasks.cpvr_decoys`),
 one thread, interleaved rounds: drawing a batch with the sampler (what every run did before
-:mod:`ponder.streams`), reading it from the stream (what a run does now, its chunk in memory),
+:mod:`ponder.runner.streams`), reading it from the stream (what a run does now, its chunk in memory),
 and, for scale, a training step of UT+ACT and of the Transformer (forward, backward, clipping,
 AdamW; random initial weights, which sets UT+ACT's ponder steps as at the start of training). Once,
 outside the rounds: drawing a whole chunk into the data cache, and reading it back from disk (what
@@ -17,11 +17,11 @@ import tempfile
 import time
 from unittest import mock
 
-from .. import streams
-from ..experiments import hyper_ut
 from ..profiles import by_profile
-from ..timing import median, time_rounds
-from ..training import TrainConfig, make_optimizer, num_threads, optimizer_step
+from ..runner import streams
+from ..runner.timing import median, time_rounds
+from ..runner.training import TrainConfig, make_optimizer, num_threads, optimizer_step
+from ..studies.hyper_ut import cpvr as hyper_ut
 from . import write_result
 
 

@@ -5,24 +5,24 @@ times real training steps (data generation, forward, backward, clipping, AdamW) 
 
 * ``steps_per_s``: one process alone;
 * ``shared_steps_per_s``: the steps of ``P`` processes training side by side, summed, ``P`` =
-  :func:`ponder.parallel.worker_count` (what :func:`ponder.parallel.prefetch` gets from sharing one
+  :func:`ponder.runner.parallel.worker_count` (what :func:`ponder.runner.parallel.prefetch` gets from sharing one
   GPU, or from the cores: on a 2-core CPU, ``shared_steps_per_s / steps_per_s`` below 2 is what
   two runs side by side lose to each other);
 * ``captured_steps_per_s`` and ``captured_shared_steps_per_s``: the same with the step recorded as
-  a CUDA graph (:mod:`ponder.cuda_graphs`), for the families whose step has fixed shapes and no
+  a CUDA graph (:mod:`ponder.runner.gpu.cuda_graphs`), for the families whose step has fixed shapes and no
   host synchronisation (:data:`CAPTURED`; on a GPU only), and ``captured_steps_per_s_batch_x4``
   alone with batches 4 times as large (what a profile trading steps for batch would get);
 * ``together_steps_per_s`` (and on a GPU ``captured_together_steps_per_s``, alone, and
   ``captured_together_shared_steps_per_s``, ``P`` processes summed): run-steps per second of
-  :data:`SEEDS` runs trained together in one step (:mod:`ponder.ensemble`), for the families whose
+  :data:`SEEDS` runs trained together in one step (:mod:`ponder.runner.gpu.ensemble`), for the families whose
   seeds a profile trains that way (:data:`TOGETHER`);
 * ``data_s``: seconds per step spent on the batch on the CPU: generating it, or for the C-PVR
-  families reading it from the runs' training stream (:mod:`ponder.streams`, drawn once in the
+  families reading it from the runs' training stream (:mod:`ponder.runner.streams`, drawn once in the
   warm-up);
 * the same for the variants of :data:`VARIANTS`, to decide whether the gpu profile's runs should
   train that way: the forward in bfloat16 autocast (rows ``"bf16 ..."``; their limit stays the
   float32/TF32 one), the loss compiled by ``torch.compile`` (rows ``"compiled ..."``,
-  :mod:`ponder.compilation`; what ``compiled=True`` does to a sraven run, and would to ACM's
+  :mod:`ponder.runner.gpu.compilation`; what ``compiled=True`` does to a sraven run, and would to ACM's
   phase III and the language model), and compiled with its small batched products left to cuBLAS
   (rows ``"compiled-cublas ..."``: what the sums gain);
 * ``limit_steps_per_s``: the step's floating-point operations (forward and backward, counted by
@@ -42,23 +42,25 @@ from multiprocessing import get_context
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from .. import parallel
-from ..compilation import compiled
-from ..ensemble import Stacked
-from ..experiments import hyla, hyper_ut, hyper_ut_vision
-from ..experiments.acm import baselines as acm_baselines
-from ..experiments.acm import phases as acm
-from ..experiments.survey_parity import parity_loss, parity_settings
 from ..models.acmize import acmize
 from ..models.attention_transformer import CausalLM
 from ..models.avit import AViT
 from ..models.recurrent import RecurrentPonderer
 from ..models.vit import ViT
 from ..profiles import by_profile
-from ..runs import write_json
+from ..runner import parallel
+from ..runner.gpu.compilation import compiled
+from ..runner.gpu.ensemble import Stacked
+from ..runner.runs import write_json
+from ..runner.timing import synchronize
+from ..runner.training import TrainConfig, default_device, make_optimizer, num_threads, update_function
+from ..studies.acm import baselines as acm_baselines
+from ..studies.acm import phases as acm
+from ..studies.hyla import experiments as hyla
+from ..studies.hyper_ut import cpvr as hyper_ut
+from ..studies.hyper_ut import vision as hyper_ut_vision
+from ..studies.survey.parity import parity_loss, parity_settings
 from ..tasks import fuzzy, images, parity, sraven, text
-from ..timing import synchronize
-from ..training import TrainConfig, default_device, make_optimizer, num_threads, update_function
 from . import RESULTS, write_result
 
 STEPS, WARMUP = 60, 10
@@ -197,7 +199,7 @@ def run_families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]
 
 def step_function(make: Callable, loss_fn: Callable, capture: bool, seeds: int = 1) -> Callable:
     """A real training update ``batch -> loss`` of a fresh model from ``make`` (AdamW, clipping at
-    1); with ``seeds > 1``, of that many models stacked (:class:`ponder.ensemble.Stacked`), whose
+    1); with ``seeds > 1``, of that many models stacked (:class:`ponder.runner.gpu.ensemble.Stacked`), whose
     batches are stacked too."""
     device = default_device()
     cfg = TrainConfig(steps=1, batch_size=1)
@@ -224,7 +226,7 @@ def time_steps(
     """Seconds per training step of family ``name`` (after ``warmup`` steps), and of its data alone.
     ``barrier`` lines up processes that run side by side; ``capture`` (CUDA) replays the step as a
     CUDA graph, captured during the warm-up; ``batch_scale`` joins that many batches into one;
-    ``seeds`` trains that many runs together in one step (:mod:`ponder.ensemble`: a step is then
+    ``seeds`` trains that many runs together in one step (:mod:`ponder.runner.gpu.ensemble`: a step is then
     one step of each)."""
     make, one_batch, loss_fn = families(profile)[name]
 
@@ -337,7 +339,7 @@ def captured_rates(profile: str, name: str, processes: int, workers: tuple | Non
 
 def together_rates(profile: str, name: str, processes: int, cuda: bool, workers: tuple | None = None) -> dict:
     """The ``together_*`` run-steps per second of family ``name``, :data:`SEEDS` runs in one step
-    (:mod:`ponder.ensemble`): eager alone; on CUDA also captured, alone and summed over ``processes``
+    (:mod:`ponder.runner.gpu.ensemble`): eager alone; on CUDA also captured, alone and summed over ``processes``
     (in ``workers``)."""
     with num_threads(1):
         row = {"together_steps_per_s": SEEDS / time_steps(profile, name, seeds=SEEDS)["step_s"]}

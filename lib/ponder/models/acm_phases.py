@@ -17,7 +17,7 @@ labels are never 0 or 1). The gate learns the labels with plain cross-entropy on
 (*fix*: the official code takes an NLL of the hard Gumbel one-hot).
 
 **Phase III — end-to-end fine-tuning** of the whole model on the task, with the paper's weights
-:data:`PAPER_LOSS_WEIGHTS` (scaled per profile in ``experiments.acm``):
+:data:`PAPER_LOSS_WEIGHTS` (scaled per profile in ``studies.acm``):
 
     β_i  = Σ_{l,j} k_ij^l p^l / Σ_{l,j} N p^l      learner MACs spent on sample i / the most (straight-through)
     L_b  = | mean_i β_i − β_target |                                 budget

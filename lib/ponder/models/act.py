@@ -121,7 +121,7 @@ def capturing(state: torch.Tensor) -> bool:
 
 def transformed(state: torch.Tensor) -> bool:
     """Whether ``state`` is inside a :mod:`torch.func` transform (``vmap``, ``grad``): ``vmap``
-    allows no reads back either (:mod:`ponder.ensemble` trains seeds in one ``vmap``-ed step)."""
+    allows no reads back either (:mod:`ponder.runner.gpu.ensemble` trains seeds in one ``vmap``-ed step)."""
     return torch._C._functorch.is_functorch_wrapped_tensor(state)
 
 

@@ -1,11 +1,12 @@
 """The model kinds of the Hyper-UT comparisons: one constructor from a kind and a model config.
 
-Every kind shares the embedding, the classifier head and the config (:data:`ponder.sizes.hyper_ut.MODEL`) and
+Every kind shares the embedding, the classifier head and the config
+(:data:`ponder.studies.hyper_ut.sizes.cpvr.MODEL`) and
 differs in its core and its depth loop: the ``transformer`` stacks ``steps`` distinct blocks; ``ut`` repeats one
 shared block (:mod:`.universal`); ``film_act`` conditions it on the step (:mod:`.film`); ``hyper`` generates
 its weights per example and step from a routed pool (:mod:`.hyper_block`, or the low-rank delta of
 :mod:`.hyper`); a kind ending in ``_act`` halts with ACT (:class:`~.classifier.ACTDepth`). The C-PVR runs
-(:mod:`ponder.experiments.hyper_ut`) and the image runs of hut-8 (:mod:`ponder.experiments.hyper_ut_vision`)
+(:mod:`ponder.studies.hyper_ut.cpvr`) and the image runs of hut-8 (:mod:`ponder.studies.hyper_ut.vision`)
 build them here, so neither's cache key covers the other's experiment.
 """
 

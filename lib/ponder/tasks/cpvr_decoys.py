@@ -31,7 +31,7 @@ from ..checks import check_int
 from .cpvr import majority_accuracy, pointer_chain, position_rule_accuracy
 from .cpvr_pruning import pruned_ends, pruning_rule_accuracy
 
-VERSION = "1"  # bump when the sampler's draws change: it fingerprints the training streams (ponder.streams)
+VERSION = "1"  # bump when the sampler's draws change: it fingerprints the training streams (ponder.runner.streams)
 
 
 def max_hops(length: int) -> int:

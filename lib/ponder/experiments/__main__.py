@@ -1,3 +1,0 @@
-from ..registry import main
-
-main()

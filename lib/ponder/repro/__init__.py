@@ -1,0 +1,1 @@
+"""Reproduction: executing the notebooks, regression numbers, verify, provenance, the README's blocks."""

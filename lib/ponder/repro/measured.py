@@ -1,0 +1,259 @@
+"""The measured-times record: how long the project's commands take, on which machine, in one file.
+
+``figures/TIMES.json`` holds one entry per command it times, each written by the command itself:
+
+* ``make figures`` of every notebook of a profile writes ``figures-PROFILE-cold`` when it started on
+  an empty run cache, ``figures-PROFILE-cached`` when it had no run to train (it only re-plotted),
+  and ``figures-PROFILE`` otherwise (``cpu`` after ``quick``: what ``cpu`` adds);
+* ``make test RECORD=1`` writes ``test`` (ruff, the unit tests and the smoke notebooks, after the install);
+* ``python -m ponder.bench.limit --record`` writes ``bench-limit``: each family's training step against what its
+  products alone would take, and where the rest goes (:mod:`ponder.bench.limit`, rendered by :func:`limit_table`).
+
+An entry holds the machine (:func:`ponder.repro.provenance.device`), the commit, the wall time, the runs
+trained and their summed time (each run trains on one core, so that is CPU time), the peak memory of
+the whole process tree and the size of the run cache. The README's and docs' times are generated
+blocks rendered from it (:func:`line`, :func:`commands_table`), and ``tests/test_consistency.py``
+fails on a time typed into a document instead.
+"""
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+from ..ledger.rows import commit
+from .provenance import device
+
+RECORD = "TIMES.json"
+LIMIT = "bench-limit"  # the entry of python -m ponder.bench.limit --record
+
+
+def path(figures: Path) -> Path:
+    """The record beside the committed figures (``figures/TIMES.json``)."""
+    return figures / RECORD
+
+
+def read(figures: Path) -> dict[str, dict]:
+    """Every entry of the record (empty if there is none)."""
+    return json.loads(path(figures).read_text()) if path(figures).exists() else {}
+
+
+def write(figures: Path, key: str, entry: dict) -> Path:
+    """Replace the entry ``key`` of the record, keep the others; return the record's path."""
+    entries = read(figures) | {key: {"machine": device(), "commit": commit(), **entry}}
+    path(figures).write_text(json.dumps(dict(sorted(entries.items())), indent=1) + "\n")
+    return path(figures)
+
+
+def tree_memory() -> int:
+    """Bytes resident in this process and every process it started (workers, kernels)."""
+    me = psutil.Process()
+    total = 0
+    for process in [me, *me.children(recursive=True)]:
+        try:
+            total += process.memory_info().rss
+        except psutil.Error:  # it ended between the listing and the read
+            pass
+    return total
+
+
+class PeakMemory:
+    """Samples :func:`tree_memory` every ``every`` seconds in a thread between :meth:`start` and :meth:`stop`."""
+
+    def __init__(self, every: float = 2.0):
+        self.every, self.bytes = every, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while True:
+            self.bytes = max(self.bytes, tree_memory())
+            if self._stop.wait(self.every):
+                return
+
+    def start(self) -> "PeakMemory":
+        self._thread.start()
+        return self
+
+    def stop(self) -> int:
+        """The largest sample, in bytes (one more is taken now)."""
+        self._stop.set()
+        self._thread.join()
+        return max(self.bytes, tree_memory())
+
+
+def folder_bytes(folder: Path) -> int:
+    """The bytes of every file under ``folder``."""
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
+
+
+def calibration(rounds: int = 3) -> float:
+    """Seconds of a fixed piece of training on one thread (200 AdamW steps of a small MLP on one batch), the
+    fastest of ``rounds``: how fast this machine trains, to scale times recorded on another (:func:`expected`)."""
+    import torch
+
+    from ..runner.training import num_threads
+
+    def once() -> float:
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.GELU(), torch.nn.Linear(256, 64))
+        optimizer, x = torch.optim.AdamW(model.parameters(), lr=1e-3), torch.randn(128, 64)
+        start = time.perf_counter()
+        for _ in range(200):
+            optimizer.zero_grad()
+            model(x).square().mean().backward()
+            optimizer.step()
+        return time.perf_counter() - start
+
+    with num_threads(1):
+        return min(once() for _ in range(rounds))
+
+
+def expected(
+    figures: Path, profile: str, trainers: list[str], workers: int, calibrated: float
+) -> tuple[float, str] | None:
+    """``(minutes, what they rest on)`` a ``make figures`` of ``profile`` that trains runs of ``trainers``
+    (:func:`figures_entry`'s function names) on ``workers`` cores should take here, from the profile's recorded
+    entry (per function, a run's mean CPU time; the rest of its wall time, the notebooks' own, as it was), scaled
+    by this machine's :func:`calibration` ``calibrated`` against the record's; ``None`` without such a record."""
+    entries = read(figures)
+    key = next(
+        (k for k in (f"figures-{profile}-cold", f"figures-{profile}") if "calibration seconds" in entries.get(k, {})),
+        None,
+    )
+    if key is None or not calibrated:
+        return None
+    entry = entries[key]
+    scale = calibrated / entry["calibration seconds"]
+    mean = {name: 60 * cpu / runs for name, (runs, cpu) in entry["by function"].items()}
+    fallback = 60 * entry["run CPU-minutes"] / max(entry["runs trained"], 1)
+    training = scale * sum(mean.get(name, fallback) for name in trainers) / workers
+    rest = scale * max(60 * entry["wall minutes"] - 60 * entry["run CPU-minutes"] / entry["workers"], 0)
+    return (training + rest) / 60, f"{key} of figures/{RECORD}, scaled by this machine's speed ({scale:.2f}x its time)"
+
+
+def run_seconds(figures: Path, profile: str) -> dict[str, float]:
+    """A run's mean seconds per training function in the profile's recorded ``make figures`` (empty without one)."""
+    entries = read(figures)
+    entry = entries.get(f"figures-{profile}-cold") or entries.get(f"figures-{profile}") or {}
+    return {name: 60 * cpu / runs for name, (runs, cpu) in entry.get("by function", {}).items()}
+
+
+def figures_entry(
+    wall: float, trained: list[tuple[str, float]], peak: int, cache: Path, workers: int, calibrated: float
+) -> dict:
+    """The entry of a ``make figures``: ``wall`` seconds, ``(what trained it, seconds)`` of each run trained,
+    the ``peak`` bytes of the process tree, the run cache at ``cache``, the ``workers`` it trained on and this
+    machine's :func:`calibration`; the runs also counted per function."""
+    by = {}
+    for name, seconds in trained:
+        by.setdefault(name, []).append(seconds)
+    return {
+        "wall minutes": round(wall / 60, 1),
+        "runs trained": len(trained),
+        "run CPU-minutes": round(sum(seconds for _, seconds in trained) / 60, 1),
+        "by function": {name: [len(s), round(sum(s) / 60, 1)] for name, s in sorted(by.items())},
+        "peak memory GB": round(peak / 2**30, 1),
+        "run cache GB": round(folder_bytes(cache) / 2**30, 2),
+        "workers": workers,
+        "calibration seconds": round(calibrated, 3),
+    }
+
+
+def figures_key(profile: str, cold: bool, trained: int) -> str:
+    """The entry a whole-profile ``make figures`` writes: begun on an empty run cache, with nothing to train, or
+    otherwise."""
+    return f"figures-{profile}" + ("-cold" if cold else "-cached" if trained == 0 else "")
+
+
+def line(figures: Path, key: str) -> str:
+    """One sentence of the entry ``key``, for a document's ``time KEY`` block."""
+    entry = read(figures).get(key)
+    if entry is None:
+        return f"not measured yet: the command that writes `{key}` into `figures/{RECORD}` has not run.\n"
+    said = f"{entry['wall minutes']} min wall on a {entry['machine']}"
+    if "runs trained" in entry:
+        said += (
+            f": {entry['runs trained']} runs trained in {entry['run CPU-minutes']} CPU-minutes, peak memory"
+            f" {entry['peak memory GB']} GB, run cache {entry['run cache GB']} GB"
+        )
+    return f"{said} (commit `{entry['commit']}`).\n"
+
+
+def by_function(figures: Path, key: str) -> str:
+    """The runs of the entry ``key`` per training function: a table of runs and CPU-minutes, largest first."""
+    entry = read(figures).get(key)
+    if entry is None or not entry.get("by function"):
+        return f"not measured yet: no `{key}` in `figures/{RECORD}`.\n"
+    rows = sorted(entry["by function"].items(), key=lambda item: -item[1][1])
+    table = ["| function | runs | CPU-minutes |", "| --- | --- | --- |"]
+    return "\n".join(table + [f"| `{name}` | {runs} | {cpu} |" for name, (runs, cpu) in rows]) + "\n"
+
+
+def minutes(figures: Path, key: str) -> str:
+    """The wall time of ``key`` as a table cell, in whole minutes (its machine in :func:`commands_table`)."""
+    entry = read(figures).get(key)
+    return "not measured yet" if entry is None else f"{entry['wall minutes']:.0f} min"
+
+
+COMMANDS = (  # (command, what it does, its entry)
+    ("`make test`", "ruff, unit tests, the smoke notebooks with their checked numbers (after installing)", "test"),
+    ("`make figures`", "trains and plots every notebook at `quick` (empty run cache)", "figures-quick-cold"),
+    ("`make figures` again", "re-plots from the run cache", "figures-quick-cached"),
+    ("`make figures PROFILE=cpu`", "what `cpu` adds after `quick`: every judged comparison's seeds", "figures-cpu"),
+)
+
+
+def commands_table(figures: Path) -> str:
+    """The README's table of the timed commands: what each does, its wall time, its peak memory and the run cache it
+    leaves (where recorded), and the machine it was measured on."""
+    entries = read(figures)
+    rows = [
+        "| command | what it does | wall time | peak memory, run cache | measured on |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for command, does, key in COMMANDS:
+        entry = entries.get(key, {})
+        memory = f"{entry['peak memory GB']} GB, {entry['run cache GB']} GB" if "peak memory GB" in entry else "—"
+        rows.append(f"| {command} | {does} | {minutes(figures, key)} | {memory} | {entry.get('machine', '—')} |")
+    return "\n".join(rows) + "\n"
+
+
+def limit_table(figures: Path) -> str:
+    """The entry ``bench-limit`` as a table: per family, its step, the time of its products at the machine's rate,
+    the distance between them, and the parts of the step in milliseconds, after a line naming the machine."""
+    entry = read(figures).get(LIMIT)
+    if entry is None:
+        return f"not measured yet: `python -m ponder.bench.limit --record` writes `{LIMIT}` into `figures/{RECORD}`.\n"
+    parts = list(entry["families"][0]["parts_ms"])
+    rows = [
+        f"On a {entry['machine']}, one thread, the pinned matrix products at {entry['matmul_gflops']:.0f} GFLOP/s"
+        f" (commit `{entry['commit']}`); times in ms per step:",
+        "",
+        "| family | step | products alone | distance | " + " | ".join(parts) + " |",
+        "| --- " * (4 + len(parts)) + "|",
+    ]
+    for row in entry["families"]:
+        cells = [row["family"], f"{row['step_ms']:.1f}", f"{row['limit_ms']:.2f}", f"{row['distance']:.0f}×"]
+        rows.append("| " + " | ".join(cells + [f"{row['parts_ms'][part]:.1f}" for part in parts]) + " |")
+    return "\n".join(rows) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m ponder.repro.measured test SECONDS``: record ``make test``'s wall time (the Makefile's
+    ``RECORD=1``)."""
+    import argparse
+
+    from ..paths import ROOT
+
+    parser = argparse.ArgumentParser(prog="python -m ponder.repro.measured", description=main.__doc__)
+    parser.add_argument("key", choices=["test"])
+    parser.add_argument("seconds", type=float)
+    args = parser.parse_args(argv)
+    print(f"recorded: {write(ROOT / 'figures', args.key, {'wall minutes': round(args.seconds / 60, 1)})}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,233 @@
+"""``make figures``: train the notebooks' runs and execute the notebooks, then gather the ledger; and
+the command line ``python -m ponder.repro ACTION`` behind the Makefile's notebook targets.
+
+* ``run``     — execute every notebook (or the named ones) with ``profile``/``seed`` injected and
+  ``interactive=False`` (:mod:`ponder.repro.execution`); executed copies go to ``build/<profile>/``,
+  never over the sources; then gather the claims ledger (:func:`run`).
+* ``prepare`` — inject the parameters without executing (what ``make test`` hands to nbval:
+  :func:`ponder.repro.execution.prepare`).
+* ``refresh`` — after a change (``make refresh``): store the smoke profile's checked outputs in the
+  notebooks and print their diff (:func:`ponder.repro.regression.refresh`).
+* ``verify``  — after ``make figures`` (``make verify``): per target, are the figures and ledger
+  rows made here identical to the committed ones (:mod:`ponder.repro.verify`)? Given notebooks, just their targets.
+"""
+
+import argparse
+import os
+import sys
+import time
+from functools import partial
+from pathlib import Path
+
+from ..checks import check_int
+from ..ledger.rows import clear, gather, rows, tally
+from ..paths import ROOT, figures_dir, profile_folder, runs_dir
+from ..profiles import PROFILES, check_device
+from ..runner import parallel, streams
+from ..runner.parallel import worker_count
+from ..runner.specs import declared
+from ..runner.training import cores
+from ..targets import TIMED_NOTEBOOKS, of_notebooks
+from . import execution, measured, provenance, readme, regression
+from .registry import training
+from .verify import verify
+
+
+def execute(path: Path, out: Path, profile: str, seed: int) -> tuple[str, float, str | None]:
+    """Execute one notebook into ``out``; ``(name, seconds, None)`` or ``(name, seconds, error summary)``."""
+    start = time.perf_counter()
+    try:
+        execution.execute(path, out / path.name, profile, seed)
+    except Exception as error:  # noqa: BLE001 -- reported, and the other notebooks still run
+        lines = [line for line in str(error).strip().splitlines() if line.strip()]
+        return path.name, time.perf_counter() - start, (lines[-1] if lines else repr(error))
+    return path.name, time.perf_counter() - start, None
+
+
+# Notebooks that measure wall-clock time (acm-9, survey-4): executed alone, after the others.
+def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int | None = None) -> Path:
+    """Execute notebooks into ``build/<profile>/``, printing each run's and each notebook's time; gather
+    the ledger whatever happened, and with it the README's generated blocks when these are committed
+    figures (``quick`` or ``cpu``, seed 0: :mod:`ponder.repro.readme`), and each executed notebook's row of
+    ``RUN.md`` beside the figures (:mod:`ponder.repro.provenance`); raise ``SystemExit(1)`` after it if a
+    notebook failed.
+
+    The C-PVR training streams are drawn first, on every core (:func:`draw_streams`). Then one pool
+    of ``jobs`` worker processes (default :func:`ponder.runner.parallel.worker_count`: one per core on the
+    CPU, where runs and kernels have one thread each) trains the runs of every notebook
+    (:func:`ponder.repro.registry.training`: the runs others build on first, those built on them as
+    soon as they have ended, the rest filling the cores) and executes each notebook once its runs
+    are there and no run is left to start, so notebooks fill the cores that the last runs leave
+    idle. The :data:`~ponder.targets.TIMED_NOTEBOOKS` execute alone at the end, so that nothing else runs beside
+    what they time. A run that fails to train does not stop the others: its notebook retrains it
+    and reports the error. With one worker nothing trains ahead: each notebook trains its own runs.
+    """
+    jobs = worker_count() if jobs is None else check_int("jobs", jobs, minimum=1)
+    out = ROOT / "build" / profile
+    out.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("TQDM_DISABLE", "1")  # the kernels' bars would only clutter the copies
+    os.environ["PONDER_SEED"] = str(check_int("seed", seed, minimum=0))  # another seed: its own figures and ledger
+    paths, failed, made, begin = execution.find(names), [], [], time.perf_counter()
+    cold, trained_seconds, calibrated = not any(p.is_file() for p in runs_dir(profile).rglob("*")), [], 0.0
+    peak = measured.PeakMemory().start()
+    if not names and seed == 0:  # a whole profile: how fast this machine trains, for its record and its estimate
+        calibrated = measured.calibration()
+    if not names:  # every notebook rewrites its rows: none left from claims that are no longer made
+        clear(profile)
+    untimed = [p for p in paths if p.stem not in TIMED_NOTEBOOKS]
+    independent, groups, needed = training(profile, seed, [p.stem for p in paths])
+    if jobs > 1:
+        draw_streams(profile, groups, max(jobs, cores()))
+    runs, needs = parallel.plan(independent, groups, keep_going=True) if jobs > 1 else ([], [])
+    estimate = measured.expected(figures_dir("quick"), profile, [trainer(j) for j in runs], jobs, calibrated)
+    print(
+        f"[{profile}] {len(runs)} run(s) to train and {len(paths)} notebook(s) to execute, {jobs} at a time"
+        + (f"; expected: about {estimate[0]:.0f} min ({estimate[1]})" if estimate else ""),
+        flush=True,
+    )
+    typical = measured.run_seconds(figures_dir("quick"), profile)  # of the record: the runs ready start longest first
+    position = {parallel.key(job): i for i, job in enumerate(runs)}
+    waits = [{position[k] for k in map(parallel.key, needed.get(p.stem, [])) if k in position} for p in untimed]
+    trained, executed = iter(range(1, len(runs) + 1)), iter(range(1, len(paths) + 1))
+
+    def elapsed() -> str:
+        expected = f" of about {estimate[0]:.0f}" if estimate else ""
+        return f"elapsed {(time.perf_counter() - begin) / 60:.1f}{expected} min"
+
+    def ran(job: parallel.Job, error: BaseException | None, seconds: float) -> None:
+        trained_seconds.append((trainer(job), seconds))
+        if error is not None:
+            print(
+                f"  a run failed to train ahead (its notebook will say more): {parallel.failure(job, error)}",
+                file=sys.stderr,
+            )
+        print(
+            f"[{profile}]   run {next(trained)}/{len(runs)} {parallel.describe(job)}: {seconds:.0f} s ({elapsed()})",
+            flush=True,
+        )
+
+    def executed_one(path: Path, result, error: BaseException | None, seconds: float) -> None:
+        name, seconds, problem = result if error is None else (path.name, seconds, f"{type(error).__name__}: {error}")
+        print(
+            f"[{profile}] [{next(executed)}/{len(paths)}] {name} {'done' if problem is None else 'FAILED'} "
+            f"in {seconds:.0f} s ({elapsed()})",
+            flush=True,
+        )
+        made.append((path.stem, of_notebooks().get(f"notebooks/{path.name}", []), seconds, problem))
+        if problem is not None:
+            failed.append((name, problem))
+
+    def train_and_execute(
+        runs: list, needs: list[set[int]], notebooks: list[Path], waits: list[set[int]], width: int
+    ) -> None:
+        calls = parallel.train_calls(runs) + [partial(execute, path, out, profile, seed) for path in notebooks]
+        longest_first = [typical.get(trainer(job), 0.0) for job in runs] + [0.0] * len(notebooks)
+        if calls:
+            parallel.schedule(
+                calls,
+                needs + waits,
+                width,
+                lambda i, result, error, seconds: (
+                    ran(runs[i], error, seconds)
+                    if i < len(runs)
+                    else executed_one(notebooks[i - len(runs)], result, error, seconds)
+                ),
+                longest_first,
+            )
+
+    train_and_execute(runs, needs, untimed, waits, jobs)
+    timed = [p for p in paths if p.stem in TIMED_NOTEBOOKS]
+    train_and_execute([], [], timed, [set() for _ in timed], 1)  # alone, after everything else
+    ledger = gather(profile)
+    if not names and not failed and seed == 0 and profile != "smoke":  # a whole profile: its time, figures/TIMES.json
+        wall = time.perf_counter() - begin
+        entry = measured.figures_entry(wall, trained_seconds, peak.stop(), runs_dir(profile), jobs, calibrated)
+        print(f"timed: {measured.write(figures_dir('quick'), measured.figures_key(profile, cold, len(runs)), entry)}")
+    print(
+        f"claims ledger: {ledger}: {tally(rows(profile))}; "
+        f"provenance: {provenance.record(ledger.parent, profile, made)}"
+    )
+    if ledger.parent in {ROOT / "figures" / profile_folder(p) for p in readme.SHOWN}:  # the README shows them
+        readme.sync_documents(ROOT)
+    for name, error in failed:
+        print(
+            f"FAILED {name}: {error}\n  the executed copy, with the failing cell's traceback: {out / name}",
+            file=sys.stderr,
+        )
+    if failed:
+        raise SystemExit(1)
+    return ledger
+
+
+def draw_streams(profile: str, groups: list, width: int) -> None:
+    """Draw the training streams that the groups' runs read (:mod:`ponder.runner.streams`) before any
+    run starts, ``width`` at a time: every core, which on a GPU machine is more than the processes
+    sharing the GPU; those of groups whose runs are all cached are left alone. A chunk that fails
+    here is drawn by the first run that reads it."""
+    drawn, begin = [], time.perf_counter()
+    chunks = [
+        job
+        for upstream, built in groups
+        if not all(map(parallel.is_cached, built))
+        for job in upstream
+        if streams.is_chunk(job)
+    ]
+    failures = parallel.prefetch(chunks, width, keep_going=True, report=lambda *_: drawn.append(1))
+    if drawn:
+        print(
+            f"[{profile}] {len(drawn)} chunk(s) of training streams drawn in {time.perf_counter() - begin:.0f} s, "
+            f"{width} at a time",
+            flush=True,
+        )
+    for line in failures:
+        print(f"  a chunk of a training stream failed to draw ahead (its runs will draw it): {line}", file=sys.stderr)
+
+
+def trainer(job: parallel.Job) -> str:
+    """The function a job calls, by module: ``hyper_ut.train_cpvr`` (``ponder.studies.`` left out); a declared
+    run's :attr:`~ponder.runner.specs.Spec.trainer`."""
+    if declared(job):
+        return job.trainer
+    func = job.func if isinstance(job, partial) else job
+    return f"{func.__module__}.{func.__name__}".removeprefix("ponder.studies.")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m ponder.repro", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("action", choices=["run", "prepare", "refresh", "verify"])
+    parser.add_argument("names", nargs="*", help="notebooks to run (default: all)")
+    parser.add_argument("--profile", default="quick", choices=PROFILES)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help=(
+            "runs trained and notebooks executed at a time (run; default one per core; "
+            "the timing notebooks always alone)"
+        ),
+    )
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "nbval", help="folder for prepare")
+    parser.add_argument("--ref", default="HEAD", help="the commit verify compares with")
+    args = parser.parse_args(argv)
+    try:
+        execution.find(args.names)
+        if args.action == "run":
+            check_device(args.profile)
+    except ValueError as error:  # a misspelt name, a GPU profile without a GPU: say so, as for any bad argument
+        parser.error(str(error))
+    if args.action == "run":
+        run(args.profile, args.seed, args.names, args.jobs)
+    elif args.action == "refresh":
+        regression.refresh(args.names, args.seed)
+    elif args.action == "verify":
+        only = readme.targets_of(args.names) if args.names else None
+        raise SystemExit(1 if verify(ROOT, str(figures_dir(args.profile).relative_to(ROOT)), args.ref, only) else 0)
+    else:
+        execution.prepare(args.profile, args.out, args.seed, args.names)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""What the HYLA figures and ledger rows read off trained runs."""

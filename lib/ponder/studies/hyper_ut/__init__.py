@@ -1,0 +1,1 @@
+"""Hyper-UT and C-PVR (arXiv 2310.08866)."""

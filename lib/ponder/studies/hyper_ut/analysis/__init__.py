@@ -1,0 +1,1 @@
+"""What the Hyper-UT figures and ledger rows read off trained runs."""

@@ -1,0 +1,472 @@
+"""Hyper-UT analysis: the C-PVR runs' frames (:mod:`ponder.studies.hyper_ut.cpvr`) turned into the numbers the
+claims are checked on: accuracy in and out of the training hops per seed, which runs fit their training hops, the
+depth a hop count needs (hut-2), compute spent where accuracy is matched (hut-4), the shortcut hut-7 is read
+against; and the ledger rows of hut-1 … hut-5 and hut-9 stated from them (``*_claims``). The routing (hut-6) and
+the pool ablation (hut-10): :mod:`ponder.studies.hyper_ut.analysis.modules`.
+
+Nothing here trains, so nothing here is part of a run's cache key (:func:`ponder.runner.runs.import_closure`): an edit
+retrains no run."""
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ....ledger import verdicts
+from ....ledger.convergence import FIT
+from ....ledger.tuning import describe_choices
+from ....ledger.verdicts import Claim
+from ....models.classifier import ACTDepth, Classifier
+from ....models.hyper import HyperCore
+from ....models.hyper_block import HyperBlockCore
+from ....models.kinds import ACT_KINDS, KINDS, LABELS, build, parameter_count
+from ....profiles import by_profile
+from ....runner.training import default_device
+from ....tasks import cpvr, cpvr_decoys
+from ....tasks.cpvr_pruning import with_pruning_baselines
+from ..sizes.cpvr import SIZES
+
+# the scores of a C-PVR learning-rate grid (``experiments.hyper_ut.lr_choices``) and the digits the ledger shows them
+# to (:func:`ponder.ledger.tuning.describe_choices`)
+LR_SCORES = {"accuracy": 2, "loss": 3}
+
+
+def steps_on_training_hops(frame: pd.DataFrame, train_max: int) -> pd.DataFrame:
+    """``[seed, model]``: the mean ponder steps over the training hop counts ``1..train_max`` (hop
+    counts weighted equally), from ``frame``'s rows of ``model, seed, hops, steps``."""
+    inside = frame[frame["hops"] <= train_max]
+    return inside.groupby(["seed", "model"], sort=False)["steps"].mean().unstack("model")
+
+
+UNFIT = f"does not fit its training hops (accuracy < {FIT} at one of them)"
+
+
+def unfit_of(fits: pd.DataFrame, models: list[str]) -> dict[str, str]:
+    """``{"model, seed s": why}`` for the runs of ``models`` that do not fit their training hops
+    (``fits``: one row per model and seed with a bool column ``fits``, :func:`with_fit`): a claim about
+    extrapolation, or about fewer steps at matched accuracy, compares them only once they do (for
+    :func:`ponder.ledger.verdicts.unconverged`)."""
+    rows = fits[fits["model"].isin(models) & ~fits["fits"].astype(bool)]
+    return {f"{r.model}, seed {r.seed}": UNFIT for r in rows.itertuples()}
+
+
+# the rules :func:`baselines` draws (of :func:`ponder.tasks.cpvr_decoys.decoy_baselines`' columns)
+BASELINES = ("majority label", "best position-only rule", "pruning, 2 rounds", "one of the two ends")
+
+
+def decoy_rules(length: int, hops: Sequence[int], n: int) -> pd.DataFrame:
+    """Per test hop count (``hops``), the accuracy of rules that do not follow the chain (:data:`BASELINES`) on the
+    fixed decoy test set of ``n`` examples per hop count (:func:`ponder.tasks.cpvr.fixed_test_set`): the majority
+    label, the best "answer ``x[j]``" for a fixed ``j`` chosen per hop count (an upper bound on any one-position
+    shortcut), pruning dead ends for two rounds and picking one of the two chain ends, the real one or the decoy's
+    (:func:`ponder.tasks.cpvr_decoys.decoy_baselines`)."""
+    table = cpvr_decoys.decoy_baselines(*cpvr.fixed_test_set(cpvr_decoys.sample, length, hops, n))
+    return table[["hops", *BASELINES]]
+
+
+def baselines(profile: str) -> pd.DataFrame:
+    """:func:`decoy_rules` on the profile's C-PVR test set (hut-2, hut-3, hut-10)."""
+    sizes = by_profile(SIZES, profile)
+    return decoy_rules(sizes["length"], sizes["test_hops"], sizes["n_test"])
+
+
+def two_ends_rule(length: int, hops: Sequence[int], n: int) -> pd.DataFrame:
+    """Per test hop count, the accuracy of picking one of the two chain ends (:func:`decoy_rules`): what a model
+    scores that finds the chains' ends without following the chain from position 0 (hut-7)."""
+    return decoy_rules(length, hops, n)[["hops", "one of the two ends"]]
+
+
+def shortcuts(samples: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]) -> pd.DataFrame:
+    """Per sampler (a name for each ``(x, hops, label)``) and hop count: the chance level (always
+    the most frequent label), the best position-only rule "answer ``x[j]``" (its accuracy, its ``j``)
+    and pruning dead ends for 1 and 2 rounds (:mod:`ponder.tasks.cpvr_pruning`)."""
+    parts = []
+    for sampler, (x, hops, label) in samples.items():
+        chance = cpvr.majority_accuracy(hops, label)
+        rows = [
+            {
+                "sampler": sampler,
+                "hops": h,
+                "majority label": chance[h],
+                "best position rule": accuracy.max().item(),
+                "position": int(accuracy.argmax()),
+            }
+            for h, accuracy in cpvr.position_rule_accuracy(x, hops, label).items()
+        ]
+        parts.append(with_pruning_baselines(pd.DataFrame(rows), (x, hops, label)))
+    return pd.concat(parts, ignore_index=True)
+
+
+def sampler_claims(checked: Sequence[bool], table: pd.DataFrame) -> list[Claim]:
+    """hut-1's rows on plain C-PVR. ``checked``: per example drawn by the samplers, whether its hop count and label
+    are the ones it was sampled with; ``table``: :func:`shortcuts`' rows, one per ``sampler``
+    (:data:`ponder.tasks.cpvr.ENDS`) and ``hops``, with columns ``majority label``, ``best position rule`` and
+    ``pruning dead ends, <k> round(s)``. The samplers are exact; the other rows describe the chance level, the best
+    position-only rule under both ends and pruning dead ends, at 1 / 4 / 8 hops."""
+    uniform = table[table.sampler == "uniform"].set_index("hops")
+    chance = uniform["majority label"]
+    best, shown = table.pivot(index="hops", columns="sampler", values="best position rule"), (1, 4, 8)
+    pruning = uniform.filter(like="pruning dead ends")
+
+    def at_shown(values: pd.Series) -> str:
+        return " / ".join(f"{values[h]:.2f}" for h in shown)
+
+    return [
+        Claim(
+            "hut-1",
+            "sampled C-PVR examples have exactly the requested hop count and label",
+            ours=f"{sum(checked):,} of {len(checked):,}",
+            verdict=verdicts.exact(all(checked)),
+            kind="exactness check",
+        ),
+        Claim(
+            "hut-1",
+            "chance level (majority label) at 1 hop vs at the most hops",
+            ours=f"{chance[1]:.2f} vs {chance.iloc[-1]:.2f}",
+            verdict=None,
+        ),
+        Claim(
+            "hut-1",
+            "best position-only rule (answer x[j]) at 1 / 4 / 8 hops, chain ends uniform vs sorted (FactorExe's "
+            "draw), beside the majority label (describes, L=12)",
+            ours="; ".join(f"{end} {at_shown(best[end])}" for end in cpvr.ENDS) + f"; majority {at_shown(chance)}",
+            verdict=None,
+        ),
+        Claim(
+            "hut-1",
+            "pruning dead ends, no hop-by-hop following (about k+1 layers for k rounds, whatever the hop count): "
+            "accuracy at 1 / 4 / 8 hops (describes, uniform ends, L=12)",
+            ours="; ".join(f"{c.removeprefix('pruning dead ends, ')} {at_shown(pruning[c])}" for c in pruning),
+            verdict=None,
+        ),
+    ]
+
+
+def decoy_claims(decoys: tuple[torch.Tensor, ...], table: pd.DataFrame) -> list[Claim]:
+    """hut-1's rows on C-PVR with a decoy chain. ``decoys``: :func:`ponder.tasks.cpvr_decoys.sample`'s ``x`` ``[n, L]``,
+    ``hops``, ``label``, ``decoy_end``, ``decoy_value``; ``table``: its
+    :func:`~ponder.tasks.cpvr_decoys.decoy_baselines`, indexed by ``hops``. Exact: every example has its hop count and
+    label, and pruning keeps the decoy's end for ``M - 1`` rounds and removes it in the ``M``-th; described: the rules
+    that do not follow the chain at 3 / 4 / 5 hops."""
+    x, hops, label, decoy_end, _ = decoys
+    # kept for M - 1 rounds, removed in the M-th
+    in_m_rounds = torch.equal(cpvr_decoys.pruning_rounds(x, decoy_end, int(hops.max())), hops)
+    exact_hops = all(cpvr.count_hops(row) == (int(h), int(y)) for row, h, y in zip(x, hops, label))
+    rules = ("pruning, 2 rounds", "pruning, M rounds", "one of the two ends", "real end below the decoy's")
+    return [
+        Claim(
+            "hut-1",
+            f"with a decoy chain (L={x.shape[1]}): every example has its hop count and label, and pruning keeps the "
+            "decoy's end for M - 1 rounds and removes it in the M-th",
+            ours=f"{len(x):,} examples: {'yes' if exact_hops and in_m_rounds else 'no'}",
+            verdict=verdicts.exact(exact_hops and in_m_rounds),
+            kind="exactness check",
+        ),
+        Claim(
+            "hut-1",
+            f"with a decoy chain (L={x.shape[1]}), rules that do not follow the chain at 3 / 4 / 5 hops: pruning 2 "
+            "rounds, M rounds, one of the two ends; share of real ends below the decoy's (describes)",
+            ours="; ".join(f"{c} " + " / ".join(f"{table.loc[h, c]:.2f}" for h in (3, 4, 5)) for c in rules),
+            verdict=None,
+        ),
+    ]
+
+
+def per_seed(frame: pd.DataFrame, train_max: int) -> pd.DataFrame:
+    """Per model and seed: mean accuracy in / out of distribution (hop counts weighted equally),
+    mean steps, the slope of steps against hop count, and the parameter count."""
+    rows = []
+    for (model, seed), part in frame.groupby(["model", "seed"], sort=False):
+        inside = part["hops"] <= train_max
+        rows.append(
+            {
+                "model": model,
+                "seed": seed,
+                "in distribution": part.loc[inside, "accuracy"].mean(),
+                "out of distribution": part.loc[~inside, "accuracy"].mean(),
+                "steps": part["steps"].mean(),
+                "steps slope": float(np.polyfit(part["hops"].to_numpy(float), part["steps"].to_numpy(), 1)[0]),
+                "params": int(part["params"].iloc[0]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def summarize(frame: pd.DataFrame, train_max: int) -> pd.DataFrame:
+    """Per model: :func:`per_seed`'s numbers, mean over seeds, with the standard error of the accuracies."""
+    seeds = per_seed(frame, train_max).drop(columns="seed")
+    summary = seeds.groupby("model", sort=False).mean()
+    for split in ("in distribution", "out of distribution"):
+        summary[f"{split} se"] = np.nan_to_num(seeds.groupby("model", sort=False)[split].sem())
+    summary["params"] = summary["params"].astype(int)
+    return summary
+
+
+def with_fit(seeds: pd.DataFrame, frame: pd.DataFrame, train_max: int, level: float = FIT) -> pd.DataFrame:
+    """``seeds`` (one row per model and seed, :func:`per_seed`) with a column ``fits``: whether
+    the run reaches ``level`` accuracy at every training hop count 1..``train_max`` of ``frame``
+    (``hops``, ``accuracy`` per model and seed). A run that does not has not learned the task it is
+    then tested beyond, so its out-of-distribution accuracy says little about extrapolation."""
+    worst = frame[frame["hops"] <= train_max].groupby(["model", "seed"], sort=False)["accuracy"].min()
+    return seeds.merge(
+        (worst >= level).rename("fits").reset_index(), on=["model", "seed"], how="left", validate="one_to_one"
+    )
+
+
+def fit_counts(seeds: pd.DataFrame, order: list[str]) -> str:
+    """``"Transformer 3/3, UT 2/3, ..."``: per model, the seeds whose run fits its training hops (:func:`with_fit`)."""
+    return ", ".join(
+        f"{m} {int(seeds.loc[seeds['model'] == m, 'fits'].sum())}/{int((seeds['model'] == m).sum())}" for m in order
+    )
+
+
+def most_accurate_claim(seeds: pd.DataFrame, order: list[str], at: str = "") -> Claim:
+    """hut-3's headline row: Hyper-UT's mean OOD accuracy above every other model's of ``order``, paired by seed
+    (``seeds``: :func:`with_fit` of :func:`per_seed`), inconclusive while a compared run does not fit its training
+    hops; ``at`` ends the row's text (the weight of the ponder cost, where not the model's)."""
+    ood = seeds.pivot(index="seed", columns="model")["out of distribution"]
+    others = [m for m in order if m != "Hyper-UT"]
+    return Claim(
+        "hut-3",
+        f"Hyper-UT is the most accurate beyond the training hops (mean OOD accuracy, all models){at}",
+        ours=f"best: {ood.mean().idxmax()} {ood.mean().max():.2f}; Hyper-UT {ood['Hyper-UT'].mean():.2f}",
+        verdict=verdicts.unconverged(
+            verdicts.every([verdicts.greater(ood["Hyper-UT"], ood[m]) for m in others]), unfit_of(seeds, order)
+        ),
+    )
+
+
+def most_accurate_at(frame: pd.DataFrame, sweep: pd.DataFrame, tau: float, order: list[str], train_max: int) -> Claim:
+    """:func:`most_accurate_claim` at another weight ``tau`` of the ponder cost: the ACT kinds' runs at ``tau`` (of
+    hut-4's ``sweep``, rows of ``model, seed, tau, hops, accuracy, ...``), every other model's of ``frame`` (their
+    training has no ponder cost)."""
+    act = sweep[sweep.tau == tau].drop(columns="tau")
+    part = pd.concat([frame[~frame.model.isin(act.model.unique())], act], ignore_index=True)
+    return most_accurate_claim(with_fit(per_seed(part, train_max), part, train_max), order, f" (tau = {tau})")
+
+
+def extrapolation_claims(
+    seeds: pd.DataFrame, order: list[str], train_max: int, rules: pd.DataFrame, choices: pd.DataFrame, seed: int
+) -> list[Claim]:
+    """hut-3's rows. ``seeds``: one row per model and seed (:func:`with_fit` of :func:`per_seed`); ``order``: the
+    models; ``rules``: :func:`baselines`' rows (one per test hop count); ``choices``: the learning-rate grid's
+    evidence (``experiments.hyper_ut.lr_choices``, one row per model), chosen on seed ``seed``. Judged: Hyper-UT is the
+    most accurate beyond the training hops ``1..train_max``, and the Transformer falls off beyond them (by more than
+    0.1); described: the runs that fit their training hops, the rules that do not follow the chain beside the models'
+    OOD accuracy, and the tuning. A judged row is inconclusive while a model it compares does not fit its training
+    hops (:func:`unfit_of`)."""
+    by_seed = seeds.pivot(index="seed", columns="model")
+    ood, inside = by_seed["out of distribution"], by_seed["in distribution"]
+    # mean over the OOD hop counts, as the models' OOD accuracy
+    shortcuts = rules.loc[rules.hops > train_max, ["pruning, 2 rounds", "one of the two ends"]].mean()
+    models = ", ".join(f"{m} {a:.2f}" for m, a in ood.mean().sort_values(ascending=False).items())
+    return [
+        most_accurate_claim(seeds, order),
+        Claim(
+            "hut-3",
+            "a standard Transformer falls off beyond the training hops (OOD accuracy >= 0.1 below in-distribution)",
+            ours=f"{inside['Transformer'].mean():.2f} -> {ood['Transformer'].mean():.2f}",
+            verdict=verdicts.unconverged(
+                verdicts.above(inside["Transformer"] - ood["Transformer"], 0.1), unfit_of(seeds, ["Transformer"])
+            ),
+        ),
+        Claim(
+            "hut-3",
+            f"runs that fit their training hops (accuracy >= {FIT} at every hop count 1..{train_max}), per model: "
+            "only theirs is an extrapolation",
+            ours=fit_counts(seeds, order),
+            verdict=None,
+        ),
+        Claim(
+            "hut-3",
+            "OOD accuracy beside rules that find a chain's end without following it hop by hop: pruning dead ends "
+            "for 2 rounds, one of the two ends (mean over the OOD hops; describes)",
+            ours="; ".join(f"{c} {a:.2f}" for c, a in shortcuts.items()) + f"; models {models}",
+            verdict=None,
+        ),
+        Claim(
+            "hut-3",
+            f"every model at the learning rate of the grid with the lowest cross-entropy on a validation set of hops "
+            f"1..{train_max} (seed {seed}; describes the tuning: rate chosen, validation accuracy and loss per rate)",
+            ours=describe_choices(choices, LR_SCORES),
+            verdict=None,
+        ),
+    ]
+
+
+def allocation_claims(sweep: pd.DataFrame, taus: list[float], act_order: list[str], train_max: int) -> list[Claim]:
+    """hut-4's rows at every weight of the ponder cost in ``taus`` (the model's first: its rows name no tau), from
+    ``sweep``'s rows of ``model, seed, tau, hops, accuracy, steps, params``: the ponder steps of every ACT model
+    (``act_order``) grow with the hop count (slope above 0.05 steps per hop), and UT+FiLM+ACT and Hyper-UT each
+    allocate more fairly (larger slope) and efficiently (fewer steps on the training hops ``1..train_max``, both
+    fitting them) than UT+ACT."""
+    return [
+        row
+        for tau in taus
+        for row in _allocation_claims_at(
+            sweep[sweep.tau == tau], act_order, train_max, "" if tau == taus[0] else f" (tau = {tau})"
+        )
+    ]
+
+
+def _allocation_claims_at(part: pd.DataFrame, act_order: list[str], train_max: int, at: str) -> list[Claim]:
+    """:func:`allocation_claims` at one tau (``part``: its rows; ``at``: the texts' suffix)."""
+    part_seed = with_fit(per_seed(part, train_max), part, train_max)
+    slope = part_seed.pivot(index="seed", columns="model")["steps slope"]
+    # efficiency at matched accuracy: fewer steps on the training hops, where both models fit them
+    steps_in = steps_on_training_hops(part, train_max)  # [seed, model]
+    rows = [
+        Claim(
+            "hut-4",
+            f"ponder steps grow with the hop count (slope of mean steps vs hops > 0.05 steps per hop, every ACT "
+            f"model){at}",
+            ours=", ".join(f"{m} {slope[m].mean():+.2f}" for m in act_order),
+            verdict=verdicts.every([verdicts.above(slope[m], 0.05) for m in act_order]),
+        )
+    ]
+    for m in ["UT+FiLM+ACT", "Hyper-UT"]:
+        fewer_steps = verdicts.greater(steps_in["UT+ACT"], steps_in[m])
+        rows.append(
+            Claim(
+                "hut-4",
+                f"{m} allocates more fairly (steps slope) and efficiently (fewer steps on the training hops, both "
+                f"fitting them) than UT+ACT{at}",
+                ours=f"slope {slope[m].mean():+.2f} vs {slope['UT+ACT'].mean():+.2f}; steps on hops 1-{train_max} "
+                f"{steps_in[m].mean():.2f} vs {steps_in['UT+ACT'].mean():.2f}",
+                verdict=verdicts.every(
+                    [
+                        verdicts.greater(slope[m], slope["UT+ACT"]),
+                        verdicts.unconverged(fewer_steps, unfit_of(part_seed, [m, "UT+ACT"])),
+                    ]
+                ),
+            )
+        )
+    return rows
+
+
+def sharing_claims(summary: pd.DataFrame, seeds: pd.DataFrame) -> list[Claim]:
+    """hut-5's rows from :func:`summarize`'s table (one row per model) and ``seeds`` (one row per model and seed,
+    :func:`per_seed`): sharing in depth (UT) generalizes better beyond the training hops than no sharing
+    (Transformer) with fewer parameters, inconclusive while one of the two does not fit its training hops (``seeds``
+    of :func:`with_fit`); described: sharing + modularity (Hyper-UT w/o ACT) against the UT."""
+    ood = seeds.pivot(index="seed", columns="model")["out of distribution"]
+    mean_ood, params = summary["out of distribution"], summary["params"]
+    fewer_params = verdicts.exact(bool(params["UT"] < params["Transformer"]), "parameter counts: exact")
+    return [
+        Claim(
+            "hut-5",
+            "sharing in depth improves OOD generalization despite fewer parameters (UT vs Transformer)",
+            ours=f"OOD {mean_ood['UT']:.2f} vs {mean_ood['Transformer']:.2f}; "
+            f"params {params['UT']:,} vs {params['Transformer']:,}",
+            verdict=verdicts.unconverged(
+                verdicts.every([verdicts.greater(ood["UT"], ood["Transformer"]), fewer_params]),
+                unfit_of(seeds, ["UT", "Transformer"]),
+            ),
+        ),
+        Claim(
+            "hut-5",
+            "sharing + modularity (Hyper-UT w/o ACT) vs plain sharing (UT): OOD accuracy",
+            ours=f"{mean_ood['Hyper-UT w/o ACT']:.2f} vs {mean_ood['UT']:.2f}",
+            verdict=None,
+        ),
+    ]
+
+
+def depth_needed_per_hop(frame: pd.DataFrame, tolerance: float = 0.05) -> pd.DataFrame:
+    """hut-2: per seed (rows) and hop count (columns), the smallest depth within ``tolerance`` of that
+    seed's best depth at that hop count."""
+    needed = {}
+    for (seed, hops), part in frame.groupby(["seed", "hops"]):
+        best = part["accuracy"].max()
+        needed[seed, hops] = int(part.loc[part["accuracy"] >= best - tolerance, "depth"].min())
+    return pd.Series(needed, name="depth needed").rename_axis(["seed", "hops"]).unstack("hops")
+
+
+def depth_claims(needed: pd.DataFrame) -> list[Claim]:
+    """hut-2's row from :func:`depth_needed_per_hop`'s ``[seed, hops]`` table: the depth needed at the most
+    hops is larger than at the fewest, per seed."""
+    few, most = needed.columns.min(), needed.columns.max()
+    means = " ".join(f"{h}:{d:.1f}" for h, d in needed.mean().items())
+    return [
+        Claim(
+            "hut-2",
+            "a fixed-depth Transformer needs more layers for more hops (depth needed at the most hops minus at one "
+            "hop, per seed)",
+            ours=f"{means} (hops:mean depth needed)",
+            verdict=verdicts.greater(needed[most], needed[few]),
+        )
+    ]
+
+
+def configurations(profile: str) -> pd.DataFrame:
+    """hut-9: every model's width, depth or steps, pool size, parameters and ACT settings."""
+    sizes = by_profile(SIZES, profile)
+    m = sizes["model"]
+    rows = []
+    for kind in KINDS:
+        net = build(kind, sizes["length"], m)
+        uses_pool = kind.startswith("hyper")
+        rows.append(
+            {
+                "model": LABELS[kind],
+                "width x heads": f"{m['dim']} x {m['heads']}",
+                "depth / max steps": m["steps"],
+                "weights shared in depth": kind != "transformer",
+                "pool size N": m["pool_size"] if uses_pool else "—",
+                "generated": (
+                    f"the block (code dim {m['code_dim']})"
+                    if m["generator"] == "block"
+                    else f"MLP delta (code dim {m['code_dim']}, rank {m['rank']})"
+                )
+                if uses_pool
+                else "—",
+                "parameters": parameter_count(net),
+                "ACT (bias, eps, tau, level)": f"{m['act_bias']}, {m['act_eps']}, {m['tau']}, {m['act_level']}"
+                if kind in ACT_KINDS
+                else "—",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def configuration_claims(table: pd.DataFrame) -> list[Claim]:
+    """hut-9's row from :func:`configurations`' table (one row per model): the Transformer's and Hyper-UT's parameter
+    counts (describes)."""
+    params = table.set_index("model")["parameters"]
+    return [
+        Claim(
+            "hut-9",
+            "configuration table of every model (parameters: Transformer vs Hyper-UT)",
+            ours=f"{params['Transformer']:,} vs {params['Hyper-UT']:,}",
+            verdict=None,
+        )
+    ]
+
+
+@torch.no_grad()
+def ponder_trace(model: Classifier, x: torch.Tensor) -> dict:
+    """One example ``x`` ``[L]`` through ``model``: its answer, steps and per-step halting.
+
+    ``halting_probability`` is ``p^n`` of every step ``n`` the core can take (read from the
+    state after step ``n``, as ACT does; empty for fixed-depth models); ``weights`` the
+    halting weights ``w^n`` ACT actually gave; ``routing`` Hyper-UT's ``alpha_t`` per step.
+    """
+    model.eval()
+    x = x[None].to(default_device())
+    out = model(x)
+    h, probabilities, routing = model.embedding(x), [], []
+    for t in range(model.core.max_steps):
+        h = model.core.step(h, t)
+        if isinstance(model.depth, ACTDepth):
+            probabilities.append(model.depth.halting(h.mean(dim=1)).item())
+        if isinstance(model.core, (HyperCore, HyperBlockCore)):
+            routing.append(model.core.last_routing[0].tolist())
+    return {
+        "answer": int(out.logits.argmax(-1)),
+        "confidence": float(out.logits.softmax(-1).max()),
+        "steps": float(out.steps),
+        "halting_probability": probabilities,
+        "weights": out.halting[0].tolist() if out.halting is not None else [],
+        "routing": routing,
+    }

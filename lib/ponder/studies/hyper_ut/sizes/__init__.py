@@ -1,0 +1,1 @@
+"""How big each Hyper-UT experiment is at each profile."""

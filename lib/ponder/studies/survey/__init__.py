@@ -1,0 +1,1 @@
+"""The survey's techniques: ACT, PonderNet, early exit (CALM), Mixture-of-Depths."""

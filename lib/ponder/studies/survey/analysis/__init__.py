@@ -1,0 +1,1 @@
+"""What the survey's figures and ledger rows read off trained runs."""

@@ -1,0 +1,1 @@
+"""How big each survey experiment is at each profile."""
