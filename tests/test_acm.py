@@ -460,26 +460,6 @@ def test_acm5_reads_a_phase_one_run_to_its_plateau_from_either_start():
     assert len({cold.run.key, warm.run.key, phases.phase1_key("smoke")}) == 3  # neither is phase III's phase I
 
 
-@pytest.mark.parametrize("step", ["eager", "captured", "compiled", "compiled and captured"])
-def test_the_profiles_finetune_step_says_how_phase_three_trains(monkeypatch, step):
-    """A profile row's ``finetune_step`` reaches the phase-III run alone: its config names a step that is not
-    eager (a new key), its loss is compiled, its step captured (on a GPU) as the row says; phases I and II
-    stay eager. A step that is none of them raises."""
-    from ponder.studies.acm import phases
-
-    eager_key = tuning.acm_run("smoke", 0.5).run.key
-    monkeypatch.setitem(phases.SIZES, "smoke", dict(phases.SIZES["smoke"], finetune_step=step))
-    run = tuning.acm_run("smoke", 0.5)
-    is_compiled = hasattr(phases.acm_recipe(run.config, None).loss, "_torchdynamo_orig_callable")
-    assert run.config.get("step", "eager") == step and (run.run.key == eager_key) == (step == "eager")
-    assert (is_compiled, run.capture) == ("compiled" in step, "captured" in step)
-    phase2 = run.needs[0]
-    assert [spec.capture for spec in (phase2, phase2.needs[1])] == [False, False]
-    monkeypatch.setitem(phases.SIZES, "smoke", dict(phases.SIZES["smoke"], finetune_step="fused"))
-    with pytest.raises(ValueError, match="finetune_step"):
-        tuning.acm_run("smoke", 0.5)
-
-
 def test_acm_digits_base_config_holds_its_profiles_scene(monkeypatch):
     """The digits base model's config holds the knobs of its profile's scene (a name or a Scene in the row), so
     a profile that changes its scene trains new runs; the speech base model has none. The same scene named or
@@ -737,55 +717,6 @@ def test_spending_is_one_pass_of_the_maps_and_the_costs_whatever_the_batch():
 
 
 # The keys' learner biases of the smoke phase-III ViT: its projections' learners are linear, and with the Gumbel
-# noise at zeros every token of a block takes the same learners, so these biases shift every key alike and the
-# softmax ignores them: their gradient is float rounding (1e-8, against 1e-3 to 0.3 for the other projections'),
-# which AdamW's normalised step turns into moves of the learning rate's size (as test_act's KEY_BIASES)
-ACM_KEY_BIASES = "k_proj.learners.b1"
-
-
-def phase3_trains_alike_every_way(step: str, device: str, monkeypatch, steps: int = 30) -> None:
-    """A smoke phase-III run on ``device`` trained the way ``step`` says (a profile row's ``finetune_step``,
-    executed as ``acm_model`` executes it, :func:`~ponder.studies.acm.finetune_execution`: the loss compiled,
-    the step captured, or both) follows the eager run:
-    its losses, its trained weights (but :data:`ACM_KEY_BIASES`), and its evaluation's logits, to float rounding.
-    The Gumbel noise is zeros in both (a captured graph's replays draw other numbers than eager PyTorch does),
-    so the gates choose by their logits alone."""
-    import copy
-
-    from ponder.bench import train as bench
-    from ponder.models import acm as acm_module
-    from ponder.runner.training import TrainConfig, train
-    from ponder.studies.acm import phases
-
-    monkeypatch.setattr(acm_module, "_gumbel_noise", torch.zeros_like)
-    (name,) = [n for n in bench.run_families("smoke") if n.startswith("ACM phase III")]
-    make, batches, loss = bench.run_families("smoke")[name]
-    cfg = TrainConfig(
-        steps=steps, batch_size=phases.sizes("smoke")["batch"], lr=1e-3, weight_decay=0.05, log_every=steps // 5, seed=0
-    )
-    torch.manual_seed(0)
-    initial = make().to(device)
-    trained = []
-    for way in ("eager", step):
-        model = copy.deepcopy(initial)
-        step_loss, capture = phases.finetune_execution(loss, way)
-        history = train(model, step_loss, batches, cfg, capture=capture)
-        trained.append((model, [h["loss"] for h in history]))
-    (eager, eager_losses), (other, losses) = trained
-    assert losses == pytest.approx(eager_losses, rel=1e-4, abs=1e-5)
-    for (name, a), b in zip(eager.state_dict().items(), other.state_dict().values()):
-        assert name.endswith(ACM_KEY_BIASES) or torch.allclose(a, b, atol=1e-5, rtol=1e-4), name
-    images = batches(10**6)[0].to(device)
-    with torch.no_grad():
-        assert torch.allclose(eager.eval()(images), other.eval()(images), atol=1e-4, rtol=1e-4)
-
-
-def test_a_compiled_phase_three_run_trains_as_the_eager_one(monkeypatch):
-    """On the CPU, the one way a step can take there but eager (CUDA graphs need a GPU: ``make test-gpu`` tests
-    the others), over 10 steps (the compile takes about a minute here)."""
-    phase3_trains_alike_every_way("compiled", "cpu", monkeypatch, steps=10)
-
-
 def test_a_lead_is_over_the_best_other_point_at_no_more_cost_and_none_where_nothing_is_that_cheap():
     ours = [(3.0, 0.8), (1.0, 0.6), (2.0, 0.7)]
     others = [(1.5, 0.65), (2.0, 0.75), (4.0, 0.95)]

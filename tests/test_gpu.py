@@ -18,7 +18,6 @@ from functools import partial
 import pytest
 import torch
 import torch.nn.functional as F
-from test_acm import phase3_trains_alike_every_way
 from test_act import assert_trained_alike
 from test_bench_train import compiled_against_eager
 from test_hyla import compiled_language_model_trains_alike
@@ -540,13 +539,6 @@ def test_training_resumes_on_cuda(tmp_path, monkeypatch, case):
     assert next(resumed.parameters()).is_cuda
     for (name, a), b in zip(whole.state_dict().items(), resumed.state_dict().values()):
         assert torch.allclose(a, b, atol=1e-5, rtol=1e-4), name
-
-
-@pytest.mark.parametrize("step", ["captured", "compiled", "compiled and captured"])
-def test_phase_three_trains_alike_every_way_on_cuda(step, monkeypatch):
-    """The ways an ACM phase-III run may take on a GPU (a profile row's ``finetune_step``, adopted by RUN.md's
-    rule after the bench measured them) train as the eager run does."""
-    phase3_trains_alike_every_way(step, "cuda", monkeypatch)
 
 
 def test_a_compiled_language_model_trains_as_the_eager_one_on_cuda(monkeypatch):

@@ -23,7 +23,6 @@ from ...models.acm_phases import PAPER_LOSS_WEIGHTS, distill_loss, finetune_loss
 from ...models.audio import FrameTransformer
 from ...models.vit import ViT
 from ...profiles import by_profile
-from ...runner.gpu.compilation import compiled
 from ...runner.runs import config_key
 from ...runner.specs import Recipe, Spec
 from ...runner.training import TrainConfig, default_device
@@ -36,11 +35,6 @@ TEST_COPIES = (
 )
 GATE_HIDDEN = 4
 PREFIX = {"digits": "acm", "speech": "acm/speech"}  # run names
-# how a phase-III step executes (a profile row's ``finetune_step``): eagerly, captured as a CUDA graph (on a GPU),
-# its loss compiled (ponder.runner.gpu.compilation), or both. The CPU profiles stay eager (pinned bits); on a GPU the
-# step is
-# thousands of small kernels
-FINETUNE_STEPS = ("eager", "captured", "compiled", "compiled and captured")
 AVIT_TARGETS = (4, 6, 8, 10)  # the official A-ViT target depths, in blocks of 12
 # The grids a profile's row may thin: phase-III budgets β, A-ViT targets (of AVIT_TARGETS), acm-10's learner counts
 # and the renderings of each test digit that acm-10's robustness evaluates (25 evaluations of the test set).
@@ -346,11 +340,9 @@ def acm_spec(
         "eval_images": s["eval_images"],
     }
     config |= ({} if task_gradient else {"task_gradient": False}) | ({} if argmax_budget else {"argmax_budget": False})
-    step = check_choice("finetune_step", s["finetune_step"], FINETUNE_STEPS)
-    config |= ({} if step == "eager" else {"step": step}) | {"n": n, "data": data(profile, task)}
-    _, capture = finetune_execution(phase3_loss, step)
+    config |= {"n": n, "data": data(profile, task)}
     name = f"{PREFIX[task]}/phase3-n{n}"
-    return Spec(name, config, profile, (__name__,), acm_recipe, "acm.tuning.acm_model", True, capture, needs=(start,))
+    return Spec(name, config, profile, (__name__,), acm_recipe, "acm.tuning.acm_model", True, needs=(start,))
 
 
 def acm_recipe(config: dict, start: nn.Module) -> Recipe:
@@ -367,18 +359,9 @@ def acm_recipe(config: dict, start: nn.Module) -> Recipe:
             m.task_gradient = task_gradient
         return model
 
-    loss, _ = finetune_execution(
-        partial(phase3_loss, budget=budget, weights=weights, argmax_budget=argmax_budget), config.get("step", "eager")
-    )
+    loss = partial(phase3_loss, budget=budget, weights=weights, argmax_budget=argmax_budget)
     on = config["data"]
     return Recipe(make, loss, batches(on, cfg.batch_size, cfg.seed), cfg, with_validation(evaluate_acm, accuracy, on))
-
-
-def finetune_execution(loss: Callable, step: str) -> tuple[Callable, bool]:
-    """How a phase-III step taken the way ``step`` says (:data:`FINETUNE_STEPS`) executes: the loss it
-    calls (``loss`` compiled by :func:`~ponder.runner.gpu.compilation.compiled`, or as given) and whether the
-    training step is captured as a CUDA graph."""
-    return (compiled(loss) if "compiled" in step else loss), "captured" in step
 
 
 def phase3_loss(

@@ -40,7 +40,6 @@ profile trains."""
 SIZES = {
     "smoke": dict(
         scene="textured",
-        finetune_step="eager",
         warm_start_count=True,
         pretraining_variants=True,
         seeds=1,
@@ -62,7 +61,6 @@ SIZES = {
     ),
     "cpu": dict(
         scene="textured",
-        finetune_step="eager",
         warm_start_count=True,
         pretraining_variants=True,
         seeds=5,
@@ -94,11 +92,8 @@ SIZES = {
     # 4,096: at quick, 1e-3 ended the digits ViT higher on every seed (above), and a 12-block model is the
     # more fragile one. A ViT-Ti step costs ~20 s on one CPU core, so this could not be checked here; the
     # base accuracy of a gpu run says whether it trained.
-    # ``finetune_step``: how a phase-III step executes (ponder.studies.acm.phases.FINETUNE_STEPS): eager, until a
-    # benchmark on the GPU shows captured or compiled steps faster (``python -m ponder.bench train``)
     "gpu": dict(
         scene="textured",
-        finetune_step="eager",
         warm_start_count=True,
         pretraining_variants=True,
         seeds=1,
@@ -122,7 +117,6 @@ SIZES = {
     ),
     "paper": dict(
         scene="textured",
-        finetune_step="eager",
         warm_start_count=True,
         pretraining_variants=True,
         seeds=3,

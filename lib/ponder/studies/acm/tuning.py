@@ -138,7 +138,6 @@ def acm_model(profile: str, budget: float, seed: int = 0, **options) -> tuple[nn
     by default: ``task_gradient`` (the task loss reaches the gates, :class:`~ponder.models.acm.ACM`),
     ``warm_start`` (phase I starts from the replaced modules, :func:`~.phases.distilled`) and
     ``argmax_budget`` (the budget term also on evaluation's arg-max choices, :mod:`~ponder.models.acm_phases`).
-    The profile's ``finetune_step`` says how the step executes (:data:`~.phases.FINETUNE_STEPS`).
     ``options``: :func:`acm_run`'s (``n``, ``weights``, ``pretraining``, ``steps``, ``task``, the three deviations,
     ``lr``).
     """
