@@ -13,6 +13,7 @@ from ponder.runner.runs import Run
 from ponder.runner.specs import Spec
 from ponder.runner.training import TrainConfig, seed_everything, train, train_run
 from ponder.studies.hyper_ut import cpvr as hyper_ut
+from ponder.studies.hyper_ut import cpvr_targets as T
 
 SMOKE = hyper_ut.SIZES["smoke"]["model"]
 LENGTH, SEEDS = 8, (0, 1, 2)
@@ -177,7 +178,7 @@ def test_cpvr_seeds_trained_together_are_each_their_own_run(tmp_path, monkeypatc
     smoke = hyper_ut.SIZES["smoke"]
     one_rate = dict(seeds_together=True, lr_grid=(smoke["lr"],))  # the rate cpvr_spec defaults to
     monkeypatch.setitem(hyper_ut.SIZES, "smoke", dict(smoke, seeds=SEEDS, steps=12, **one_rate))
-    runs = hyper_ut.generalization_runs("smoke", kinds=("ut_act",))
+    runs = T.generalization_runs("smoke", kinds=("ut_act",))
     assert hyper_ut.leading(runs) == [runs["ut_act", 0]]
     model, metrics = runs["ut_act", 1]()
     members = [hyper_ut.cpvr_spec("ut_act", "smoke", s) for s in SEEDS]
@@ -186,7 +187,7 @@ def test_cpvr_seeds_trained_together_are_each_their_own_run(tmp_path, monkeypatc
     assert len({m.run.key for m in members}) == len(SEEDS)
     with pytest.raises(ValueError, match="not one of the seeds"):
         hyper_ut.train_cpvr("ut_act", "smoke", 5, together=SEEDS)
-    frame = hyper_ut.generalization(
+    frame = T.generalization(
         "smoke", kinds=("ut_act", "transformer")
     )  # what hut-3/4/5 read: the cached group, one group more
     assert sorted({(k, s) for k, s in zip(frame["kind"], frame["seed"])}) == [
@@ -207,10 +208,10 @@ def test_hyper_ut_seeds_train_alone_where_a_profile_trains_seeds_together(tmp_pa
     smoke = hyper_ut.SIZES["smoke"]
     monkeypatch.setitem(hyper_ut.SIZES, "smoke", dict(smoke, seeds=SEEDS, seeds_together=True))
     assert [k for k in hyper_ut.KINDS if not hyper_ut.trains_together("smoke", k)] == ["hyper", "hyper_act"]
-    runs = hyper_ut.generalization_runs("smoke", kinds=("hyper_act", "ut_act"))
+    runs = T.generalization_runs("smoke", kinds=("hyper_act", "ut_act"))
     assert hyper_ut.leading(runs) == [runs["hyper_act", s] for s in SEEDS] + [runs["ut_act", 0]]
     assert not any(isinstance(runs["hyper_act", s], Spec) and runs["hyper_act", s].together for s in SEEDS)
     assert "seeds_together" not in hyper_ut.cpvr_spec("hyper_act", "smoke", 1).config
     assert hyper_ut.cpvr_spec("ut_act", "smoke", 1).config["seeds_together"]
-    pools = hyper_ut.pool_runs("smoke")
+    pools = T.pool_runs("smoke")
     assert hyper_ut.leading(pools) == list(pools.values())

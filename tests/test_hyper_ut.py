@@ -17,6 +17,7 @@ from ponder.profiles import PROFILES, by_profile
 from ponder.runner.specs import Chosen, Spec, declared
 from ponder.runner.training import TrainConfig, make_optimizer, optimizer_step, train
 from ponder.studies.hyper_ut import cpvr as H
+from ponder.studies.hyper_ut import cpvr_targets as T
 from ponder.studies.hyper_ut import schedule as hyper_ut_schedule
 from ponder.studies.hyper_ut.analysis import cpvr as HA
 from ponder.studies.hyper_ut.analysis import modules as HM
@@ -669,14 +670,14 @@ def test_the_cpu_grid_tries_three_rates_and_two_warmups_and_quick_one_point():
 
 
 def test_every_seed_trains_at_the_rate_chosen_on_the_notebooks_seed(monkeypatch):
-    runs = H.generalization_runs("cpu", seed=10)
+    runs = T.generalization_runs("cpu", seed=10)
     assert {spec.config["train"]["seed"] for run in runs.values() for spec in run.among} == {10}
-    depths = H.depth_runs("cpu").values()
+    depths = T.depth_runs("cpu").values()
     assert {run.config["train"]["lr"] for run in depths} == {H.SIZES["cpu"]["lr"]}  # depths: one rate
 
 
 def test_hut4_sweeps_tau_over_the_act_kinds_each_tuned_at_its_tau(monkeypatch):
-    runs = H.halting_runs("cpu", seed=10)
+    runs = T.halting_runs("cpu", seed=10)
     taus = H.SIZES["cpu"]["tau_sweep"]
     assert set(runs) == {(k, t, 10 + s) for t in taus for k in H.ACT_KINDS for s in H.SIZES["cpu"]["seeds"]}
     assert {spec.config["train"]["seed"] for run in runs.values() for spec in run.among} == {10}
@@ -685,10 +686,10 @@ def test_hut4_sweeps_tau_over_the_act_kinds_each_tuned_at_its_tau(monkeypatch):
     assert {
         (j.config["kind"], j.config["model"]["tau"]) for j in tuned if j.config["model"]["tau"] != MODEL["tau"]
     } == {(k, t) for k in H.ACT_KINDS for t in taus}
-    assert H.halting_runs("quick") == {}
+    assert T.halting_runs("quick") == {}
 
     monkeypatch.setattr(Spec, "metrics", lambda spec: fake_metrics(spec.config["model"]))
-    sweep = H.halting_sweep("smoke")
+    sweep = T.halting_sweep("smoke")
     assert set(sweep.tau) == {H.SIZES["smoke"]["model"]["tau"], *H.SIZES["smoke"]["tau_sweep"]}
     assert set(sweep.model) == {H.LABELS[k] for k in H.ACT_KINDS}
 
@@ -707,12 +708,12 @@ def fake_metrics(model: dict | None) -> dict:
 
 
 def test_hut10_variants_are_the_default_model_but_one_setting(monkeypatch):
-    configs = H.pool_configs("cpu")
+    configs = T.pool_configs("cpu")
     assert configs[("block", 16, True)] is None  # hut-3's Hyper-UT runs
     assert configs[("block", 16, False)] == {"router_step": False}
     assert configs[("delta", 16, True)] == {"generator": "delta"}
     assert {model["pool_size"] for key, model in configs.items() if model and "pool_size" in model} == {1, 4}
-    names = H.tuned_configs("cpu")
+    names = T.tuned_configs("cpu")
     assert len(names) == len(H.KINDS) + len(configs) - 1
 
 

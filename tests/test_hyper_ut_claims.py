@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 import torch
 
-from ponder.studies.hyper_ut import cpvr as H
+from ponder.studies.hyper_ut import cpvr_targets as T
 from ponder.studies.hyper_ut.analysis import cpvr as HA
 from ponder.studies.hyper_ut.analysis import modules as HM
 from ponder.tasks import cpvr_decoys
@@ -312,11 +312,11 @@ def test_pool_ablation_claims_leave_out_the_variants_a_profile_does_not_train():
 
 def test_quick_leaves_the_pool_and_router_variants_and_depth_8_to_cpu():
     """The runs that only add variants to hut-10's and hut-2's figures train at cpu, not at quick."""
-    quick, cpu = H.pool_configs("quick"), H.pool_configs("cpu")
+    quick, cpu = T.pool_configs("quick"), T.pool_configs("cpu")
     assert set(quick) == {("block", 16, True), ("delta", 16, True)}
     assert set(cpu) == set(quick) | {("block", 1, True), ("block", 4, True), ("block", 16, False)}
-    assert [d for d, _ in H.depth_runs("quick")] == [1, 2, 4]
-    assert [d for d, s in H.depth_runs("cpu") if s == 0] == [1, 2, 4, 8]
+    assert [d for d, _ in T.depth_runs("quick")] == [1, 2, 4]
+    assert [d for d, s in T.depth_runs("cpu") if s == 0] == [1, 2, 4, 8]
 
 
 def test_pool_ablation_claims_leave_the_generators_unjudged_while_a_run_does_not_fit_its_training_hops():
@@ -387,5 +387,5 @@ def test_the_pool_of_one_is_judged_alike_to_ut_act_where_it_trains_on_several_se
 
 
 def test_the_pool_of_one_trains_on_every_seed_at_cpu():
-    seeds = {s for (g, n, step, s) in H.pool_runs("cpu") if n == 1}
-    assert seeds == set(H.seeds_of("cpu", "block"))
+    seeds = {s for (g, n, step, s) in T.pool_runs("cpu") if n == 1}
+    assert seeds == set(T.seeds_of("cpu", "block"))

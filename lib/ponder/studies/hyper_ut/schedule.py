@@ -5,6 +5,7 @@ nothing."""
 from ...profiles import by_profile
 from ...runner import parallel
 from . import cpvr as hyper_ut
+from . import cpvr_targets as T
 from . import scratchpad as hyper_ut_scratchpad
 from . import vision as hyper_ut_vision
 
@@ -15,9 +16,9 @@ def hyper_ut_jobs(profile: str, seed: int = 0) -> Jobs:
     """The C-PVR runs of hut-2 to hut-6 and hut-10, and the explorer's (hut-3's six kinds on the first seed)."""
     H = hyper_ut
     return {
-        "hyper_ut": H.leading(H.generalization_runs(profile, seed)) + H.leading(H.halting_runs(profile, seed)),
-        "hyper_ut_depth": H.leading(H.depth_runs(profile, seed)),
-        "hyper_ut_modules": H.leading(H.pool_runs(profile, seed)),
+        "hyper_ut": H.leading(T.generalization_runs(profile, seed)) + H.leading(T.halting_runs(profile, seed)),
+        "hyper_ut_depth": H.leading(T.depth_runs(profile, seed)),
+        "hyper_ut_modules": H.leading(T.pool_runs(profile, seed)),
         "hyper_ut_explorer": [H.cpvr_run(kind, profile, seed) for kind in H.KINDS],
     }
 
@@ -40,7 +41,7 @@ def hyper_ut_upstream(profile: str, seed: int = 0) -> Jobs:
         "hyper_ut": main + H.tuning_jobs(profile, seed, kinds),
         "hyper_ut_depth": H.stream_chunks(profile, seed, depth_grid=True),
         "hyper_ut_modules": main
-        + H.tuning_jobs(profile, seed, [("hyper_act", m) for m in H.pool_configs(profile).values()]),
+        + H.tuning_jobs(profile, seed, [("hyper_act", m) for m in T.pool_configs(profile).values()]),
         "hyper_ut_explorer": hut3_upstream(profile, seed),
     }
 

@@ -25,7 +25,7 @@ POOL_OF_ONE_OOD, POOL_OF_ONE_LOSS = 0.05, 0.01
 
 
 def by_router(variants: pd.DataFrame, generator: str, pool_size: int, train_max: int) -> dict[str, pd.DataFrame]:
-    """hut-10's router ablation from :func:`ponder.studies.hyper_ut.cpvr.pool_sizes`' rows: mean accuracy per seed
+    """hut-10's router ablation from ``hyper_ut.cpvr_targets.pool_sizes``' rows: mean accuracy per seed
     (rows) and router (columns ``True``: it reads the step) of ``generator`` at ``pool_size``, on the training hops
     (``"in"``) and beyond them (``"out"``)."""
     runs = variants[(variants.generator == generator) & (variants.pool_size == pool_size)]
@@ -37,7 +37,7 @@ def by_router(variants: pd.DataFrame, generator: str, pool_size: int, train_max:
 
 def ood_per_seed(runs: pd.DataFrame, train_max: int, column: str) -> pd.DataFrame:
     """hut-10: mean accuracy beyond the training hops per seed (rows) and value of ``column`` (columns: the
-    generator, the pool size), from :func:`ponder.studies.hyper_ut.cpvr.pool_sizes`' rows (a value trained on fewer
+    generator, the pool size), from ``hyper_ut.cpvr_targets.pool_sizes``' rows (a value trained on fewer
     seeds has ``NaN`` on the others)."""
     beyond = runs[runs["hops"] > train_max]
     return beyond.groupby([column, "seed"])["accuracy"].mean().unstack(column)
@@ -47,8 +47,8 @@ def pool_of_one_claims(variants: pd.DataFrame, ut_act: pd.DataFrame, generator: 
     """hut-10's design check, where the pool of one trains on more than one seed: it trains like UT+ACT, paired by
     seed, its OOD accuracy (mean over the hops beyond ``1..train_max``) within :data:`POOL_OF_ONE_OOD` and its
     validation cross-entropy within :data:`POOL_OF_ONE_LOSS` of UT+ACT's (:func:`~ponder.ledger.verdicts.alike`:
-    four parts). ``variants``: every row of ``experiments.hyper_ut.pool_sizes``; ``ut_act``: UT+ACT's rows of
-    ``experiments.hyper_ut.generalization``."""
+    four parts). ``variants``: every row of ``cpvr_targets.pool_sizes``; ``ut_act``: UT+ACT's rows of
+    ``cpvr_targets.generalization``."""
     one = variants[(variants.generator == generator) & (variants.pool_size == 1) & variants.router_step]
     if one.seed.nunique() < 2:
         return []
@@ -88,9 +88,9 @@ def pool_ablation_claims(
     train_max: int,
     seed: int,
 ) -> list[Claim]:
-    """hut-10's rows. ``by_size``: :func:`ponder.studies.hyper_ut.cpvr.pool_sizes`' rows of ``generator`` on seed
+    """hut-10's rows. ``by_size``: ``hyper_ut.cpvr_targets.pool_sizes``' rows of ``generator`` on seed
     ``seed``, one run per pool size; ``generators``: :func:`ood_per_seed` by generator at ``pool_size``
-    (``[seed, generator]``); ``ut_act``: UT+ACT's rows of ``experiments.hyper_ut.generalization``; ``variants``: every
+    (``[seed, generator]``); ``ut_act``: UT+ACT's rows of ``cpvr_targets.generalization``; ``variants``: every
     row of ``pool_sizes`` (the router ablation, :func:`by_router`); ``choices``: the learning-rate grid's evidence per
     variant. Judged: generating the whole block beats a low-rank MLP delta beyond the training hops ``1..train_max``
     (inconclusive while a run of either does not reach :data:`FIT` on every training hop count);
