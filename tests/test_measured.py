@@ -69,7 +69,8 @@ def test_a_run_is_counted_under_the_function_that_trains_it():
     from ponder.repro.notebooks import trainer
     from ponder.studies.hyper_ut import cpvr as hyper_ut
 
-    assert trainer(partial(hyper_ut.train_cpvr, "ut_act", "quick", 0)) == "hyper_ut.train_cpvr"
+    assert trainer(partial(hyper_ut.train_cpvr, "ut_act", "quick", 0)) == "hyper_ut.cpvr.train_cpvr"
+    assert trainer(hyper_ut.cpvr_run("ut_act", "quick", 0)) == "hyper_ut.train_cpvr"  # a declared run: its own name
 
 
 def test_the_expected_time_scales_each_runs_recorded_time_by_this_machines_speed(tmp_path):

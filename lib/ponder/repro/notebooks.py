@@ -184,8 +184,8 @@ def draw_streams(profile: str, groups: list, width: int) -> None:
 
 
 def trainer(job: parallel.Job) -> str:
-    """The function a job calls, by module: ``hyper_ut.train_cpvr`` (``ponder.studies.`` left out); a declared
-    run's :attr:`~ponder.runner.specs.Spec.trainer`."""
+    """The function a job calls, by module: ``hyper_ut.cpvr.train_cpvr`` (``ponder.studies.`` left out); a declared
+    run's :attr:`~ponder.runner.specs.Spec.trainer` (``hyper_ut.train_cpvr``)."""
     if declared(job):
         return job.trainer
     func = job.func if isinstance(job, partial) else job
