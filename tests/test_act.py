@@ -6,6 +6,7 @@ from torch import nn
 
 from ponder.bench.act import spread_halting
 from ponder.models.act import HaltingUnit, act
+from ponder.models.act_reference import act_one_by_one
 from ponder.runner.training import TrainConfig, train
 from ponder.studies.hyper_ut import cpvr as hyper_ut
 from ponder.tasks import cpvr
@@ -95,6 +96,24 @@ def test_output_is_the_halting_weighted_mix_of_states():
         states.append(s)
     mix = torch.einsum("bn,nbtd->btd", out.halting, torch.stack(states))
     torch.testing.assert_close(out.state, mix)
+
+
+@pytest.mark.parametrize("compact", [False, True])
+def test_the_batched_loop_is_the_equations_one_example_at_a_time(compact):
+    step, unit = setup(bias=-4.0)
+    x = torch.randn(32, 4, 8, requires_grad=True)
+    batched, plain = act(step, x, 4, unit, compact=compact), act_one_by_one(step, x, 4, unit)
+    assert batched.steps.unique().numel() > 2  # examples halt at different steps
+    assert (act(step, x, 12, unit).steps > 4).any()  # and some are made to halt at the cap
+    assert torch.equal(batched.steps, plain.steps)
+    for got, expected in (
+        (batched.state, plain.state),
+        (batched.ponder, plain.ponder),
+        (batched.halting, plain.halting),
+    ):
+        torch.testing.assert_close(got, expected, atol=1e-6, rtol=1e-5)
+    grads = [torch.autograd.grad((out.state.square().sum() + out.ponder.sum()), x)[0] for out in (batched, plain)]
+    torch.testing.assert_close(*grads, atol=1e-6, rtol=1e-5)
 
 
 @pytest.mark.parametrize("level", ["example", "token"])
