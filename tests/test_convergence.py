@@ -75,8 +75,8 @@ def test_steps_on_training_hops_and_unfit_runs():
 
 
 def test_the_two_ends_rule_scores_about_a_half_on_hut7s_test_set():
-    from ponder.studies.hyper_ut.analysis import cpvr as hyper_ut
+    from ponder.studies.hyper_ut.analysis import task
 
-    rule = hyper_ut.two_ends_rule(12, (1, 3, 5), 200)
+    rule = task.two_ends_rule(12, (1, 3, 5), 200)
     assert rule["hops"].tolist() == [1, 3, 5] and list(rule.columns) == ["hops", "one of the two ends"]
     assert ((rule["one of the two ends"] >= 0.5) & (rule["one of the two ends"] < 0.65)).all()

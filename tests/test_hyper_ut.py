@@ -21,6 +21,7 @@ from ponder.studies.hyper_ut import cpvr_targets as T
 from ponder.studies.hyper_ut import schedule as hyper_ut_schedule
 from ponder.studies.hyper_ut.analysis import cpvr as HA
 from ponder.studies.hyper_ut.analysis import modules as HM
+from ponder.studies.hyper_ut.analysis import task as TA
 from ponder.studies.hyper_ut.sizes.cpvr import MODEL
 from ponder.tasks import cpvr, cpvr_decoys
 
@@ -770,13 +771,13 @@ def test_routing_entropy_is_ln_n_for_uniform_and_zero_for_one_hot():
 
 def test_decoy_rules_score_the_shortcuts_per_hop_count_on_the_fixed_decoy_test_set():
     n = 100
-    table = HA.decoy_rules(12, [1, 2, 3, 4], n)
-    assert list(table.columns) == ["hops", *HA.BASELINES] and table["hops"].tolist() == [1, 2, 3, 4]
-    assert table[list(HA.BASELINES)].stack().between(0, 1).all()
+    table = TA.decoy_rules(12, [1, 2, 3, 4], n)
+    assert list(table.columns) == ["hops", *TA.BASELINES] and table["hops"].tolist() == [1, 2, 3, 4]
+    assert table[list(TA.BASELINES)].stack().between(0, 1).all()
     counts = table["majority label"] * n  # a share of the n examples of each hop count
     assert (counts - counts.round()).abs().max() < 1e-4 and (counts >= n / 12).all()  # labels 0..11
     assert (table["one of the two ends"] >= 0.5).all()  # right whenever it picks the real end
     pruned = table.set_index("hops")["pruning, 2 rounds"]
     assert min(pruned[[1, 2]]) > max(pruned[[3, 4]])  # two rounds remove a decoy of at most two hops
-    assert table.iloc[[0, 2]].reset_index(drop=True).equals(HA.decoy_rules(12, [3, 1], n))  # fixed per hop count
-    assert HA.two_ends_rule(12, [1, 2, 3, 4], n).equals(table[["hops", "one of the two ends"]])
+    assert table.iloc[[0, 2]].reset_index(drop=True).equals(TA.decoy_rules(12, [3, 1], n))  # fixed per hop count
+    assert TA.two_ends_rule(12, [1, 2, 3, 4], n).equals(table[["hops", "one of the two ends"]])

@@ -10,6 +10,7 @@ import torch
 from ponder.studies.hyper_ut import cpvr_targets as T
 from ponder.studies.hyper_ut.analysis import cpvr as HA
 from ponder.studies.hyper_ut.analysis import modules as HM
+from ponder.studies.hyper_ut.analysis import task as TA
 from ponder.tasks import cpvr_decoys
 
 SEEDS = (0, 1, 2)
@@ -26,7 +27,7 @@ def verdicts_of(claims):
 
 
 def shortcut_table():
-    """:func:`ponder.studies.hyper_ut.analysis.cpvr.shortcuts`' shape: per sampler and hop count, the rules'
+    """:func:`ponder.studies.hyper_ut.analysis.task.shortcuts`' shape: per sampler and hop count, the rules'
     accuracies."""
     values = {
         "uniform": {"best position rule": [1.0, 0.5, 0.25, 0.3], "pruning": ([1.0, 0.4, 0.6, 0.9], [1, 0.7, 0.8, 1])},
@@ -53,7 +54,7 @@ def test_shortcuts_measure_the_chance_level_and_the_position_rules_per_sampler_a
     from ponder.tasks import cpvr
 
     samples = {end: cpvr.sample(400, 12, (1, 2, 3), seed=0, end=end) for end in cpvr.ENDS}
-    table = HA.shortcuts(samples)
+    table = TA.shortcuts(samples)
     assert list(table[["sampler", "hops"]].itertuples(index=False, name=None)) == [
         (end, h) for end in cpvr.ENDS for h in (1, 2, 3)
     ]
@@ -74,7 +75,7 @@ def test_shortcuts_measure_the_chance_level_and_the_position_rules_per_sampler_a
 )
 def test_sampler_claims_check_every_example_and_describe_the_uniform_samplers_shortcuts(wrong, ours, verdict):
     checked = [True] * (1200 - wrong) + [False] * wrong
-    claims = HA.sampler_claims(checked, shortcut_table())
+    claims = TA.sampler_claims(checked, shortcut_table())
     assert [c.target for c in claims] == ["hut-1"] * 4
     assert "exactly the requested hop count and label" in claims[0].text and claims[0].ours == ours
     assert verdicts_of(claims) == [verdict, None, None, None]
@@ -93,7 +94,7 @@ def test_decoy_claims_check_hops_labels_and_the_decoys_pruning_and_describe_the_
         label[0] = label[0] + 1  # an example whose label is not the one its chain leads to
     rules = ("pruning, 2 rounds", "pruning, M rounds", "one of the two ends", "real end below the decoy's")
     table = pd.DataFrame({rule: [0.1 * i, 0.2, 0.5] for i, rule in enumerate(rules)}, index=pd.Index([3, 4, 5]))
-    exact, described = HA.decoy_claims((x, hops, label, decoy_end, decoy_value), table)
+    exact, described = TA.decoy_claims((x, hops, label, decoy_end, decoy_value), table)
     assert exact.target == described.target == "hut-1"
     assert "with a decoy chain (L=12)" in exact.text and "M - 1 rounds" in exact.text
     assert exact.ours == f"40 examples: {'no' if corrupt else 'yes'}" and exact.verdict.verdict == verdict

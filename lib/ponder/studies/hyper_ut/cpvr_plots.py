@@ -94,7 +94,7 @@ def draw_label_by_hops(ax: plt.Axes, hops: torch.Tensor, label: torch.Tensor) ->
 
 
 def draw_shortcuts(ax: plt.Axes, table: pd.DataFrame, length: int) -> None:
-    """Per hop count and sampler (a :func:`ponder.studies.hyper_ut.analysis.cpvr.shortcuts` table): the majority label
+    """Per hop count and sampler (a :func:`ponder.studies.hyper_ut.analysis.task.shortcuts` table): the majority label
     (dashed), the best position-only rule (solid), pruning dead ends (dotted, the uniform sampler's: the
     two samplers differ only in where chains end), and uniform guessing ``1/length``."""
     for (sampler, part), color in zip(table.groupby("sampler", sort=False), colors(table["sampler"].nunique())):

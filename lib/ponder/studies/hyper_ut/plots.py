@@ -51,7 +51,7 @@ def draw_rate_grid(axes: tuple[plt.Axes, plt.Axes], choices: pd.DataFrame, order
 
 def draw_depth_heatmap(ax: plt.Axes, frame: pd.DataFrame, baselines: pd.DataFrame | None = None) -> None:
     """hut-2: accuracy of each depth of Transformer (trained on every hop count) per hop count, mean over seeds;
-    ``baselines`` (``hops`` and one column per baseline, as ``ponder.studies.hyper_ut.analysis.cpvr.baselines``) as
+    ``baselines`` (``hops`` and one column per baseline, as ``ponder.studies.hyper_ut.analysis.task.baselines``) as
     rows below, set
     apart by a line."""
     table = frame.pivot_table(index="depth", columns="hops", values="accuracy").sort_index(ascending=False)
