@@ -24,10 +24,11 @@ from ponder.models.acm_phases import (
 from ponder.models.transformer import MLP
 from ponder.models.vit import ViT
 from ponder.runner.specs import Chosen
-from ponder.studies.acm import analysis as acm_analysis
 from ponder.studies.acm import schedule as acm_schedule
 from ponder.studies.acm import tuning
-from ponder.studies.acm.analysis import compared, leads, learners_needed, mean_points
+from ponder.studies.acm.analysis import ablations as ablation_analysis
+from ponder.studies.acm.analysis import methods as acm_analysis
+from ponder.studies.acm.analysis.methods import compared, leads, learners_needed, mean_points
 
 
 def test_prefix_is_the_sum_of_the_first_k_learners():
@@ -701,7 +702,7 @@ def test_latency_bench_measures_one_thread_and_every_core_on_any_cpu(monkeypatch
 
 
 def test_spending_is_one_pass_of_the_maps_and_the_costs_whatever_the_batch():
-    from ponder.studies.acm.analysis import spending
+    from ponder.studies.acm.analysis.methods import spending
 
     torch.manual_seed(0)
     model = A.acmize(ViT(image=8, patch=4, dim=8, depth=2, heads=2), n=4).eval()
@@ -728,7 +729,7 @@ def test_a_lead_is_over_the_best_other_point_at_no_more_cost_and_none_where_noth
 
 
 def test_learner_shares_count_each_seeds_tokens_by_the_learners_they_need():
-    from ponder.studies.acm.analysis import learner_shares
+    from ponder.studies.acm.analysis.methods import learner_shares
 
     each_helps = torch.tensor([[16.0, 4.0, 1.0, 0.25]])  # MSEs: each learner halves the distance
     second_stalls = torch.tensor([[16.0, 4.0, 4.0, 4.0]])  # the third learner no longer helps
@@ -739,7 +740,7 @@ def test_learner_shares_count_each_seeds_tokens_by_the_learners_they_need():
 def test_diversity_is_the_spread_over_patches_and_over_images():
     maps = torch.tensor([[[0.0, 1.0], [0.0, 1.0]], [[0.5, 0.5], [0.5, 0.5]]])  # [B=2, 2, 2]
     per_image = torch.tensor([0.25, 0.75])
-    d = acm_analysis.diversity(maps, per_image)
+    d = ablation_analysis.diversity(maps, per_image)
     assert d["spatial"] == pytest.approx(maps[0].flatten().std().item() / 2)  # the second image is flat
     assert d["per_sample"] == pytest.approx(per_image.std().item())
 
@@ -750,7 +751,7 @@ def test_diversity_margins_are_at_least_zero_only_where_both_diversities_reach_t
     stats = pd.DataFrame(
         {"spatial": [2.0, 1.0, 4.0], "per_sample": [2.0, 4.0, 1.0]}, index=["both", "spatial low", "per-sample low"]
     )
-    margins = acm_analysis.diversity_margins(stats)  # medians 2 and 2
+    margins = ablation_analysis.diversity_margins(stats)  # medians 2 and 2
     assert margins.to_dict() == {"both": 0.0, "spatial low": -0.5, "per-sample low": -0.5}
 
 
@@ -761,10 +762,10 @@ def test_ablation_frame_and_margins_read_each_seed_apart():
         for name, maps in (("all", spread), ("neither", flat)):
             ablations[s, name] = (None, {"accuracy": 0.9 - s / 10, "beta": 0.6})
             spent[s, name] = (maps, maps.flatten(1).mean(1))
-    frame = acm_analysis.ablation_frame(ablations, spent)
+    frame = ablation_analysis.ablation_frame(ablations, spent)
     assert len(frame) == 4 and list(frame.columns) == ["seed", "setting", "spatial", "per_sample", "accuracy", "beta"]
     assert frame.set_index(["seed", "setting"]).loc[(1, "all"), "accuracy"] == pytest.approx(0.8)
-    margins = acm_analysis.margins_per_seed(frame)
+    margins = ablation_analysis.margins_per_seed(frame)
     assert list(margins.index) == [0, 1] and list(margins.columns) == ["all", "neither"]
     assert (margins["all"] >= 0).all() and (margins["neither"] < 0).all()  # a flat map has no spread at all
 
@@ -806,15 +807,15 @@ def test_robustness_evaluates_each_corruption_and_severity_on_the_first_copies_a
     from ponder.tasks import images
 
     x, y = torch.rand(32, 1, 8, 8, generator=torch.Generator().manual_seed(0)), torch.arange(32) % 10
-    monkeypatch.setattr(acm_analysis, "test_set", lambda profile: (x, y))
+    monkeypatch.setattr(ablation_analysis, "test_set", lambda profile: (x, y))
     seen = []
 
     def evaluate(model, images_, labels):
         seen.append(labels)
         return {"accuracy": images_.sum().item(), "macs": float(len(images_)), "beta": 0.5}
 
-    monkeypatch.setattr(acm_analysis, "evaluate_acm", evaluate)
-    rows = acm_analysis.robustness(None, "quick")  # quick: 2 of the 16 renderings of each digit
+    monkeypatch.setattr(ablation_analysis, "evaluate_acm", evaluate)
+    rows = ablation_analysis.robustness(None, "quick")  # quick: 2 of the 16 renderings of each digit
     count = 32 * 2 // 16
     first = x[:count]
     assert len(seen) == 1 + len(images.CORRUPTIONS) * 5 and all(torch.equal(s, y[:count]) for s in seen)

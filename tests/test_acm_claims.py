@@ -8,7 +8,9 @@ import pandas as pd
 import pytest
 import torch
 
-from ponder.studies.acm import analysis as acm_analysis
+from ponder.studies.acm.analysis import ablations as ablation_analysis
+from ponder.studies.acm.analysis import latency
+from ponder.studies.acm.analysis import methods as acm_analysis
 
 NAN = math.nan
 UNFINISHED = {"base ViT, seed 1": "loss still falling"}
@@ -132,8 +134,8 @@ def test_speech_frame_claims_judge_more_learners_on_speech_than_on_silence(more_
 def test_diversity_claims_judge_only_all_three_losses_above_the_median(entropy, diverse, judged):
     """acm-8 from ``[seed, setting]`` margins: ``all`` above 0 on every seed, ``none`` below."""
     margins = pd.DataFrame({"all": [0.1, 0.2, 0.15], "entropy": entropy, "none": [-0.5, -0.4, -0.6]})
-    assert acm_analysis.diverse_settings(margins) == diverse
-    (row,) = acm_analysis.diversity_claims(margins)
+    assert ablation_analysis.diverse_settings(margins) == diverse
+    (row,) = ablation_analysis.diversity_claims(margins)
     assert (row.target, row.ours, row.verdict.verdict, row.paper) == (
         "acm-8",
         ", ".join(diverse),
@@ -144,7 +146,7 @@ def test_diversity_claims_judge_only_all_three_losses_above_the_median(entropy, 
 
 def test_diversity_claims_name_none_when_no_setting_reaches_the_median():
     margins = pd.DataFrame({"all": [-0.1, -0.2, -0.15], "none": [-0.5, -0.4, -0.6]})
-    (row,) = acm_analysis.diversity_claims(margins)
+    (row,) = ablation_analysis.diversity_claims(margins)
     assert row.ours == "none" and row.verdict.verdict == "does not hold"
 
 
@@ -154,7 +156,7 @@ def test_appendix_claims_describe_the_learner_count_pretraining_and_corruptions(
     robust = pd.DataFrame(
         {"corruption": ["noise", "noise", "blur", "blur"], "severity": [0, 5, 0, 5], "accuracy": [0.9, 0.5, 0.9, 0.6]}
     )
-    rows = acm_analysis.appendix_claims(granular, variants, robust, 0.6)
+    rows = ablation_analysis.appendix_claims(granular, variants, robust, 0.6)
     assert [row.target for row in rows] == ["acm-10"] * 3 and verdicts(rows) == [None] * 3
     assert [row.ours for row in rows] == ["N=4", "0.910 / 0.880 / 0.700", "0.900 -> 0.550"]
     assert "beta=0.6 model" in rows[2].text
@@ -163,7 +165,7 @@ def test_appendix_claims_describe_the_learner_count_pretraining_and_corruptions(
 def test_appendix_claims_leave_out_a_comparison_the_profile_trains_one_side_of():
     """quick trains N = 4 and both pre-training phases only: acm-10 then describes its robustness alone."""
     robust = pd.DataFrame({"corruption": ["noise", "noise"], "severity": [0, 5], "accuracy": [0.9, 0.5]})
-    (row,) = acm_analysis.appendix_claims(
+    (row,) = ablation_analysis.appendix_claims(
         {4: (None, {"accuracy": 0.9})}, {"full": (None, {"accuracy": 0.9})}, robust, 0.6
     )
     assert row.ours == "0.900 -> 0.500" and row.text.startswith("robustness")
@@ -186,7 +188,7 @@ def latency_result(device, overhead, executions=("grouped",)):
 )
 def test_latency_claims_judge_the_overhead_above_linear_and_the_time_at_a_quarter(overhead, linear, quarter):
     """acm-9 on the CPU: overhead bound 0.15 of the MLP, 1 of 4 learners within 0.4 of its time."""
-    linear_row, quarter_row = acm_analysis.latency_claims([latency_result("cpu", overhead)])
+    linear_row, quarter_row = latency.latency_claims([latency_result("cpu", overhead)])
     assert (linear_row.target, quarter_row.target) == ("acm-9", "acm-9")
     assert linear_row.text == (
         "grouped ACM time scales linearly with the learners run: overhead above linear <= 0.15 of the MLP "
@@ -202,7 +204,7 @@ def test_latency_claims_judge_the_overhead_above_linear_and_the_time_at_a_quarte
 
 def test_latency_claims_state_every_execution_timed_on_every_result():
     results = [latency_result("cpu", 0.05), latency_result("cuda", 0.05, ("grouped", "fused", "replayed"))]
-    rows = acm_analysis.latency_claims(results)
+    rows = latency.latency_claims(results)
     assert len(rows) == 2 + 6
     assert [row.text.split(" time scales")[0] for row in rows[2::2]] == [
         "grouped ACM",

@@ -13,11 +13,11 @@ LAYERS = (
     ("ledger", {"ledger"}),
     ("study runs", {"study runs"}),  # a study's run specs and sizes
     ("study analysis", {"study analysis"}),  # what its figures and rows read off the runs
-    ("study presentation", {"study presentation"}),  # its figures, widgets, timings and methods of one's own
+    ("study presentation", {"study presentation"}),  # its figures, widgets and methods of one's own
     ("repro", {"repro", "bench"}),
 )
 RANK = {part: rank for rank, (_, parts) in enumerate(LAYERS) for part in parts}
-PRESENTING = ("plots", "widgets", "explorer", "cpvr_plots", "latency", "methods")
+PRESENTING = ("plots", "widgets", "explorer", "cpvr_plots", "methods")
 
 
 def part_of(module: str) -> str:

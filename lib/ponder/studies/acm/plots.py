@@ -129,7 +129,7 @@ def draw_latency(ax: plt.Axes, result: dict) -> None:
     the linear ideal and acm-9's two bounds. A line joins the medians; the dots are the samples the
     claims are judged on (each process's median ratio, after :func:`ponder.bench.acm.combine`; each
     round's, for one process's result)."""
-    from .analysis import OVERHEAD_BOUND, quarter_bound
+    from .analysis.latency import OVERHEAD_BOUND, quarter_bound
 
     palette = colors(4)
     cases = result["cases"]

@@ -1,7 +1,8 @@
-"""ACM analysis: the trained runs of :mod:`ponder.studies.acm` read as the claims read them: acm-3/acm-4's
+"""ACM's methods compared: the trained runs of :mod:`ponder.studies.acm` read as the claims read them: acm-3/acm-4's
 points per method and their leads over the baselines, the realised budgets, where the gates spend (acm-1, acm-6,
-acm-7), how many learners a token needs after phase I (acm-5), acm-8's diversities, acm-10's corruptions and the
-learning-rate grids' evidence; and the ledger rows the ACM notebooks record, stated from those (``*_claims``).
+acm-7), how many learners a token needs after phase I (acm-5) and the learning-rate grids' evidence; and the ledger
+rows the ACM notebooks record, stated from those (``*_claims``). acm-8 and acm-10: :mod:`.ablations`; acm-9:
+:mod:`.latency`.
 
 Nothing here trains a run it does not find in :mod:`ponder.studies.acm`, so nothing here is part of a run's cache
 key (:func:`ponder.runner.runs.import_closure`): an edit retrains no run."""
@@ -12,15 +13,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ... import exact
-from ...ledger.tuning import describe_choices
-from ...ledger.verdicts import Claim, Estimate, Verdict, above, below, every, greater, unconverged
-from ...models import acmize as acmize_lib
-from ...models.acm_phases import GATING_ERROR_FACTOR, capture, distances, gate_labels
-from ...tasks import images
-from .baselines import avit_depths
-from .phases import TEST_COPIES, base_model, budgets, evaluate_acm, scene, seeds, settled_phase1, sizes, test_set
-from .tuning import (
+from .... import exact
+from ....ledger.tuning import describe_choices
+from ....ledger.verdicts import Claim, Estimate, Verdict, above, every, greater, unconverged
+from ....models import acmize as acmize_lib
+from ....models.acm_phases import GATING_ERROR_FACTOR, capture, distances, gate_labels
+from ....tasks import images
+from ..baselines import avit_depths
+from ..phases import TEST_COPIES, base_model, budgets, scene, seeds, settled_phase1, sizes, test_set
+from ..tuning import (
     METHODS,
     TUNE_SEED,
     TUNING_BUDGET,
@@ -37,27 +38,6 @@ from .tuning import (
 # the score of an ACM learning-rate grid (:func:`lr_choices`) and the digits the ledger shows it to
 # (:func:`ponder.ledger.tuning.describe_choices`)
 LR_SCORES = {"validation": 2}
-
-# acm-9's executions judged, as its rows name them
-TIMED = {
-    "grouped": "grouped ACM",
-    "fused": "fused ACM (Triton)",
-    "replayed": "fused ACM (Triton), it and the MLP replayed from CUDA graphs,",
-}
-OVERHEAD_BOUND = 0.15  # above the linear ideal an execution may take at most this of the MLP's time
-
-
-IDEAL_QUARTER = 0.25  # 1 of 4 learners run: a quarter of the MLP's products
-GPU_FACTOR = 1.3  # a GPU's grouped kernel (Triton) within 1.3 times that ideal, the paper's "negligible overhead"
-
-
-def quarter_bound(result: dict) -> float:
-    """acm-9's bound at 1 of 4 learners, as a multiple of the MLP's time, where ``result`` was measured. On a GPU,
-    :data:`GPU_FACTOR` times the ideal quarter: 0.325. On the CPU, the ideal quarter plus the overhead the linearity
-    row allows (:data:`OVERHEAD_BOUND`): 0.4, so that both rows hold a CPU to the one allowance; a CPU runs each
-    learner's product as its own call, paying a fixed cost (gather, dispatch) that the GPU's fused kernel does not."""
-    factor = IDEAL_QUARTER + OVERHEAD_BOUND if result["device"] == "cpu" else IDEAL_QUARTER * GPU_FACTOR
-    return round(factor, 3)
 
 
 def learners_needed(d: torch.Tensor, factor: float = GATING_ERROR_FACTOR) -> torch.Tensor:
@@ -105,38 +85,6 @@ def leads(ours: list[tuple[float, float]], others: list[tuple[float, float]]) ->
 def compared(lead: np.ndarray) -> list[int]:
     """The columns of ``lead [seed, point]`` (:func:`leads` per seed) that have a point to compare on every seed."""
     return [i for i in range(lead.shape[1]) if np.isfinite(lead[:, i]).all()]
-
-
-def diversity(maps: torch.Tensor, per_sample: torch.Tensor) -> dict:
-    """acm-8: spatial diversity (mean over samples of the spread of compute over patches) and
-    per-sample diversity (spread of the per-sample compute), both as standard deviations."""
-    return {"spatial": maps.flatten(1).std(1).mean().item(), "per_sample": per_sample.std().item()}
-
-
-def diversity_margins(stats):
-    """acm-8: per setting (a row of ``stats``, a DataFrame with :func:`diversity`'s columns), the
-    smaller of its two diversities relative to their median over the settings, minus 1: at least 0
-    when both diversities are at or above the median."""
-    both = stats[["spatial", "per_sample"]]
-    return (both / both.median()).min(axis=1) - 1
-
-
-def ablation_frame(ablations: dict, spent: dict) -> pd.DataFrame:
-    """acm-8, one row per seed and loss setting: the two diversities (:func:`diversity`), accuracy and realised
-    ``beta``. ``ablations``: ``{(seed, setting): (model, metrics)}``; ``spent``: ``{(seed, setting): (maps,
-    costs)}`` (:func:`spending`)."""
-    rows = [
-        {"seed": s, "setting": name, **diversity(*spent[s, name]), "accuracy": m["accuracy"], "beta": m["beta"]}
-        for (s, name), (_, m) in ablations.items()
-    ]
-    return pd.DataFrame(rows)
-
-
-def margins_per_seed(frame: pd.DataFrame) -> pd.DataFrame:
-    """acm-8, ``[seed, setting]``: :func:`diversity_margins` within each seed of :func:`ablation_frame`'s
-    ``frame``."""
-    seeds = frame["seed"].unique()
-    return pd.DataFrame({s: diversity_margins(frame[frame.seed == s].set_index("setting")) for s in seeds}).T
 
 
 def tradeoff(profile: str, seed: int = 0, task: str = "digits") -> dict[str, list[tuple[float, float]]]:
@@ -226,25 +174,6 @@ def distillation_errors(
 
 
 @torch.no_grad()
-def robustness(model: nn.Module, profile: str, severities=range(6)) -> list[dict]:
-    """acm-10: accuracy, MACs and realised β under each corruption of :data:`images.CORRUPTIONS` at each severity,
-    on the first ``robustness_copies`` renderings of every test digit."""
-    x, y = test_set(profile)
-    count = (
-        len(x) * sizes(profile)["robustness_copies"] // TEST_COPIES
-    )  # the test set holds every digit once, then again, ...
-    x, y = x[:count], y[:count]
-    clean = evaluate_acm(model, x, y)  # severity 0 leaves the images as they are: evaluated once
-    rows = []
-    for kind in images.CORRUPTIONS:
-        for severity in severities:
-            metrics = (
-                clean if severity == 0 else evaluate_acm(model, images.corrupt(x, kind, severity, seed=severity), y)
-            )
-            rows.append({"corruption": kind, "severity": severity, **metrics})
-    return rows
-
-
 def lr_choices(profile: str, task: str = "digits") -> pd.DataFrame:
     """Per method of acm-3 or acm-4: the validation score at each rate of the grid (columns ``validation <lr>``) and the
     rate chosen (``chosen``), for :func:`ponder.ledger.tuning.describe_choices`."""
@@ -425,108 +354,3 @@ def speech_frame_claims(on_speech: list[float], on_silence: list[float]) -> list
             paper="qualitative",
         )
     ]
-
-
-def diverse_settings(margins: pd.DataFrame) -> list[str]:
-    """The settings (columns of :func:`margins_per_seed`' ``[seed, setting]``) whose mean margin is at least 0: both
-    diversities at or above the median."""
-    return [name for name in margins.columns if margins[name].mean() >= 0]
-
-
-def diversity_claims(margins: pd.DataFrame) -> list[Claim]:
-    """acm-8's row from :func:`margins_per_seed`' ``[seed, setting]``: only ``all`` (the three auxiliary losses) has
-    both diversities at or above the median (margin above 0; every other setting's below)."""
-    only_all = every(
-        [above(margins["all"], 0)] + [below(margins[name], 0) for name in margins.columns if name != "all"]
-    )
-    return [
-        Claim(
-            "acm-8",
-            "only all three auxiliary losses give both spatial and per-sample diversity (both >= the median over the "
-            "5 settings, digits stand-in)",
-            ", ".join(diverse_settings(margins)) or "none",
-            only_all,
-            paper="only all three",
-        )
-    ]
-
-
-def appendix_claims(granular: dict, variants: dict, robust: pd.DataFrame, budget: float) -> list[Claim]:
-    """acm-10's rows, each describing what is seen: the most accurate number of learners (``granular``: ``{N: (model,
-    metrics)}``), the accuracy of each pre-training variant (``variants``: ``{variant: (model, metrics)}`` in the order
-    of :data:`ponder.studies.acm.ablations.PRETRAINING`) and the beta=``budget`` model's accuracy clean and at
-    severity 5 (``robust``: :func:`robustness`' rows, columns ``corruption``, ``severity``, ``accuracy``). The rows
-    of the learner counts and of the variants are left out where the profile trains only one of them."""
-    clean, worst = (robust[robust.severity == s].accuracy.mean() for s in (0, 5))
-    claims = []
-    if len(granular) > 1:
-        best_n = max(granular, key=lambda n: granular[n][1]["accuracy"])
-        claims.append(
-            Claim(
-                "acm-10",
-                "number of learners N at equal cost: most accurate N (describes what is seen, digits stand-in)",
-                f"N={best_n}",
-                None,
-            )
-        )
-    if len(variants) > 1:
-        claims.append(
-            Claim(
-                "acm-10",
-                "pre-training phases: accuracy with both / without phase I / without either (describes, digits "
-                "stand-in)",
-                " / ".join(f"{m['accuracy']:.3f}" for _, m in variants.values()),
-                None,
-            )
-        )
-    return claims + [
-        Claim(
-            "acm-10",
-            f"robustness: accuracy of the beta={budget} model, clean vs severity 5 averaged over corruptions "
-            "(describes, digits stand-in)",
-            f"{clean:.3f} -> {worst:.3f}",
-            None,
-        ),
-    ]
-
-
-def _execution_claims(result: dict, name: str, where: str) -> list[Claim]:
-    """acm-9's two rows of execution ``name`` in one ``result`` of :func:`ponder.bench.acm.measure_processes`
-    (measured ``where``)."""
-    what, cases = TIMED[name], result["cases"]
-    linear = [c["mean_learners"] / result["learners"] for c in cases]  # each case's ideal, of the MLP's time
-    overhead = max(c[name + "_ratio"] - ideal for c, ideal in zip(cases, linear))
-    bound = quarter_bound(result)
-    return [
-        Claim(
-            "acm-9",
-            f"{what} time scales linearly with the learners run: overhead above linear <= {OVERHEAD_BOUND} of the MLP "
-            f"({where})",
-            f"max overhead {overhead:+.2f}",
-            every([below([r - ideal for r in c[name + "_ratios"]], OVERHEAD_BOUND) for c, ideal in zip(cases, linear)]),
-            paper="negligible overhead (A100, Triton)",
-        ),
-        Claim(
-            "acm-9",
-            f"{what} at 1 of 4 learners takes <= {bound}x the dense MLP's time ({where})",
-            f"{cases[0][name + '_ratio']:.2f}x",
-            below(cases[0][name + "_ratios"], bound),
-        ),
-    ]
-
-
-def latency_claims(results: list[dict]) -> list[Claim]:
-    """acm-9's rows from :func:`ponder.bench.acm.measure_processes`' ``results``: one per device, dtype,
-    thread count
-    and mix of learner counts, with ``learners`` and ``cases`` (the fewest learners first), each case with its
-    ``mean_learners`` and per execution the ratio to the dense MLP's time (``<name>_ratio``, the median) and one per
-    process (``<name>_ratios``). Per result, for each execution of :data:`TIMED` it timed: the time above linear in
-    the learners run is at most :data:`OVERHEAD_BOUND` of the MLP's in every case, and the first
-    case (1 of 4 learners) takes at most :func:`quarter_bound` of the MLP's time."""
-    rows = []
-    for result in results:
-        where = f"{result['device']}, {result['dtype']}, {result['threads']} thread(s), {result['mix']} k per token"
-        for name in TIMED:
-            if name + "_ratios" in result["cases"][0]:
-                rows += _execution_claims(result, name, where)
-    return rows

@@ -1,0 +1,1 @@
+"""What the ACM figures and ledger rows read off trained runs."""
