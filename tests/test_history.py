@@ -9,7 +9,7 @@ import pytest
 from ponder.paths import ROOT
 
 PERIOD_WORDS = ("session", "lease", "issue")  # "<word> <number>" dates a sentence; the project states what is, not when
-MAKING_WORDS = ("lent", "lease")  # a machine named by how it was had, not by what it is (its model)
+MAKING_WORDS = ("lent", "lease")  # words that name a machine by how it was obtained; prose names it by its model
 # a source cited for what it no longer says
 CITED = (rf"\bthe {PERIOD_WORDS[2]}(?:'s\b| (?:asks|says|wants)\b)", r"RUN\.md's rule")
 PATTERNS = (

@@ -15,7 +15,7 @@ import tokenize
 from collections import defaultdict
 from pathlib import Path
 
-from ponder.repro.migrate import experiment_modules
+from ponder.repro.migrate import experiment_modules, module_name
 from ponder.runner.runs import imported_by
 
 PACKAGE = Path(__file__).resolve().parents[1] / "lib" / "ponder"
@@ -58,19 +58,19 @@ def part_of(relative: str) -> str | None:
     return None
 
 
-def module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE).with_suffix("").parts
-    return ".".join(("ponder", *parts[:-1])) if parts[-1] == "__init__" else ".".join(("ponder", *parts))
+def dotted(path: Path) -> str:
+    """``lib/ponder/runner/runs.py`` -> ``ponder.runner.runs`` (:func:`ponder.repro.migrate.module_name`)."""
+    return module_name(str(path.relative_to(PACKAGE.parents[1])))
 
 
 def imports(path: Path) -> set[str]:
     """The ``ponder`` modules ``path`` imports, by any statement (:func:`ponder.runner.runs.imported_by`)."""
-    return imported_by(module_name(path), every_statement=True)
+    return imported_by(dotted(path), every_statement=True)
 
 
 def graph(paths: list[Path]) -> dict[str, set[str]]:
     """``{module: the modules of the library it imports}``."""
-    known = {module_name(p): p for p in paths}
+    known = {dotted(p): p for p in paths}
     return {name: {m for m in imports(p) if m in known and m != name} for name, p in known.items()}
 
 
@@ -111,7 +111,7 @@ def profile_table_reads(paths: list[Path]) -> int:
     """Reads of a profile's sizes table (``by_profile(...)`` or ``SIZES[...]``) in the modules that define runs."""
     count, defining = 0, set(experiment_modules(PACKAGE.parent))
     for path in paths:
-        if module_name(path) not in defining:
+        if dotted(path) not in defining:
             continue
         for node in ast.walk(ast.parse(path.read_bytes())):
             if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "by_profile":
