@@ -1,6 +1,6 @@
 """How far each family's training step is from what its products alone would take, and where the rest goes.
 
-For one run of each family (:func:`ponder.bench.train.run_families`, ``quick``'s sizes on the CPU), in one
+For one run of each family (:func:`ponder.bench.train.families`, ``quick``'s sizes on the CPU), in one
 process, on one thread, under the pins, as the runs train:
 
 * ``step_ms``: a real training step (data, forward, backward, clipping, fused AdamW), timed;
@@ -35,7 +35,7 @@ from ..repro import measured
 from ..repro.provenance import device
 from ..runner.training import TrainConfig, make_optimizer, num_threads
 from . import write_result
-from .train import flops_per_step, matmul_rate, run_families
+from .train import families, flops_per_step, matmul_rate
 
 PROFILE, WARMUP, STEPS, PROFILED, TOP = "quick", 10, 30, 10, 6
 # ATen's matrix products: the four that :mod:`ponder.products` routes, and the rest of the family
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> dict:
     with num_threads(1):
         rate = matmul_rate()
         result = {"machine": device(), "profile": PROFILE, "threads": 1, "matmul_gflops": rate / 1e9, "families": []}
-        for name, (make, batches, loss_fn) in run_families(PROFILE).items():
+        for name, (make, batches, loss_fn) in families(PROFILE, variants=False).items():
             row = family_row(name, make, batches, loss_fn, rate)
             result["families"].append(row)
             print(

@@ -42,25 +42,20 @@ from multiprocessing import get_context
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from ..models.acmize import acmize
-from ..models.attention_transformer import CausalLM
-from ..models.avit import AViT
-from ..models.recurrent import RecurrentPonderer
-from ..models.vit import ViT
-from ..profiles import by_profile
-from ..runner import parallel
 from ..runner.gpu.compilation import compiled
 from ..runner.gpu.ensemble import Stacked
+from ..runner.parallel import worker_count
 from ..runner.runs import write_json
+from ..runner.specs import Recipe, Spec
 from ..runner.timing import synchronize
 from ..runner.training import TrainConfig, default_device, make_optimizer, num_threads, update_function
-from ..studies.acm import baselines as acm_baselines
-from ..studies.acm import phases as acm
-from ..studies.hyla import experiments as hyla
-from ..studies.hyper_ut import cpvr as hyper_ut
-from ..studies.hyper_ut import vision as hyper_ut_vision
-from ..studies.survey.parity import parity_loss, parity_settings
-from ..tasks import fuzzy, images, parity, sraven, text
+from ..studies.acm.baselines import avit_depths
+from ..studies.acm.phases import base_run, budgets
+from ..studies.acm.tuning import acm_run, halting_run
+from ..studies.hyla.experiments import fuzzy_setup, sraven_setup, task_spec, text_run, text_setup
+from ..studies.hyper_ut.cpvr import cpvr_spec
+from ..studies.hyper_ut.vision import vision_run
+from ..studies.survey.parity import parity_run
 from . import RESULTS, write_result
 
 STEPS, WARMUP = 60, 10
@@ -86,8 +81,8 @@ def in_bf16(loss_fn: Callable) -> Callable:
 # variant -> (the families timed that way, what it does to their loss): the largest blocks of the gpu plan
 # that are not bound by launches alone (sraven and the ViT; ACM's phase III and the language model, whose
 # eager steps of 6 processes side by side keep the device busy). bf16 and compiled-cublas are measurements
-# for deciding, no run trains that way; compiled is what a sraven run with ``compiled=True`` trains with, and
-# what an ACM phase-III run or a language model would
+# for deciding, no run trains that way; compiled is what a sraven run or a language model with ``compiled=True``
+# trains with (their run declared so), and what an ACM phase-III run would
 VARIANTS: dict[str, tuple[tuple[str, ...], Callable]] = {
     "bf16": (("sraven", "ViT"), in_bf16),
     "compiled": (("sraven", "ACM phase III", "text"), compiled),
@@ -99,102 +94,56 @@ def families(profile: str, variants: bool = True) -> dict[str, tuple[Callable, C
     """``{name: (make_model, batches(step), loss_fn)}`` for one run of each family of ``profile``,
     with ``variants`` also those of :data:`VARIANTS` (named ``"bf16 ..."``, ``"compiled ..."``, ...), each
     right after its family: a bench cut off by its time limit has measured the variants of the families
-    it reached (the compiled sraven row decides a rule of the gpu plan)."""
+    it reached (the compiled sraven row decides a rule of the gpu plan). A family whose run has a ``compiled``
+    switch is compiled as the run declared with it compiles (the language model's validation stays eager)."""
     rows = {}
-    for name, (make, batches, loss) in run_families(profile).items():
+    switched = declared_runs(profile, compiled=True) if variants else {}
+    for family, spec in declared_runs(profile).items():
+        name, (make, batches, loss) = family_step(family, spec)
         rows[name] = (make, batches, loss)
         for variant, (prefixes, wrap) in VARIANTS.items() if variants else ():
-            if name.startswith(prefixes):
-                rows[f"{variant} {name}"] = (make, batches, wrap(loss))
+            if family.startswith(prefixes):
+                as_declared = variant == "compiled" and switched[family].run.key != spec.run.key
+                variant_loss = untrained(switched[family]).loss if as_declared else wrap(loss)
+                rows[f"{variant} {name}"] = (make, batches, variant_loss)
     return rows
 
 
-def run_families(profile: str) -> dict[str, tuple[Callable, Callable, Callable]]:
-    """:func:`families` as the runs train them (no bfloat16 variants)."""
-    s = hyla.sraven_setup(profile)
-    train, _ = sraven.split(s.k, s.holdout)
-    cp = by_profile(hyper_ut.SIZES, profile)
-    length, hops = cp["length"], list(cp["train_hops"])
-    vit = acm.sizes(profile)
-    pa = parity_settings(profile)
-    fz, lm = hyla.fuzzy_setup(profile), hyla.text_setup(profile)
-    fuzzy_train = fuzzy.split(fz.n_vars, fz.n_terms, fz.frac_test, seed=0)["train"]
-    corpus = text.splits()["train"]
-    vi = by_profile(hyper_ut_vision.SIZES, profile)
-    vit_arch = dict(image=32, patch=4, dim=vit["dim"], depth=vit["depth"], heads=vit["heads"])
-    digits = lambda step: images.sample(vit["batch"], seed=step, scene=acm.scene(profile))  # noqa: E731
-    # the runs' own data: their training stream (drawn once, in the untimed warm-up, then read)
-    cpvr_stream = hyper_ut.training_batches(TrainConfig(steps=cp["steps"], batch_size=cp["batch_size"]), length, hops)
-    cpvr_batches = lambda step: cpvr_stream(step % cp["steps"])  # noqa: E731
+# a learning rate for the runs declared without one (the ACM methods, chosen on a grid at cpu): a step costs the same
+# at any rate
+LR = 1e-3
+
+
+def declared_runs(profile: str, compiled: bool = False) -> dict[str, Spec]:
+    """``{family: spec}``: the run of each family of ``profile`` that the bench times (:mod:`ponder.runner.specs`),
+    sraven and the language model eager unless ``compiled``, ACM's phase III at the lowest budget and A-ViT at the
+    lowest target depth (their steps cost more than the plain ViT's)."""
     return {
-        f"sraven {s.kind} K={s.k} dim {s.dim} depth {s.depth} batch {s.batch_size}": (
-            partial(hyla.sraven_model, s),
-            lambda step: sraven.batch(s.batch_size, train, s.f, seed=step),
-            hyla.sraven_loss,
-        ),
-        f"fuzzy {fz.kind} N={fz.length} dim {fz.dim} depth {fz.depth} batch {fz.batch_size}": (
-            partial(hyla.fuzzy_model, fz),
-            lambda step: fuzzy.batch(fz.batch_size, fuzzy_train, fz.n_vars, fz.length, seed=step),
-            hyla.fuzzy_loss,
-        ),
-        f"text {lm.kind} length {lm.length} dim {lm.dim} depth {lm.depth} batch {lm.batch_size}": (
-            lambda: CausalLM(text.VOCAB, lm.length, dim=lm.dim, heads=lm.heads, depth=lm.depth, kind=lm.kind),
-            lambda step: text.windows(corpus, lm.batch_size, lm.length, seed=step),
-            lambda m, b: hyla.lm_loss(m, *b),
-        ),
-        **{
-            f"C-PVR {kind} L={length} dim {cp['model']['dim']} T={cp['model']['steps']} batch {cp['batch_size']}": (
-                partial(hyper_ut.build, kind, length, cp["model"]),
-                cpvr_batches,
-                hyper_ut.loss_fn(cp["model"]["tau"]),
-            )
-            for kind in ("ut_act", "hyper_act")
-        },
-        f"ViT dim {vit['dim']} depth {vit['depth']} batch {vit['batch']}": (
-            lambda: ViT(**vit_arch),
-            digits,
-            lambda m, b: torch.nn.functional.cross_entropy(m(b[0]), b[1]),
-        ),
-        # ACM's phase III (every MLP and projection an ACM of 4 learners, at the lowest budget) and A-ViT's token
-        # halting (at the lowest target depth), each from the same ViT: their steps cost more than the plain ViT's
-        f"ACM phase III N=4 ViT dim {vit['dim']} depth {vit['depth']} batch {vit['batch']}": (
-            lambda: acm.trainable(acmize(ViT(**vit_arch), 4, acm.GATE_HIDDEN), "all"),
-            digits,
-            partial(acm.phase3_loss, budget=acm.budgets(profile)[0], weights=acm.loss_weights(profile)),
-        ),
-        f"A-ViT ViT dim {vit['dim']} depth {vit['depth']} batch {vit['batch']}": (
-            lambda: AViT(ViT(**vit_arch)),
-            digits,
-            partial(acm_baselines.avit_loss, target_depth=acm_baselines.avit_depths(profile)[0]),
-        ),
-        (
-            f"digits U-ViT hyper_act canvas {vi['canvas']} dim {vi['model']['dim']} "
-            f"T={vi['model']['steps']} batch {vi['batch_size']}"
-        ): (
-            lambda: hyper_ut.build(
-                "hyper_act",
-                0,
-                vi["model"],
-                embedding=hyper_ut_vision.PatchEmbedding(vi["canvas"], vi["patch"], vi["model"]["dim"]),
-                classes=images.CLASSES,
-            ),
-            lambda step: (lambda x, y: (x, y, y))(
-                *images.sample(
-                    vi["batch_size"],
-                    seed=step,
-                    size=vi["size"],
-                    canvas=vi["canvas"],
-                    scene=hyper_ut_vision.scene(profile),
-                )
-            ),
-            hyper_ut.loss_fn(vi["model"]["tau"]),
-        ),  # (images, label, label): C-PVR's loss reads (x, _, label)
-        f"parity ACT dim {pa['dim']} GRU {pa['hidden']} N={pa['max_steps']} batch {pa['batch_size']}": (
-            lambda: RecurrentPonderer(pa["dim"], pa["hidden"], pa["max_steps"], "act", pa["halting_bias"]),
-            lambda step: parity.sample(pa["batch_size"], pa["dim"], list(range(1, pa["train_max"] + 1)), seed=step),
-            parity_loss("act", pa["tau"], 0, 0),
-        ),
+        "sraven": task_spec("sraven", sraven_setup(profile, compiled=compiled), profile),
+        "fuzzy": task_spec("fuzzy", fuzzy_setup(profile), profile),
+        "text": text_run(text_setup(profile, compiled=compiled), profile),
+        "C-PVR ut_act": cpvr_spec("ut_act", profile, 0),
+        "C-PVR hyper_act": cpvr_spec("hyper_act", profile, 0),
+        "ViT": base_run(profile),
+        "ACM phase III": acm_run(profile, budgets(profile)[0], lr=LR),
+        "A-ViT": halting_run(profile, avit_depths(profile)[0], lr=LR),
+        "digits U-ViT hyper_act": vision_run("hyper_act", profile, 0),
+        "parity ACT": parity_run("act", profile, 0),
     }
+
+
+def untrained(spec: Spec) -> Recipe:
+    """``spec``'s recipe built on untrained models of the runs it needs: a step costs the same on any weights."""
+    return spec.recipe(spec.config, *(untrained(need).make() for need in spec.needs))
+
+
+def family_step(family: str, spec: Spec) -> tuple[str, tuple[Callable, Callable, Callable]]:
+    """``(name, (make_model, batches(step), loss_fn))`` of ``family``'s run ``spec``, from its recipe: named by the
+    family, the run and its batch size, its batches repeated after its last step."""
+    recipe = untrained(spec)
+    steps, batch = recipe.cfg.steps, recipe.batches
+    name = f"{family} ({spec.name}, batch {recipe.cfg.batch_size})"
+    return name, (recipe.make, lambda step: batch(step % steps), recipe.loss)
 
 
 def step_function(make: Callable, loss_fn: Callable, capture: bool, seeds: int = 1) -> Callable:
@@ -268,7 +217,7 @@ def base_family(name: str) -> str:
 def flops_per_step(profile: str, name: str) -> float:
     """Floating-point operations of one forward and backward pass (2 per multiply-add), counted on
     the family's eager float32 step (a variant's operations are the same)."""
-    make, batches, loss_fn = run_families(profile)[base_family(name)]
+    make, batches, loss_fn = families(profile, variants=False)[base_family(name)]
     device = default_device()
     torch.manual_seed(0)
     model = make().to(device).train()
@@ -370,7 +319,7 @@ def family_row(
         "flops_per_step": flops,
         "limit_steps_per_s": rate / flops,
     }
-    processes = parallel.worker_count()
+    processes = worker_count()
     if processes > 1:
         row |= {"processes": processes, "shared_steps_per_s": shared(profile, name, processes, workers=workers)}
     if cuda and base_family(name).startswith(captured):
@@ -397,7 +346,7 @@ def main() -> dict:
         "families": [],
         "complete": False,
     }
-    processes = parallel.worker_count()
+    processes = worker_count()
     with side_by_side(processes) if processes > 1 else nullcontext() as workers:
         for name in families(profile):
             try:
