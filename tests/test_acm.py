@@ -24,11 +24,14 @@ from ponder.models.acm_phases import (
 from ponder.models.transformer import MLP
 from ponder.models.vit import ViT
 from ponder.runner.specs import Chosen
+from ponder.studies.acm import phases, tuning
 from ponder.studies.acm import schedule as acm_schedule
-from ponder.studies.acm import tuning
 from ponder.studies.acm.analysis import ablations as ablation_analysis
+from ponder.studies.acm.analysis import learners as learners_analysis
 from ponder.studies.acm.analysis import methods as acm_analysis
-from ponder.studies.acm.analysis.methods import compared, leads, learners_needed, mean_points
+from ponder.studies.acm.analysis import spending as spending_analysis
+from ponder.studies.acm.analysis.learners import learners_needed
+from ponder.studies.acm.analysis.methods import compared, leads, mean_points
 
 
 def test_prefix_is_the_sum_of_the_first_k_learners():
@@ -702,7 +705,7 @@ def test_latency_bench_measures_one_thread_and_every_core_on_any_cpu(monkeypatch
 
 
 def test_spending_is_one_pass_of_the_maps_and_the_costs_whatever_the_batch():
-    from ponder.studies.acm.analysis.methods import spending
+    from ponder.studies.acm.analysis.spending import spending
 
     torch.manual_seed(0)
     model = A.acmize(ViT(image=8, patch=4, dim=8, depth=2, heads=2), n=4).eval()
@@ -729,7 +732,7 @@ def test_a_lead_is_over_the_best_other_point_at_no_more_cost_and_none_where_noth
 
 
 def test_learner_shares_count_each_seeds_tokens_by_the_learners_they_need():
-    from ponder.studies.acm.analysis.methods import learner_shares
+    from ponder.studies.acm.analysis.learners import learner_shares
 
     each_helps = torch.tensor([[16.0, 4.0, 1.0, 0.25]])  # MSEs: each learner halves the distance
     second_stalls = torch.tensor([[16.0, 4.0, 4.0, 4.0]])  # the third learner no longer helps
@@ -832,15 +835,16 @@ def test_distillation_errors_are_per_token_mses_of_every_learner_count_of_the_se
     base = ViT(image=8, patch=4, dim=8, depth=3, heads=2).eval()
     model = A.acmize(base, n=4, warm_start=True).eval()  # all 4 learners give the MLP less its output bias
     starts = []
-    monkeypatch.setattr(acm_analysis, "base_model", lambda profile, seed: (base, {}))
-    monkeypatch.setattr(acm_analysis, "settled_phase1", lambda profile, seed, warm: starts.append(warm) or (model, {}))
-    monkeypatch.setattr(acm_analysis, "test_set", lambda profile: (torch.rand(10, 1, 8, 8), torch.zeros(10)))
-    errors, labels = acm_analysis.distillation_errors("smoke", images_=6, warm_start=True)
+    monkeypatch.setattr(learners_analysis, "base_model", lambda profile, seed: (base, {}))
+    settled = lambda profile, seed, warm: starts.append(warm) or (model, {})  # noqa: E731
+    monkeypatch.setattr(learners_analysis, "settled_phase1", settled)
+    monkeypatch.setattr(learners_analysis, "test_set", lambda profile: (torch.rand(10, 1, 8, 8), torch.zeros(10)))
+    errors, labels = learners_analysis.distillation_errors("smoke", images_=6, warm_start=True)
     assert starts == [True] and errors.shape == (6 * 5, 4) and labels.shape == (6 * 5,)  # 4 patches and the class
     assert ((2 <= labels) & (labels <= 4)).all() and (errors >= 0).all()
     bias_mse = lambda block: base.blocks[block].mlp.fc2.bias.pow(2).mean().item()  # noqa: E731
     assert errors[:, -1] == pytest.approx(torch.full((30,), bias_mse(1)), abs=1e-5)
-    first, _ = acm_analysis.distillation_errors("smoke", module="blocks.0.mlp", images_=6)
+    first, _ = learners_analysis.distillation_errors("smoke", module="blocks.0.mlp", images_=6)
     assert first[:, -1] == pytest.approx(torch.full((30,), bias_mse(0)), abs=1e-5)
     assert bias_mse(0) != pytest.approx(bias_mse(1), abs=1e-3)
 
@@ -851,19 +855,19 @@ def test_compute_maps_are_the_learners_run_per_patch_over_the_most_a_token_can_r
     x = torch.rand(3, 1, 8, 8)
     for k, share in ((4, 1.0), (2, 0.5)):
         A.force_k(model, k)
-        maps = acm_analysis.compute_maps(model, x)
+        maps = spending_analysis.compute_maps(model, x)
         assert maps.shape == (3, 2, 2) and torch.allclose(maps, torch.full((3, 2, 2), share))
     A.force_k(model, None)
-    assert torch.equal(acm_analysis.compute_maps(model, x), acm_analysis.spending(model, x)[0])
+    assert torch.equal(spending_analysis.compute_maps(model, x), spending_analysis.spending(model, x)[0])
 
 
 def test_content_patches_are_where_the_test_images_carry_ink():
-    x, _ = acm_analysis.test_set("smoke")
-    pixels = acm_analysis.content_patches("smoke", 32, threshold=0.99)  # one patch a pixel: full ink
-    inkless = ~acm_analysis.content_patches("smoke", 32, threshold=0.0)
+    x, _ = phases.test_set("smoke")
+    pixels = spending_analysis.content_patches("smoke", 32, threshold=0.99)  # one patch a pixel: full ink
+    inkless = ~spending_analysis.content_patches("smoke", 32, threshold=0.0)
     assert pixels.shape == (len(x), 32, 32) and pixels.any() and inkless.any()
     assert x[:, 0][pixels].min() > 0.9 and x[:, 0][inkless].max() < 0.5  # bright ink on a darker background
-    patches = acm_analysis.content_patches("smoke", 8)
+    patches = spending_analysis.content_patches("smoke", 8)
     assert patches.shape == (len(x), 8, 8) and patches.dtype == torch.bool
     assert patches.flatten(1).any(1).all() and (~patches).flatten(1).any(1).all()  # every image: digit and background
-    assert (acm_analysis.content_patches("smoke", 8, threshold=0.3) <= patches).all()
+    assert (spending_analysis.content_patches("smoke", 8, threshold=0.3) <= patches).all()

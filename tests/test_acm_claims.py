@@ -10,7 +10,9 @@ import torch
 
 from ponder.studies.acm.analysis import ablations as ablation_analysis
 from ponder.studies.acm.analysis import latency
+from ponder.studies.acm.analysis import learners as learners_analysis
 from ponder.studies.acm.analysis import methods as acm_analysis
+from ponder.studies.acm.analysis import spending as spending_analysis
 
 NAN = math.nan
 UNFINISHED = {"base ViT, seed 1": "loss still falling"}
@@ -63,7 +65,7 @@ def test_the_lead_largest_at_the_lowest_budget_is_judged_on_its_own_comparison()
 
 @pytest.mark.parametrize("ratios, judged", [([1.5, 1.6, 1.4], "holds"), ([0.8, 0.9, 0.7], "does not hold")])
 def test_content_claims_judge_the_content_over_background_ratio_above_one(ratios, judged):
-    content, maps = acm_analysis.content_claims(ratios, 2.0)
+    content, maps = spending_analysis.content_claims(ratios, 2.0)
     assert (content.target, content.ours, content.verdict.verdict, content.paper) == (
         "acm-1",
         f"{np.mean(ratios):.2f}x",
@@ -88,13 +90,15 @@ def test_learners_needed_claims_judge_the_share_needing_two_or_three_learners_fr
     """acm-5: ``[seed, 0..4 learners]`` shares, on three seeds from random learners and one from the warm start."""
     random = torch.tensor([shares] * 3) + torch.tensor([[0.0, 0.0, 0.01, 0.0, -0.01], [0.0] * 5, [0.0] * 5])
     warm = torch.tensor([[0.0, 0.0, 0.25, 0.25, 0.5]])
-    paper_start, warm_start = acm_analysis.learners_needed_claims(random, warm, settled, seed=0)
+    paper_start, warm_start = learners_analysis.learners_needed_claims(random, warm, settled, seed=0)
     assert (paper_start.target, paper_start.verdict.verdict, paper_start.paper) == ("acm-5", judged, "most tokens")
     assert ours is None or paper_start.ours == ours
     assert "random learners" in paper_start.text
     assert (warm_start.target, warm_start.ours, warm_start.verdict) == ("acm-5", "50% need 2-3; 50% need <4", None)
     assert "warm start" in warm_start.text and "seed 0" in warm_start.text
-    (alone,) = acm_analysis.learners_needed_claims(random, None, settled, seed=0)  # a profile without the warm start
+    (alone,) = learners_analysis.learners_needed_claims(
+        random, None, settled, seed=0
+    )  # a profile without the warm start
     assert alone == paper_start
 
 
@@ -118,7 +122,7 @@ def test_moefication_claims_are_inconclusive_against_an_unfinished_base():
 def test_speech_frame_claims_judge_more_learners_on_speech_than_on_silence(more_on):
     high, low = [2.0, 2.1, 2.2], [1.0, 1.1, 1.0]
     on_speech, on_silence = (high, low) if more_on == "speech" else (low, high)
-    (row,) = acm_analysis.speech_frame_claims(on_speech, on_silence)
+    (row,) = spending_analysis.speech_frame_claims(on_speech, on_silence)
     assert (row.target, row.paper) == ("acm-7", "qualitative")
     assert row.ours == ("2.10 vs 1.03" if more_on == "speech" else "1.03 vs 2.10")
     assert row.verdict.verdict == ("holds" if more_on == "speech" else "does not hold")
@@ -217,6 +221,6 @@ def test_latency_claims_state_every_execution_timed_on_every_result():
 def test_content_ratio_is_mean_compute_on_content_over_background(monkeypatch):
     maps = torch.tensor([[[4.0, 1.0], [1.0, 1.0]], [[2.0, 0.5], [0.5, 0.5]]])  # [B, 2, 2]
     content = torch.tensor([[[True, False], [False, False]]] * 2)
-    monkeypatch.setattr(acm_analysis, "compute_maps", lambda model, x: maps)
-    monkeypatch.setattr(acm_analysis, "content_patches", lambda profile, grid: content)
-    assert acm_analysis.content_ratio(None, None, "smoke") == pytest.approx(3.0 / 0.75)
+    monkeypatch.setattr(spending_analysis, "compute_maps", lambda model, x: maps)
+    monkeypatch.setattr(spending_analysis, "content_patches", lambda profile, grid: content)
+    assert spending_analysis.content_ratio(None, None, "smoke") == pytest.approx(3.0 / 0.75)

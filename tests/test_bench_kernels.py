@@ -20,7 +20,7 @@ def test_the_ranked_operators_are_the_steps_own_and_their_shares_add_up():
 
 def test_every_family_and_the_acm_layer_make_one_step():
     steps = kernels.training_steps("smoke")
-    assert set(steps) == set(kernels.train.families("smoke"))
+    assert set(steps) == set(kernels.families("smoke"))
     for name, step in steps.items():
         assert torch.isfinite(step()), name
     with torch.inference_mode():

@@ -7,7 +7,7 @@ import pytest
 
 from ponder.bench import REGISTRY
 from ponder.bench import numerics as bench
-from ponder.bench.train import families
+from ponder.bench.steps import families
 from ponder.numerics import PINS
 
 

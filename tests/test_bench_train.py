@@ -8,17 +8,18 @@ import os
 import pytest
 import torch
 
+from ponder.bench import steps
 from ponder.bench import train as bench
 
 
 def test_seeds_trained_together_are_timed_in_run_steps():
-    for name in [n for n in bench.families("smoke") if n.startswith(bench.TOGETHER)]:
+    for name in [n for n in steps.families("smoke") if n.startswith(bench.TOGETHER)]:
         row = bench.together_rates("smoke", name, processes=1, cuda=False)
         assert row.keys() == {"together_steps_per_s"} and row["together_steps_per_s"] > 0
 
 
 def test_one_pool_of_workers_serves_every_measurement_side_by_side():
-    name = next(n for n in bench.families("smoke") if n.startswith("parity"))
+    name = next(n for n in steps.families("smoke") if n.startswith("parity"))
     with bench.side_by_side(2) as workers:
         pool, _ = workers
         rates = [bench.shared("smoke", name, 2, workers=workers) for _ in range(2)]
@@ -27,18 +28,18 @@ def test_one_pool_of_workers_serves_every_measurement_side_by_side():
 
 
 def test_the_variants_are_named_after_their_families_and_counted_as_them():
-    prefixes, _ = bench.VARIANTS["bf16"]
-    variants = {n for n in bench.families("smoke") if n.startswith("bf16")}
-    assert variants == {f"bf16 {n}" for n in bench.families("smoke", variants=False) if n.startswith(prefixes)} and len(
+    prefixes, _ = steps.VARIANTS["bf16"]
+    variants = {n for n in steps.families("smoke") if n.startswith("bf16")}
+    assert variants == {f"bf16 {n}" for n in steps.families("smoke", variants=False) if n.startswith(prefixes)} and len(
         variants
     ) == len(prefixes)
-    assert [n.split(" (")[0] for n in bench.families("smoke", variants=False)] == list(bench.declared_runs("smoke"))
-    assert {bench.base_family(n) for n in bench.families("smoke")} == set(bench.families("smoke", variants=False))
+    assert [n.split(" (")[0] for n in steps.families("smoke", variants=False)] == list(steps.declared_runs("smoke"))
+    assert {steps.base_family(n) for n in steps.families("smoke")} == set(steps.families("smoke", variants=False))
 
 
 def test_bf16_variants_train_a_step_in_bfloat16():
-    for name in [n for n in bench.families("smoke") if n.startswith("bf16")]:
-        make, batches, loss_fn = bench.families("smoke")[name]
+    for name in [n for n in steps.families("smoke") if n.startswith("bf16")]:
+        make, batches, loss_fn = steps.families("smoke")[name]
         torch.manual_seed(0)
         model = make()
         seen = []
@@ -61,9 +62,9 @@ def compiled_against_eager(family: str, device: str) -> None:
     break would leave part of the step eager."""
     from torch._dynamo.utils import counters
 
-    name = next(n for n in bench.families("smoke") if n.startswith(f"compiled {family}"))
-    make, batches, loss_fn = bench.families("smoke")[name]
-    _, _, eager_loss = bench.families("smoke", variants=False)[bench.base_family(name)]
+    name = next(n for n in steps.families("smoke") if n.startswith(f"compiled {family}"))
+    make, batches, loss_fn = steps.families("smoke")[name]
+    _, _, eager_loss = steps.families("smoke", variants=False)[steps.base_family(name)]
     batch = tuple(t.to(device) for t in batches(0))
     torch._dynamo.reset()
     counters.clear()
@@ -118,7 +119,7 @@ def test_the_acm_families_train_what_acm_vit_trains():
     from ponder.studies.acm import phases
     from ponder.tasks import images
 
-    rows = bench.families("smoke")
+    rows = steps.families("smoke")
     (phase3,) = [n for n in rows if n.startswith("ACM phase III")]
     (avit,) = [n for n in rows if n.startswith("A-ViT")]
     make, batches, loss_fn = rows[phase3]
@@ -144,7 +145,7 @@ def test_acm_and_avit_steps_read_nothing_back_so_they_can_be_captured(prefix):
     with no boolean mask (a shape that depends on the data), each patched here to raise."""
     from unittest.mock import patch
 
-    families = bench.families("smoke", variants=False)
+    families = steps.families("smoke", variants=False)
     (name,) = [n for n in families if n.startswith(prefix)]
     make, batches, loss = families[name]
     torch.manual_seed(0)

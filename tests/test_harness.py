@@ -17,7 +17,7 @@ from ponder.ledger import verdicts
 from ponder.paths import claims_dir, figures_dir, results_dir, runs_dir
 from ponder.plots import save_figure, set_theme
 from ponder.profiles import PROFILES, by_profile, check_device, check_profile
-from ponder.repro import execution, notebooks, registry
+from ponder.repro import cli, execution, notebooks, registry
 from ponder.runner.specs import Chosen, declared
 
 
@@ -273,13 +273,13 @@ def test_there_are_notebooks():
 
 def test_a_misspelt_notebook_is_a_usage_error_not_a_traceback(capsys):
     with pytest.raises(SystemExit) as stop:
-        notebooks.main(["run", "hyla_sraven", "hyper_utt", "--profile", "smoke"])
+        cli.main(["run", "hyla_sraven", "hyper_utt", "--profile", "smoke"])
     assert stop.value.code == 2  # argparse's exit status for a bad argument, before anything runs
     assert "unknown notebook(s) ['hyper_utt']; choose from" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
-    "main", [lambda argv: notebooks.main(["run", *argv]), registry.main], ids=["notebooks", "experiments"]
+    "main", [lambda argv: cli.main(["run", *argv]), registry.main], ids=["notebooks", "experiments"]
 )
 def test_a_gpu_profile_without_a_gpu_is_a_usage_error_before_anything_trains(main, monkeypatch, capsys):
     """``make figures PROFILE=gpu`` (or ``make results``) on a machine without CUDA would train for days

@@ -6,6 +6,7 @@ import pytest
 
 from ponder.studies.hyla.analysis import experiments as HA
 from ponder.studies.hyla.analysis import latent as L
+from ponder.studies.hyla.analysis import sraven as HS
 from ponder.studies.hyla.sizes import Fuzzy, Sraven
 from ponder.tasks import sraven
 
@@ -150,7 +151,7 @@ def test_sweep_claims_state_no_heads_row_without_one_head_and_another(heads):
 def test_scaling_claims_rank_hyla_at_the_smallest_point_and_on_average():
     small = pd.Series({"softmax": 0.2, "linear": 0.1, "hyla": 0.3})
     mean = pd.Series({"softmax": 0.4, "linear": 0.5, "hyla": 0.45})
-    rows = HA.scaling_claims(small, mean, BELOW_REGIME, IN_REGIME)
+    rows = HS.scaling_claims(small, mean, BELOW_REGIME, IN_REGIME)
     assert [r.target for r in rows] == ["hyla-4"] * 2
     assert rows[0].text == (
         "sraven K=4, 1,600-10,240,000 instances: with the least data and the smallest model HYLA has the best "
@@ -163,7 +164,7 @@ def test_scaling_claims_rank_hyla_at_the_smallest_point_and_on_average():
     ]
     assert [r.verdict.verdict for r in rows] == ["inconclusive"] * 2
     assert all("1,600 training instances" in r.verdict.noise for r in rows)
-    in_regime = HA.scaling_claims(small, mean, IN_REGIME, IN_REGIME)  # one value each: the rule needs 3 seeds
+    in_regime = HS.scaling_claims(small, mean, IN_REGIME, IN_REGIME)  # one value each: the rule needs 3 seeds
     assert [r.verdict.noise.endswith("the rule needs 3 seeds") for r in in_regime] == [True, True]
 
 
@@ -171,10 +172,10 @@ def test_holdout_claims_describe_hylas_accuracy_from_the_fewest_to_the_most_held
     holdouts = pd.DataFrame(
         {"kind": ["hyla", "softmax", "hyla"], "fraction held out": [0.1, 0.1, 0.5], "OOD accuracy": [0.4, 0.9, 0.2]}
     )
-    (row,) = HA.holdout_claims(holdouts, k=2)
+    (row,) = HS.holdout_claims(holdouts, k=2)
     assert row.target == "hyla-a5" and row.text.startswith("sraven K=2: HYLA OOD accuracy from the fewest")
     assert row.ours == "0.400 -> 0.200" and row.verdict is None
-    assert HA.holdout_claims(holdouts[:2], k=2) == []
+    assert HS.holdout_claims(holdouts[:2], k=2) == []
 
 
 @pytest.mark.parametrize(
@@ -182,14 +183,14 @@ def test_holdout_claims_describe_hylas_accuracy_from_the_fewest_to_the_most_held
 )
 def test_ambiguity_claims_test_the_share_at_f8_against_a_factor_3_either_side_of_the_paper(share, verdict):
     ambiguity = pd.DataFrame({"f": [4, 8], "ours": [0.06, share], "ours_se": [0.004, 0.0009]})
-    (row,) = HA.ambiguity_claims(ambiguity, n=4096)
+    (row,) = HS.ambiguity_claims(ambiguity, n=4096)
     assert row.target == "hyla-a2" and "(K=4, F=8) are ambiguous" in row.text and row.paper == "0.32% ± 0.09"
     assert row.ours == f"{100 * share:.2f}% ± 0.09"
     assert row.verdict.verdict == verdict
 
 
 def test_task_count_claims_describe_the_analytic_count():
-    (row,) = HA.task_count_claims(4)
+    (row,) = HS.task_count_claims(4)
     assert (row.target, row.text, row.verdict) == ("hyla-a9", "number of sraven tasks at K=4 (analytic)", None)
     assert row.ours == f"{sraven.count_tasks(4):,}"
 
@@ -234,18 +235,19 @@ def test_sweep_scaling_and_holdouts_are_a_row_per_run_with_its_metrics(monkeypat
     heads = sweep.dropna(subset=["heads"])
     assert {(s.kind, s.heads) for s in asked} >= set(zip(heads.kind, heads.heads.astype(int), strict=True))
 
-    scaling = HA.scaling("quick")
-    assert len(scaling) == len(HA.scaling_setups("quick"))
+    stub_runs(monkeypatch, HS)
+    scaling = HS.scaling("quick")
+    assert len(scaling) == len(HS.scaling_setups("quick"))
     assert (scaling["final training loss"] == 5.0).all()
-    assert scaling.instances.tolist() == [row["setup"].instances for row in HA.scaling_setups("quick")]
+    assert scaling.instances.tolist() == [row["setup"].instances for row in HS.scaling_setups("quick")]
 
-    holdouts = HA.holdouts("quick")
+    holdouts = HS.holdouts("quick")
     assert len(holdouts) == len(HA.MAIN_KINDS) * len(sweeps["holdouts"])
     assert np.allclose(holdouts["in-distribution accuracy"], 1 - holdouts["OOD accuracy"])
 
 
 def test_ambiguity_is_the_share_of_instances_another_panel_solves_with_its_binomial_se():
-    frame = HA.ambiguity((4, 8), n=60, seed=0)
+    frame = HS.ambiguity((4, 8), n=60, seed=0)
     assert frame.f.tolist() == [4, 8] and frame.paper.tolist() == [0.0642, 0.0032]
     grids = sraven.sample(60, sraven.combinations(4), 4, seed=100)["grid"]
     share = np.mean([sraven.is_ambiguous(g, 4) for g in grids])

@@ -19,9 +19,12 @@ from ponder.runner.training import TrainConfig, make_optimizer, optimizer_step, 
 from ponder.studies.hyper_ut import cpvr as H
 from ponder.studies.hyper_ut import cpvr_targets as T
 from ponder.studies.hyper_ut import schedule as hyper_ut_schedule
+from ponder.studies.hyper_ut.analysis import configurations as HC
 from ponder.studies.hyper_ut.analysis import cpvr as HA
+from ponder.studies.hyper_ut.analysis import depth as HD
 from ponder.studies.hyper_ut.analysis import modules as HM
 from ponder.studies.hyper_ut.analysis import task as TA
+from ponder.studies.hyper_ut.analysis import trace as HT
 from ponder.studies.hyper_ut.sizes.cpvr import MODEL
 from ponder.tasks import cpvr, cpvr_decoys
 
@@ -241,7 +244,7 @@ def test_smoke_run_reports_accuracy_and_steps_per_hop():
     assert sorted(metrics["accuracy"]) == hops and sorted(metrics["steps"]) == hops == sorted(metrics["loss"])
     assert all(0 <= a <= 1 for a in metrics["accuracy"].values()) and all(v > 0 for v in metrics["loss"].values())
     assert 0 <= metrics["validation"] <= 1 and metrics["validation loss"] > 0
-    table = HA.configurations("smoke")
+    table = HC.configurations("smoke")
     assert list(table["model"]) == [H.LABELS[k] for k in H.KINDS]
     assert table.set_index("model").loc["Transformer", "parameters"] > table.set_index("model").loc["UT", "parameters"]
 
@@ -352,10 +355,10 @@ def test_ponder_trace_and_explorer_controls():
     torch.manual_seed(0)
     models = {kind: H.build(kind, LENGTH, SMALL) for kind in ("ut", "hyper_act")}
     x, _, _ = cpvr.sample(1, LENGTH, 2, seed=0)
-    trace = HA.ponder_trace(models["hyper_act"], x[0])
+    trace = HT.ponder_trace(models["hyper_act"], x[0])
     assert len(trace["halting_probability"]) == STEPS and len(trace["routing"]) == STEPS
     assert abs(sum(trace["weights"]) - 1) < 1e-5 and 1 <= trace["steps"] <= STEPS
-    assert HA.ponder_trace(models["ut"], x[0])["halting_probability"] == []
+    assert HT.ponder_trace(models["ut"], x[0])["halting_probability"] == []
     plt.close("all")
     box = ponder_explorer(models, LENGTH, max_hops=3, hops=2, train_hops=(1, 2))  # L = 8 holds 3 hops beside a decoy
     menu, slider, button = box.children[0].children
@@ -375,7 +378,7 @@ def test_ponder_trace_and_explorer_controls():
 def test_results_table_is_mean_and_standard_error_over_seeds():
     import pandas as pd
 
-    from ponder.studies.hyper_ut.plots import results_table
+    from ponder.studies.hyper_ut.plots.cpvr import results_table
 
     seeds = pd.DataFrame(
         [
@@ -499,12 +502,12 @@ def test_depth_needed_is_the_smallest_depth_within_the_tolerance_of_the_best():
             for h, a in zip((1, 2), accs)
         ]
     )
-    needed = HA.depth_needed_per_hop(frame)
+    needed = HD.depth_needed_per_hop(frame)
     assert needed.loc[0].tolist() == [
         2,
         4,
     ]  # hop 1: 1.00 is the best, depth 2 has it; hop 2: 0.90 < 1.00 - 0.05 <= 0.97
-    assert HA.depth_needed_per_hop(frame, tolerance=0.1).loc[0].tolist() == [2, 2]
+    assert HD.depth_needed_per_hop(frame, tolerance=0.1).loc[0].tolist() == [2, 2]
 
 
 @pytest.mark.parametrize(
@@ -513,7 +516,7 @@ def test_depth_needed_is_the_smallest_depth_within_the_tolerance_of_the_best():
 def test_depth_claims_judge_the_depth_at_the_most_hops_against_one_hop(deep, verdict):
     """hut-2: per seed, the depth needed at the most hops minus at one hop (here 3 at one hop on every seed)."""
     needed = pd.DataFrame({1: [3, 3, 3], 4: deep}, index=pd.Index([0, 1, 2], name="seed"))
-    (row,) = HA.depth_claims(needed)
+    (row,) = HD.depth_claims(needed)
     assert row.target == "hut-2" and row.verdict.verdict == verdict
     assert row.ours == f"1:3.0 4:{np.mean(deep):.1f} (hops:mean depth needed)"
 

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from ponder.studies.hyper_ut import cpvr_targets as T
+from ponder.studies.hyper_ut.analysis import configurations as HC
 from ponder.studies.hyper_ut.analysis import cpvr as HA
 from ponder.studies.hyper_ut.analysis import modules as HM
 from ponder.studies.hyper_ut.analysis import task as TA
@@ -236,7 +237,7 @@ def test_sharing_claims_judge_the_ut_against_the_transformer_with_fewer_paramete
 
 def test_configuration_claims_describe_the_transformers_and_hyper_uts_parameters():
     table = pd.DataFrame({"model": ["Transformer", "UT", "Hyper-UT"], "parameters": [56789, 1000, 1234]})
-    (row,) = HA.configuration_claims(table)
+    (row,) = HC.configuration_claims(table)
     assert row.target == "hut-9" and "configuration table" in row.text
     assert row.ours == "56,789 vs 1,234" and row.verdict is None
 

@@ -11,6 +11,7 @@ import torch
 
 from ponder.models.act import HaltingUnit
 from ponder.studies.survey.analysis import cpvr as survey
+from ponder.studies.survey.analysis import knobs
 from ponder.studies.survey.analysis.cpvr import exit_savings, sweep_summary
 
 
@@ -184,10 +185,10 @@ def test_adaptive_table_sets_each_method_beside_its_dense_twin_with_its_share_of
 
 def test_shifted_halting_bias_moves_the_bias_for_the_block_and_restores_it_even_on_an_error():
     unit, state = HaltingUnit(4, bias=-2.0), torch.randn(3, 4)
-    with survey.shifted_halting_bias(unit, -1.0) as shifted:
+    with knobs.shifted_halting_bias(unit, -1.0) as shifted:
         assert shifted is unit and torch.allclose(unit(state), torch.sigmoid(torch.tensor(-3.0)).expand(3))
     assert unit.linear.bias.item() == -2.0
-    with pytest.raises(RuntimeError), survey.shifted_halting_bias(unit, 5.0):
+    with pytest.raises(RuntimeError), knobs.shifted_halting_bias(unit, 5.0):
         assert unit.linear.bias.item() == 3.0
         raise RuntimeError
     assert unit.linear.bias.item() == -2.0
@@ -199,10 +200,10 @@ def test_knob_settings_gives_a_row_per_setting_with_mean_accuracy_and_compute(mo
             {"hops": [1, 2], "accuracy": [value, 0.0], compute: [2.0, 4.0]}  # mean accuracy value / 2
         )
 
-    monkeypatch.setattr(survey, "knob_halting_bias", knob("steps"))
-    monkeypatch.setattr(survey, "knob_exit_threshold", knob("steps"))
-    monkeypatch.setattr(survey, "knob_mod_capacity", knob("macs"))
-    table = survey.knob_settings("smoke")
+    monkeypatch.setattr(knobs, "knob_halting_bias", knob("steps"))
+    monkeypatch.setattr(knobs, "knob_exit_threshold", knob("steps"))
+    monkeypatch.setattr(knobs, "knob_mod_capacity", knob("macs"))
+    table = knobs.knob_settings("smoke")
     assert list(table.columns) == ["setting", "knob", "accuracy", "compute"] and len(table) == 9
     assert table.groupby("setting", sort=False).size().tolist() == [3, 3, 3]
     assert table["setting"].iloc[-1].startswith("MoD capacity (trained at ")

@@ -12,7 +12,7 @@ import pytest
 from ponder.profiles import PROFILES
 from ponder.studies.survey import parity as sp
 from ponder.studies.survey import schedule as survey_schedule
-from ponder.studies.survey.analysis import cpvr as survey
+from ponder.studies.survey.analysis import knobs
 from ponder.studies.survey.analysis import parity as pa
 from ponder.studies.survey.plots import draw_parity
 
@@ -124,5 +124,5 @@ def test_draw_parity_joins_difficulties_in_numeric_order():
 def test_control_takes_one_step_and_the_knob_frame_is_ordered():
     control = pa.control_frame("smoke")
     assert control["steps"].eq(1.0).all() and (control["method"] == pa.CONTROL).all()
-    knob = survey.knob_ponder_weight("smoke", "pondernet", 0.5)
+    knob = knobs.knob_ponder_weight("smoke", "pondernet", 0.5)
     assert knob["difficulty"].tolist() == list(range(1, sp.PARITY["smoke"]["dim"] + 1)) and knob["knob"].eq(0.5).all()

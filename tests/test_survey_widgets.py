@@ -20,7 +20,7 @@ from torch import nn
 from ponder.runner.runs import Run
 from ponder.runner.training import TrainConfig, train_run
 from ponder.studies.survey import widgets as survey_widgets
-from ponder.studies.survey.analysis import cpvr as survey
+from ponder.studies.survey.analysis import knobs
 
 TITLES = ["halting bias (UT+ACT)", "exit threshold", "MoD capacity", "τ / λp (parity)"]
 
@@ -40,10 +40,10 @@ def calls(monkeypatch):
 
         return knob
 
-    monkeypatch.setattr(survey, "knob_halting_bias", stub("bias"))
-    monkeypatch.setattr(survey, "knob_exit_threshold", stub("threshold"))
-    monkeypatch.setattr(survey, "knob_mod_capacity", stub("capacity"))
-    monkeypatch.setattr(survey, "knob_ponder_weight", stub("weight", "difficulty"))
+    monkeypatch.setattr(knobs, "knob_halting_bias", stub("bias"))
+    monkeypatch.setattr(knobs, "knob_exit_threshold", stub("threshold"))
+    monkeypatch.setattr(knobs, "knob_mod_capacity", stub("capacity"))
+    monkeypatch.setattr(knobs, "knob_ponder_weight", stub("weight", "difficulty"))
     plt.close("all")
     yield seen
     plt.close("all")
@@ -82,9 +82,9 @@ def test_ponder_weight_is_busy_while_it_trains(calls, monkeypatch):
         seen.append((weight.disabled, button.disabled, status.value))
         return frame("difficulty")
 
-    monkeypatch.setattr(survey, "knob_ponder_weight", training)
+    monkeypatch.setattr(knobs, "knob_ponder_weight", training)
     button.click()
-    seconds = survey.knob_ponder_weight_seconds("quick")
+    seconds = knobs.knob_ponder_weight_seconds("quick")
     assert 60 <= seconds <= 600  # a few minutes: 10,000 steps
     assert seen == [
         (
@@ -103,7 +103,7 @@ def test_a_failing_knob_reports_in_its_panel(calls, monkeypatch):
     def failing(*args):
         raise RuntimeError("no space left on device")
 
-    monkeypatch.setattr(survey, "knob_ponder_weight", failing)
+    monkeypatch.setattr(knobs, "knob_ponder_weight", failing)
     button.click()
     errors = [o["text"] for o in out.outputs if o.get("name") == "stderr"]
     assert len(errors) == 1 and "RuntimeError: no space left on device" in errors[0]
@@ -125,9 +125,9 @@ def test_the_status_line_shows_its_whole_text_on_a_row_of_its_own(calls, monkeyp
     controls, status, _ = tabs.children[3].children
     assert isinstance(status, widgets.HTML) and status not in controls.children
     while_busy = []
-    monkeypatch.setattr(survey, "knob_ponder_weight", lambda *args: while_busy.append(status.value) or frame())
+    monkeypatch.setattr(knobs, "knob_ponder_weight", lambda *args: while_busy.append(status.value) or frame())
     controls.children[1].click()
-    seconds = survey.knob_ponder_weight_seconds("quick")
+    seconds = knobs.knob_ponder_weight_seconds("quick")
     assert while_busy == [
         f"ACT τ = 0.001 (trained): training or loading … (a run not cached yet trains for about {seconds} s)"
     ]
@@ -138,8 +138,8 @@ def test_hops_beyond_training_are_shaded_out_of_distribution(monkeypatch):
     hops = pd.DataFrame({"hops": [1, 2, 3, 4, 5], "accuracy": [1.0, 1.0, 0.9, 0.7, 0.6], "steps": [2.0, 3, 4, 5, 5]})
     parity = pd.DataFrame({"difficulty": range(1, 11), "accuracy": [1.0] * 10, "steps": [3.0] * 10})
     for knob in ("knob_halting_bias", "knob_exit_threshold", "knob_mod_capacity"):
-        monkeypatch.setattr(survey, knob, lambda *args: hops)
-    monkeypatch.setattr(survey, "knob_ponder_weight", lambda *args: parity)
+        monkeypatch.setattr(knobs, knob, lambda *args: hops)
+    monkeypatch.setattr(knobs, "knob_ponder_weight", lambda *args: parity)
     plt.close("all")
     tabs = survey_widgets.knobs("quick", seed=0)
     ponder_weight_panel(tabs)[1].click()
@@ -182,19 +182,19 @@ def test_an_interrupt_stops_a_clicked_training_and_the_panel_stays_usable(calls,
     """The panel says it stopped, shows no traceback, re-enables its controls, and the next click trains."""
     tabs = survey_widgets.knobs("smoke", seed=0)
     weight, button, status, out = ponder_weight_panel(tabs)
-    monkeypatch.setattr(survey, "knob_ponder_weight", interrupted)
+    monkeypatch.setattr(knobs, "knob_ponder_weight", interrupted)
     button.click()  # the callback ends: the interrupt stopped what it was for
     assert status.value.startswith("ACT τ = 0.001 (trained): stopped after ")
     assert "(Kernel &gt; Interrupt); the run's checkpoints stay in its cache" in status.value
     assert not weight.disabled and not button.disabled
     assert in_a_kernel == [] and [o for o in out.outputs if o.get("name") == "stderr"] == []
-    monkeypatch.setattr(survey, "knob_ponder_weight", lambda *args: frame("difficulty"))
+    monkeypatch.setattr(knobs, "knob_ponder_weight", lambda *args: frame("difficulty"))
     button.click()
     assert "done in" in status.value
 
 
 def test_an_interrupt_while_the_cell_draws_stops_the_cell(calls, monkeypatch, in_a_kernel):
-    monkeypatch.setattr(survey, "knob_halting_bias", interrupted)
+    monkeypatch.setattr(knobs, "knob_halting_bias", interrupted)
     with pytest.raises(KeyboardInterrupt):
         survey_widgets.knobs("smoke", seed=0)
     assert [name for name, _ in calls] == []  # the panels after it are not drawn
@@ -222,7 +222,7 @@ def test_an_interrupted_training_resumes_from_its_checkpoint(calls, monkeypatch,
         train_run(run, lambda: nn.Linear(4, 1), loss, batches, CONFIG)
         return frame("difficulty")
 
-    monkeypatch.setattr(survey, "knob_ponder_weight", training)
+    monkeypatch.setattr(knobs, "knob_ponder_weight", training)
     tabs = survey_widgets.knobs("smoke", seed=0)
     _, button, status, _ = ponder_weight_panel(tabs)
     button.click()

@@ -14,8 +14,8 @@ import pytest
 from matplotlib.patches import FancyArrowPatch
 
 from ponder.repro import lab
-from ponder.studies.hyper_ut.cpvr_plots import decoy_chain, draw_chain
 from ponder.studies.hyper_ut.explorer import cpvr_explorer, decoy_end, draw_task
+from ponder.studies.hyper_ut.plots.task import decoy_chain, draw_chain
 from ponder.tasks import cpvr_decoys
 from ponder.tasks.cpvr import pointer_chain
 

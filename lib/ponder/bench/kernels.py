@@ -22,6 +22,7 @@ from torch.profiler import ProfilerActivity, profile
 from ..runner.timing import synchronize
 from ..runner.training import default_device, num_threads
 from . import acm, train, write_result
+from .steps import families
 
 WARMUP, REPEATS, TOP = 3, 5, 12
 
@@ -90,10 +91,10 @@ def profiled(fn: Callable[[], object], top: int = TOP) -> dict:
 
 
 def training_steps(profile: str) -> dict[str, Callable[[], object]]:
-    """``{family: one eager training step}`` for every family of :func:`ponder.bench.train.families`."""
+    """``{family: one eager training step}`` for every family of :func:`ponder.bench.steps.families`."""
     device = default_device()
     steps = {}
-    for name, (make, batches, loss_fn) in train.families(profile).items():
+    for name, (make, batches, loss_fn) in families(profile).items():
         update = train.step_function(make, loss_fn, capture=False)
         batch = batches(0)
         steps[name] = lambda update=update, batch=batch: update(tuple(t.to(device, non_blocking=True) for t in batch))

@@ -1,6 +1,6 @@
 """How far each family's training step is from what its products alone would take, and where the rest goes.
 
-For one run of each family (:func:`ponder.bench.train.families`, ``quick``'s sizes on the CPU), in one
+For one run of each family (:func:`ponder.bench.steps.families`, ``quick``'s sizes on the CPU), in one
 process, on one thread, under the pins, as the runs train:
 
 * ``step_ms``: a real training step (data, forward, backward, clipping, fused AdamW), timed;
@@ -35,7 +35,8 @@ from ..repro import measured
 from ..repro.provenance import device
 from ..runner.training import TrainConfig, make_optimizer, num_threads
 from . import write_result
-from .train import families, flops_per_step, matmul_rate
+from .steps import families
+from .train import flops_per_step, matmul_rate
 
 PROFILE, WARMUP, STEPS, PROFILED, TOP = "quick", 10, 30, 10, 6
 # ATen's matrix products: the four that :mod:`ponder.products` routes, and the rest of the family

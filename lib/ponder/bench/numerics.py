@@ -3,7 +3,7 @@
 A process chooses its SIMD code paths (MKL's branch, ATen's capability, oneDNN's ISA) when torch
 loads, so each case runs in a fresh process: ``pinned`` with the project's pins (the default),
 ``unpinned`` with ``PONDER_UNPINNED=1`` (the library's own choice for this CPU). Both time the
-same training steps of every family of :func:`ponder.bench.train.families` on one thread
+same training steps of every family of :func:`ponder.bench.steps.families` on one thread
 (:func:`ponder.bench.train.time_steps`). The two processes run one after the other in each of
 ``ROUNDS`` rounds, so load changes hit both alike; the result is the per-round ratio
 ``pinned / unpinned`` of seconds per step, with its mean and standard error over rounds.
@@ -76,7 +76,8 @@ def _worker(profile: str, steps: int) -> None:
     """In a fresh process (``import ponder``, run first as this module's package, has pinned or
     not before torch loads): print ``{family: seconds per step}`` as one JSON line."""
     from ..runner.training import num_threads
-    from .train import families, time_steps
+    from .steps import families
+    from .train import time_steps
 
     with num_threads(1):
         print(

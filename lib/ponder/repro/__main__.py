@@ -1,6 +1,6 @@
 """``python -m ponder.repro run|prepare|refresh|verify``: what ``make figures``, ``make test``, ``make refresh`` and
-``make verify`` call (:func:`ponder.repro.notebooks.main`)."""
+``make verify`` call (:func:`ponder.repro.cli.main`)."""
 
-from .notebooks import main
+from .cli import main
 
 main()

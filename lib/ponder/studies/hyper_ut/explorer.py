@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt
 from IPython.display import display
 
 from ...tasks import cpvr, cpvr_decoys
-from .cpvr_plots import draw_chain
+from .plots.task import draw_chain
 
 TASKS = {"decoy chain (the models' task)": "decoy", "plain C-PVR": "plain"}
 

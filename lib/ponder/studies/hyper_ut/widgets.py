@@ -1,17 +1,17 @@
 """The Hyper-UT explorer: pick a trained model and a hop count, see what it answers and how long it pondered.
 
-Widgets only wire controls to library functions (``ponder.studies.hyper_ut.analysis.cpvr.ponder_trace``,
+Widgets only wire controls to library functions (``ponder.studies.hyper_ut.analysis.trace.ponder_trace``,
 ``ponder.plots``); the published figures are made by the notebooks' static cells.
 """
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 
-from .analysis.cpvr import ponder_trace
+from .analysis.trace import ponder_trace
 from .cpvr import sample
-from .cpvr_plots import draw_chain
 from .explorer import decoy_end, hop_status, sample_explorer
-from .plots import draw_ponder_trace
+from .plots.cpvr import draw_ponder_trace
+from .plots.task import draw_chain
 
 
 def ponder_explorer(

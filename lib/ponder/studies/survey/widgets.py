@@ -1,9 +1,9 @@
 """ipywidgets for the survey's knobs: each control re-evaluates a trained model through a
-``ponder.studies.survey.analysis.cpvr.knob_*`` function and redraws accuracy and compute per difficulty.
+``ponder.studies.survey.analysis.knobs.knob_*`` function and redraws accuracy and compute per difficulty.
 
 While a knob computes, its controls are disabled and a status line says what is going on (the
 ponder weight trains a model that is not cached: for about
-:func:`~ponder.studies.survey.analysis.cpvr.knob_ponder_weight_seconds`, with training's progress bar in
+:func:`~ponder.studies.survey.analysis.knobs.knob_ponder_weight_seconds`, with training's progress bar in
 the panel); an error lands in the panel's output, not in the log console; Kernel > Interrupt stops
 the computation and leaves the panel usable. Difficulties beyond those the models trained on (C-PVR's
 training hops, parity's training difficulties) are shaded as out of distribution."""
@@ -21,7 +21,7 @@ from matplotlib.ticker import MaxNLocator
 from ...profiles import by_profile
 from ..hyper_ut import cpvr as hyper_ut
 from . import parity as survey_parity
-from .analysis import cpvr as survey
+from .analysis import knobs as knob_analysis
 from .analysis import parity as parity_analysis
 from .sizes.parity import PARITY
 
@@ -138,7 +138,8 @@ def knobs(profile: str, seed: int = 0) -> widgets.Widget:
     weight = widgets.Dropdown(options=weight_options(profile), description="weight")
     evaluating = "evaluating the trained model …"
     training = (
-        f"training or loading … (a run not cached yet trains for about {survey.knob_ponder_weight_seconds(profile)} s)"
+        "training or loading … (a run not cached yet trains for about "
+        f"{knob_analysis.knob_ponder_weight_seconds(profile)} s)"
     )
     last_hop = max(by_profile(hyper_ut.SIZES, profile)["train_hops"])  # the C-PVR models trained on hops up to it
 
@@ -147,12 +148,12 @@ def knobs(profile: str, seed: int = 0) -> widgets.Widget:
 
     tabs = widgets.Tab(
         [
-            cpvr_panel(bias, survey.knob_halting_bias, "ACT steps"),
-            cpvr_panel(threshold, survey.knob_exit_threshold, "layers used"),
-            cpvr_panel(capacity, survey.knob_mod_capacity, "MACs vs dense"),
+            cpvr_panel(bias, knob_analysis.knob_halting_bias, "ACT steps"),
+            cpvr_panel(threshold, knob_analysis.knob_exit_threshold, "layers used"),
+            cpvr_panel(capacity, knob_analysis.knob_mod_capacity, "MACs vs dense"),
             _panel(
                 weight,
-                lambda v: survey.knob_ponder_weight(profile, v[0], v[1], seed),
+                lambda v: knob_analysis.knob_ponder_weight(profile, v[0], v[1], seed),
                 "difficulty",
                 "steps",
                 by_profile(PARITY, profile)["train_max"],

@@ -1,28 +1,21 @@
 """Hyper-UT analysis: the C-PVR runs' frames (:mod:`ponder.studies.hyper_ut.cpvr`) turned into the numbers the
-claims are checked on: accuracy in and out of the training hops per seed, which runs fit their training hops, the
-depth a hop count needs (hut-2), compute spent where accuracy is matched (hut-4); and the ledger rows of hut-2 …
-hut-5 and hut-9 stated from them (``*_claims``). What the task allows without following the chain (hut-1, the
-shortcut hut-7 is read against): :mod:`ponder.studies.hyper_ut.analysis.task`; the routing (hut-6) and the pool
-ablation (hut-10): :mod:`ponder.studies.hyper_ut.analysis.modules`.
+claims are checked on: accuracy in and out of the training hops per seed, which runs fit their training hops,
+compute spent where accuracy is matched (hut-4); and the ledger rows of hut-2 … hut-5 stated from them
+(``*_claims``). Beside it in :mod:`ponder.studies.hyper_ut.analysis`: ``configurations`` (hut-9), ``depth`` (the
+depth a hop count needs, hut-2's fixed-depth row), ``trace`` (one example's halting and routing, step by step),
+``task`` (what the task allows without following the chain: hut-1, the shortcut hut-7 is read against) and
+``modules`` (the routing, hut-6, and the pool ablation, hut-10).
 
 Nothing here trains, so nothing here is part of a run's cache key (:func:`ponder.runner.runs.import_closure`): an edit
 retrains no run."""
 
 import numpy as np
 import pandas as pd
-import torch
 
 from ....ledger import verdicts
 from ....ledger.convergence import FIT
 from ....ledger.tuning import describe_choices
 from ....ledger.verdicts import Claim
-from ....models.classifier import ACTDepth, Classifier
-from ....models.hyper import HyperCore
-from ....models.hyper_block import HyperBlockCore
-from ....models.kinds import ACT_KINDS, KINDS, LABELS, build, parameter_count
-from ....profiles import by_profile
-from ....runner.training import default_device
-from ..sizes.cpvr import SIZES
 
 # the scores of a C-PVR learning-rate grid (``experiments.hyper_ut.lr_choices``) and the digits the ledger shows them
 # to (:func:`ponder.ledger.tuning.describe_choices`)
@@ -246,102 +239,3 @@ def sharing_claims(summary: pd.DataFrame, seeds: pd.DataFrame) -> list[Claim]:
             verdict=None,
         ),
     ]
-
-
-def depth_needed_per_hop(frame: pd.DataFrame, tolerance: float = 0.05) -> pd.DataFrame:
-    """hut-2: per seed (rows) and hop count (columns), the smallest depth within ``tolerance`` of that
-    seed's best depth at that hop count."""
-    needed = {}
-    for (seed, hops), part in frame.groupby(["seed", "hops"]):
-        best = part["accuracy"].max()
-        needed[seed, hops] = int(part.loc[part["accuracy"] >= best - tolerance, "depth"].min())
-    return pd.Series(needed, name="depth needed").rename_axis(["seed", "hops"]).unstack("hops")
-
-
-def depth_claims(needed: pd.DataFrame) -> list[Claim]:
-    """hut-2's row from :func:`depth_needed_per_hop`'s ``[seed, hops]`` table: the depth needed at the most
-    hops is larger than at the fewest, per seed."""
-    few, most = needed.columns.min(), needed.columns.max()
-    means = " ".join(f"{h}:{d:.1f}" for h, d in needed.mean().items())
-    return [
-        Claim(
-            "hut-2",
-            "a fixed-depth Transformer needs more layers for more hops (depth needed at the most hops minus at one "
-            "hop, per seed)",
-            ours=f"{means} (hops:mean depth needed)",
-            verdict=verdicts.greater(needed[most], needed[few]),
-        )
-    ]
-
-
-def configurations(profile: str) -> pd.DataFrame:
-    """hut-9: every model's width, depth or steps, pool size, parameters and ACT settings."""
-    sizes = by_profile(SIZES, profile)
-    m = sizes["model"]
-    rows = []
-    for kind in KINDS:
-        net = build(kind, sizes["length"], m)
-        uses_pool = kind.startswith("hyper")
-        rows.append(
-            {
-                "model": LABELS[kind],
-                "width x heads": f"{m['dim']} x {m['heads']}",
-                "depth / max steps": m["steps"],
-                "weights shared in depth": kind != "transformer",
-                "pool size N": m["pool_size"] if uses_pool else "—",
-                "generated": (
-                    f"the block (code dim {m['code_dim']})"
-                    if m["generator"] == "block"
-                    else f"MLP delta (code dim {m['code_dim']}, rank {m['rank']})"
-                )
-                if uses_pool
-                else "—",
-                "parameters": parameter_count(net),
-                "ACT (bias, eps, tau, level)": f"{m['act_bias']}, {m['act_eps']}, {m['tau']}, {m['act_level']}"
-                if kind in ACT_KINDS
-                else "—",
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def configuration_claims(table: pd.DataFrame) -> list[Claim]:
-    """hut-9's row from :func:`configurations`' table (one row per model): the Transformer's and Hyper-UT's parameter
-    counts (describes)."""
-    params = table.set_index("model")["parameters"]
-    return [
-        Claim(
-            "hut-9",
-            "configuration table of every model (parameters: Transformer vs Hyper-UT)",
-            ours=f"{params['Transformer']:,} vs {params['Hyper-UT']:,}",
-            verdict=None,
-        )
-    ]
-
-
-@torch.no_grad()
-def ponder_trace(model: Classifier, x: torch.Tensor) -> dict:
-    """One example ``x`` ``[L]`` through ``model``: its answer, steps and per-step halting.
-
-    ``halting_probability`` is ``p^n`` of every step ``n`` the core can take (read from the
-    state after step ``n``, as ACT does; empty for fixed-depth models); ``weights`` the
-    halting weights ``w^n`` ACT actually gave; ``routing`` Hyper-UT's ``alpha_t`` per step.
-    """
-    model.eval()
-    x = x[None].to(default_device())
-    out = model(x)
-    h, probabilities, routing = model.embedding(x), [], []
-    for t in range(model.core.max_steps):
-        h = model.core.step(h, t)
-        if isinstance(model.depth, ACTDepth):
-            probabilities.append(model.depth.halting(h.mean(dim=1)).item())
-        if isinstance(model.core, (HyperCore, HyperBlockCore)):
-            routing.append(model.core.last_routing[0].tolist())
-    return {
-        "answer": int(out.logits.argmax(-1)),
-        "confidence": float(out.logits.softmax(-1).max()),
-        "steps": float(out.steps),
-        "halting_probability": probabilities,
-        "weights": out.halting[0].tolist() if out.halting is not None else [],
-        "routing": routing,
-    }

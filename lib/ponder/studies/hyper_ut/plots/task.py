@@ -11,8 +11,8 @@ import torch
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
-from ...plots import colors
-from ...tasks.cpvr import count_hops, pointer_chain
+from ....plots import colors
+from ....tasks.cpvr import count_hops, pointer_chain
 
 
 def decoy_chain(x: Sequence[int], end: int) -> list[int]:

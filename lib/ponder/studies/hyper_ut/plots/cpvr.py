@@ -1,12 +1,13 @@
-"""Figures of the Hyper-UT reproduction (hut-2 … hut-10), drawn from the experiments' data frames."""
+"""Figures of Hyper-UT and its baselines on C-PVR (hut-2 … hut-5, hut-9), drawn from the experiments' data frames,
+and the pieces the other figures share: one style per model, the shading beyond the training hops, a table."""
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from ...ledger.verdicts import Estimate
-from ...plots import colors
+from ....ledger.verdicts import Estimate
+from ....plots import colors
 
 
 def styles(order: list[str]) -> tuple[dict, dict]:
@@ -193,56 +194,6 @@ def draw_sharing(ax: plt.Axes, summary: pd.DataFrame) -> None:
     ax.legend(title=None, fontsize=9)
 
 
-def draw_routing(fig: plt.Figure, frame: pd.DataFrame) -> None:
-    """hut-6: one heatmap per test hop count: mean routing weight of each pool entry at each step."""
-    hops = sorted(frame["hops"].unique())
-    axes = fig.subplots(1, len(hops), sharey=True, squeeze=False)[0]
-    vmax = frame["weight"].max()
-    for ax, h in zip(axes, hops):
-        table = frame[frame["hops"] == h].pivot_table(index="module", columns="step", values="weight")
-        every = max(1, len(table) // 8)  # at most 8 tick labels, so large pools stay readable
-        sns.heatmap(
-            table,
-            vmin=0,
-            vmax=vmax,
-            cmap="magma",
-            cbar=ax is axes[-1],
-            cbar_kws={"label": "routing weight"},
-            yticklabels=every,
-            ax=ax,
-        )
-        ax.set(title=f"{h} hop{'s' if h != 1 else ''}", xlabel="step", ylabel="pool entry" if ax is axes[0] else None)
-
-
-def draw_pool_sizes(
-    ax: plt.Axes,
-    frame: pd.DataFrame,
-    train_max: int,
-    hue: str = "pool_size",
-    title: str = "pool size N",
-    baselines: pd.DataFrame | None = None,
-) -> None:
-    """hut-10: accuracy per test hop count for each value of ``hue`` (pool size, or generator), s.e. over seeds;
-    ``baselines`` as in :func:`draw_accuracy_vs_hops`."""
-    values = sorted(frame[hue].unique())
-    sns.lineplot(
-        frame,
-        x="hops",
-        y="accuracy",
-        hue=hue,
-        hue_order=values,
-        marker="o",
-        errorbar="se",
-        err_style="bars",
-        ax=ax,
-        palette=colors(len(values)),
-    )
-    draw_baselines(ax, baselines)
-    shade_out_of_distribution(ax, train_max, int(frame["hops"].max()))
-    ax.set(xlabel="test hop count", ylabel="accuracy", ylim=(0, 1.02), xticks=sorted(frame["hops"].unique()))
-    ax.legend(title=title, fontsize=9)
-
-
 def draw_table(ax: plt.Axes, table: pd.DataFrame, font_size: int = 9) -> None:
     """A data frame as a matplotlib table (hut-9, hut-8)."""
     ax.axis("off")
@@ -257,83 +208,6 @@ def draw_table(ax: plt.Axes, table: pd.DataFrame, font_size: int = 9) -> None:
         if row == 0:
             cell.set_text_props(weight="bold")
             cell.set_facecolor("0.9")
-
-
-def vision_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """hut-8: one row per model of ``hyper_ut_vision.comparison``'s per-seed rows, mean ± s.e. over seeds."""
-    return (
-        runs.groupby("model", sort=False)
-        .agg(
-            **{
-                "top-1": ("top-1", lambda v: mean_se(v, 3)),
-                "average layers": ("average layers", lambda v: mean_se(v, 2)),
-                "layer savings": ("layer savings", lambda v: mean_se(100 * v, 0) + " %"),
-                "parameters": ("parameters", "first"),
-                "seeds": ("seed", "nunique"),
-            }
-        )
-        .reset_index()
-    )
-
-
-def draw_vision(fig: plt.Figure, runs: pd.DataFrame, depth: int, per_image: pd.DataFrame, chance: float) -> None:
-    """hut-8: the table of :func:`vision_table` beside bars of top-1 and layer savings (mean, s.e. over
-    seeds as error bars, each seed a dot, a dashed line at the paper's 70 % savings); below, the share
-    of test images by the layers they used (``per_image``: ``hyper_ut_vision.layers_per_image``, one seed);
-    ``chance`` (one class in ``1 / classes``) dotted on the top-1 panel."""
-    top, bottom = fig.subfigures(2, 1, height_ratios=[1, 0.75])
-    left, right = top.subfigures(1, 2, width_ratios=[1.2, 1])
-    draw_table(left.subplots(), vision_table(runs), font_size=10)
-    order = list(dict.fromkeys(runs["model"]))
-    palette = dict(zip(order, colors(len(order))))
-    for ax, column in zip(right.subplots(1, 2), ["top-1", "layer savings"]):
-        sns.barplot(
-            runs, x="model", y=column, hue="model", order=order, palette=palette, errorbar="se", capsize=0.2, ax=ax
-        )
-        sns.stripplot(runs, x="model", y=column, order=order, color="0.2", size=4, ax=ax)
-        ax.set(title=column, ylim=(0, 1), xlabel="")
-        ax.tick_params(axis="x", rotation=20)
-        if column == "top-1":
-            ax.axhline(chance, color="0.3", ls=":", lw=1)
-            ax.text(-0.45, chance + 0.01, "chance", ha="left", va="bottom", fontsize=8, color="0.3")
-    ax.axhline(0.7, color="0.3", ls="--", lw=1)
-    ax.text(-0.45, 0.71, "paper: > 70 %", ha="left", va="bottom", fontsize=8, color="0.3")
-    top.suptitle(
-        f"Digits (stand-in for ImageNet-1k), at most {depth} layers; "
-        f"bars: mean over {runs.seed.nunique()} seed(s) ± s.e."
-    )
-    ax = bottom.subplots()
-    sns.histplot(
-        per_image,
-        x="layers",
-        hue="model",
-        hue_order=order,
-        palette=palette,
-        discrete=True,
-        multiple="dodge",
-        stat="percent",
-        common_norm=False,
-        shrink=0.8,
-        ax=ax,
-    )
-    ax.set(
-        xticks=range(1, depth + 1),
-        xlim=(0.4, depth + 0.6),
-        xlabel="layers used",
-        ylabel="% of test images",
-        title=f"per-image halting: layers each of the {len(per_image) // len(order):,} test images used (first seed)",
-    )
-
-
-def draw_scratchpad(fig: plt.Figure, frame: pd.DataFrame, chance: pd.DataFrame, train_max: int) -> None:
-    """hut-7: one panel per decoding rule, answer-only and scratch-pad accuracy per test hop count
-    (s.e. over seeds), ``chance`` (``hops`` and one column per baseline) in grey."""
-    decodings, order = list(dict.fromkeys(frame["decoding"])), list(dict.fromkeys(frame["target"]))
-    axes = fig.subplots(1, len(decodings), sharey=True, squeeze=False)[0]
-    for ax, decoding in zip(axes, decodings):
-        part = frame[frame["decoding"] == decoding].rename(columns={"target": "model"})
-        draw_accuracy_vs_hops(ax, part, order, train_max, baselines=chance)
-        ax.set_title(decoding)
 
 
 def draw_ponder_trace(ax: plt.Axes, trace: dict, max_steps: int) -> None:
