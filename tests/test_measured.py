@@ -26,13 +26,21 @@ def test_a_whole_profile_is_keyed_by_the_cache_it_began_with():
     assert measured.figures_key("cpu", cold=False, trained=120) == "figures-cpu"
 
 
+CPVR, FUZZY = "hyper_ut.train_cpvr", "hyla.train_fuzzy"
+TRAINED = [  # two declared runs of 1,000 and 2,000 steps, and a function job
+    (measured.Planned(CPVR, "hut/cpvr/ut_act", 1000), 120.0),
+    (measured.Planned(CPVR, "hut/cpvr/ut_act", 2000), 60.0),
+    (measured.Planned(FUZZY), 30.0),
+]
+
+
 def test_a_figures_entry_sums_the_runs_per_training_function(tmp_path):
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "weights").write_bytes(b"0" * 2**20)
-    trained = [("hyper_ut.train_cpvr", 120.0), ("hyper_ut.train_cpvr", 60.0), ("hyla.train_fuzzy", 30.0)]
-    entry = measured.figures_entry(600.0, trained, 3 * 2**30, tmp_path, workers=2, calibrated=0.5)
+    entry = measured.figures_entry(600.0, TRAINED, 3 * 2**30, tmp_path, workers=2, calibrated=0.5)
     assert entry["wall minutes"] == 10.0 and entry["runs trained"] == 3 and entry["run CPU-minutes"] == 3.5
     assert entry["by function"] == {"hyla.train_fuzzy": [1, 0.5], "hyper_ut.train_cpvr": [2, 3.0]}
+    assert entry["by run"] == {"hut/cpvr/ut_act": [2, 3.0, 3000]}  # the function job counts no steps
     assert entry["peak memory GB"] == 3.0 and entry["run cache GB"] == 0.0
     measured.write(tmp_path, "figures-quick-cold", entry)
     line = measured.line(tmp_path, "figures-quick-cold")
@@ -74,15 +82,47 @@ def test_a_run_is_counted_under_the_function_that_trains_it():
 
 
 def test_the_expected_time_scales_each_runs_recorded_time_by_this_machines_speed(tmp_path):
-    trained = [("hyper_ut.train_cpvr", 120.0), ("hyper_ut.train_cpvr", 60.0), ("hyla.train_fuzzy", 30.0)]
     # recorded: 10 min wall on 2 workers, 3.5 CPU-minutes of training: 8.25 min of notebooks beside it
-    measured.write(tmp_path, "figures-quick-cold", measured.figures_entry(600.0, trained, 0, tmp_path, 2, 0.5))
-    assert measured.expected(tmp_path, "cpu", ["hyper_ut.train_cpvr"], 2, 0.5) is None  # no cpu record
+    measured.write(tmp_path, "figures-quick-cold", measured.figures_entry(600.0, TRAINED, 0, tmp_path, 2, 0.5))
     assert measured.expected(tmp_path, "quick", [], 2, 0.0) is None  # not calibrated
-    minutes, basis = measured.expected(tmp_path, "quick", ["hyper_ut.train_cpvr", "survey.other"], 2, 1.0)
+    other = measured.Planned("survey.other")
+    estimate = measured.expected(tmp_path, "quick", [measured.Planned(CPVR), other], 2, 1.0)
     # twice as slow here: (90 s + 70 s, the mean of every run for a function not recorded) / 2 + 8.25 min, times 2
+    assert estimate["wall minutes"] == pytest.approx(2 * ((90 + 70) / 2 / 60 + 8.25), abs=0.05)
+    assert estimate["run CPU-minutes"] == pytest.approx(2 * 160 / 60, abs=0.05) and estimate["runs to train"] == 2
+    assert estimate["by function"] == {CPVR: [1, 3.0], "survey.other": [1, 2.3]}
+    assert "figures-quick-cold" in estimate["rests on"] and "2.00x" in estimate["rests on"]
+
+
+def test_a_profile_not_yet_recorded_is_expected_from_the_steps_of_its_runs_at_quicks_seconds_per_step(tmp_path):
+    assert measured.expected(tmp_path, "cpu", [measured.Planned(CPVR)], 2, 0.5) is None  # no record at all
+    measured.write(tmp_path, "figures-quick-cold", measured.figures_entry(600.0, TRAINED, 0, tmp_path, 2, 0.5))
+    # ut_act took 180 s for 3,000 steps at quick: 0.06 s a step; every name's runs, 180 s for 3,000 steps, too
+    planned = [
+        measured.Planned(CPVR, "hut/cpvr/ut_act", 5000),  # 300 s
+        measured.Planned(CPVR, "hut/cpvr/transformer", 1000),  # a kind quick did not train: the mean step, 60 s
+        measured.Planned(FUZZY),  # no steps: a run of the mean, 70 s
+    ]
+    estimate = measured.expected(tmp_path, "cpu", planned, 2, 0.5)
+    assert estimate["run CPU-minutes"] == pytest.approx((300 + 60 + 70) / 60, abs=0.05)
+    assert estimate["wall minutes"] == pytest.approx((300 + 60 + 70) / 2 / 60 + 8.25, abs=0.05)
+    assert "seconds per step" in estimate["rests on"]
+    assert measured.run_seconds(tmp_path, "cpu")(planned[0]) == pytest.approx(300)
+    measured.write(tmp_path, "figures-cpu", measured.figures_entry(60.0, TRAINED[:1], 0, tmp_path, 2, 0.5))
+    assert measured.run_seconds(tmp_path, "cpu")(planned[0]) == pytest.approx(120)  # its own record, per run
+
+
+def test_a_job_is_planned_with_its_function_name_and_steps():
+    from ponder.repro.notebooks import planned
+    from ponder.studies.hyla.experiments import fuzzy_setup, tuned
+    from ponder.studies.hyper_ut import cpvr as hyper_ut
+
+    spec = hyper_ut.cpvr_run("ut_act", "quick", 0)
+    assert planned(spec) == measured.Planned(CPVR, spec.name, spec.config["train"]["steps"])
+    chosen = tuned("fuzzy", fuzzy_setup("cpu"), "cpu", 1)  # chosen on a grid at cpu
     assert (
-        minutes == pytest.approx(2 * ((90 + 70) / 2 / 60 + 8.25)) and "figures-quick-cold" in basis and "2.00x" in basis
+        planned(chosen).name == chosen.among[0].name
+        and planned(chosen).steps == chosen.among[0].config["train"]["steps"]
     )
 
 

@@ -4,6 +4,8 @@
 * ``run``     — execute every notebook (or the named ones) with ``profile``/``seed`` injected and
   ``interactive=False`` (:mod:`ponder.repro.execution`); executed copies go to ``build/<profile>/``,
   never over the sources; then gather the claims ledger (:func:`ponder.repro.notebooks.run`).
+* ``plan``    — what ``run`` would train and how long it should take here, from the specs and the run cache
+  alone (:func:`ponder.repro.notebooks.plan`); ``--record`` keeps the estimate in ``figures/TIMES.json``.
 * ``prepare`` — inject the parameters without executing (what ``make test`` hands to nbval:
   :func:`ponder.repro.execution.prepare`).
 * ``refresh`` — after a change (``make refresh``): store the smoke profile's checked outputs in the
@@ -17,7 +19,7 @@ from pathlib import Path
 
 from ..paths import ROOT, figures_dir
 from ..profiles import PROFILES, check_device
-from . import execution, notebooks, readme, regression
+from . import execution, measured, notebooks, readme, regression
 from .verify import verify
 
 
@@ -25,7 +27,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m ponder.repro", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("action", choices=["run", "prepare", "refresh", "verify"])
+    parser.add_argument("action", choices=["run", "plan", "prepare", "refresh", "verify"])
     parser.add_argument("names", nargs="*", help="notebooks to run (default: all)")
     parser.add_argument("--profile", default="quick", choices=PROFILES)
     parser.add_argument("--seed", type=int, default=0)
@@ -40,6 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "nbval", help="folder for prepare")
     parser.add_argument("--ref", default="HEAD", help="the commit verify compares with")
+    parser.add_argument("--record", action="store_true", help="plan: keep the estimate as estimate-PROFILE")
     args = parser.parse_args(argv)
     try:
         execution.find(args.names)
@@ -49,6 +52,10 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(str(error))
     if args.action == "run":
         notebooks.run(args.profile, args.seed, args.names, args.jobs)
+    elif args.action == "plan":
+        estimate = notebooks.plan(args.profile, args.seed, args.names, args.jobs)
+        if args.record and estimate is not None and not args.names:
+            print(f"recorded: {measured.write(ROOT / 'figures', f'estimate-{args.profile}', estimate)}")
     elif args.action == "refresh":
         regression.refresh(args.names, args.seed)
     elif args.action == "verify":

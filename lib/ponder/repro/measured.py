@@ -19,6 +19,8 @@ fails on a time typed into a document instead.
 import json
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
@@ -111,50 +113,99 @@ def calibration(rounds: int = 3) -> float:
         return min(once() for _ in range(rounds))
 
 
-def expected(
-    figures: Path, profile: str, trainers: list[str], workers: int, calibrated: float
-) -> tuple[float, str] | None:
-    """``(minutes, what they rest on)`` a ``make figures`` of ``profile`` that trains runs of ``trainers``
-    (:func:`figures_entry`'s function names) on ``workers`` cores should take here, from the profile's recorded
-    entry (per function, a run's mean CPU time; the rest of its wall time, the notebooks' own, as it was), scaled
-    by this machine's :func:`calibration` ``calibrated`` against the record's; ``None`` without such a record."""
+@dataclass(frozen=True)
+class Planned:
+    """A run to train as the record counts it: the function that trains it (``hyper_ut.train_cpvr``) and, for a
+    declared run (:mod:`ponder.runner.specs`), its name (``hut/cpvr/ut_act``) and optimisation steps."""
+
+    trainer: str
+    name: str | None = None
+    steps: int | None = None
+
+
+def resting_on(figures: Path, profile: str) -> tuple[str, bool] | None:
+    """The entry of the record that times of ``profile`` rest on, and whether it is the profile's own: its own
+    (``figures-PROFILE-cold``, else ``figures-PROFILE``), else ``quick``'s cold one where it counts its runs' steps
+    (``by run``); ``None`` without either."""
     entries = read(figures)
-    key = next(
+    own = next(
         (k for k in (f"figures-{profile}-cold", f"figures-{profile}") if "calibration seconds" in entries.get(k, {})),
         None,
     )
-    if key is None or not calibrated:
+    if own is not None:
+        return own, True
+    return ("figures-quick-cold", False) if "by run" in entries.get("figures-quick-cold", {}) else None
+
+
+def run_seconds(figures: Path, profile: str) -> Callable[[Planned], float]:
+    """A run's CPU seconds on the machine of the record (:func:`resting_on`; ``0`` for every run without one).
+
+    From the profile's own entry, a run's mean per training function (of every run for a function not recorded).
+    From ``quick``'s, the run's steps at the seconds per step its name took there (the entry's mean per step for a
+    name ``quick`` did not train; a run with no steps counted as a run of the mean)."""
+    found = resting_on(figures, profile)
+    if found is None:
+        return lambda run: 0.0
+    entry = read(figures)[found[0]]
+    per_run = {name: 60 * cpu / runs for name, (runs, cpu) in entry["by function"].items()}
+    mean_run = 60 * entry["run CPU-minutes"] / max(entry["runs trained"], 1)
+    if found[1]:
+        return lambda run: per_run.get(run.trainer, mean_run)
+    by_run = {name: 60 * cpu / steps for name, (_, cpu, steps) in entry["by run"].items()}
+    mean_step = 60 * sum(cpu for _, cpu, _ in entry["by run"].values()) / sum(s for *_, s in entry["by run"].values())
+    return lambda run: mean_run if run.steps is None else run.steps * by_run.get(run.name, mean_step)
+
+
+def expected(figures: Path, profile: str, planned: list[Planned], workers: int, calibrated: float) -> dict | None:
+    """What a ``make figures`` of ``profile`` that trains the ``planned`` runs on ``workers`` cores should take here, as
+    an entry of the record: ``wall minutes`` (each run's :func:`run_seconds`, spread over the workers, and the rest of
+    the entry's wall time, the notebooks' own, as it was), ``run CPU-minutes`` (also ``by function``: runs and
+    CPU-minutes), all scaled by this machine's :func:`calibration` ``calibrated`` against the record's, and what it
+    ``rests on``; ``None`` without a record to rest on (:func:`resting_on`) or a calibration."""
+    found = resting_on(figures, profile)
+    if found is None or not calibrated:
         return None
-    entry = entries[key]
+    key, own = found
+    entry = read(figures)[key]
     scale = calibrated / entry["calibration seconds"]
-    mean = {name: 60 * cpu / runs for name, (runs, cpu) in entry["by function"].items()}
-    fallback = 60 * entry["run CPU-minutes"] / max(entry["runs trained"], 1)
-    training = scale * sum(mean.get(name, fallback) for name in trainers) / workers
+    seconds = run_seconds(figures, profile)
+    by = {}
+    for run in planned:
+        by.setdefault(run.trainer, []).append(scale * seconds(run))
+    training = sum(map(sum, by.values()))
     rest = scale * max(60 * entry["wall minutes"] - 60 * entry["run CPU-minutes"] / entry["workers"], 0)
-    return (training + rest) / 60, f"{key} of figures/{RECORD}, scaled by this machine's speed ({scale:.2f}x its time)"
-
-
-def run_seconds(figures: Path, profile: str) -> dict[str, float]:
-    """A run's mean seconds per training function in the profile's recorded ``make figures`` (empty without one)."""
-    entries = read(figures)
-    entry = entries.get(f"figures-{profile}-cold") or entries.get(f"figures-{profile}") or {}
-    return {name: 60 * cpu / runs for name, (runs, cpu) in entry.get("by function", {}).items()}
+    how = "" if own else ", each run's steps at the seconds per step its kind took there"
+    return {
+        "wall minutes": round((training / workers + rest) / 60, 1),
+        "runs to train": len(planned),
+        "run CPU-minutes": round(training / 60, 1),
+        "by function": {name: [len(s), round(sum(s) / 60, 1)] for name, s in sorted(by.items())},
+        "workers": workers,
+        "rests on": f"{key} of figures/{RECORD}{how}, scaled by this machine's speed ({scale:.2f}x its time)",
+    }
 
 
 def figures_entry(
-    wall: float, trained: list[tuple[str, float]], peak: int, cache: Path, workers: int, calibrated: float
+    wall: float, trained: list[tuple[Planned, float]], peak: int, cache: Path, workers: int, calibrated: float
 ) -> dict:
-    """The entry of a ``make figures``: ``wall`` seconds, ``(what trained it, seconds)`` of each run trained,
-    the ``peak`` bytes of the process tree, the run cache at ``cache``, the ``workers`` it trained on and this
-    machine's :func:`calibration`; the runs also counted per function."""
-    by = {}
-    for name, seconds in trained:
-        by.setdefault(name, []).append(seconds)
+    """The entry of a ``make figures``: ``wall`` seconds, ``(the run, seconds)`` of each run trained, the ``peak``
+    bytes of the process tree, the run cache at ``cache``, the ``workers`` it trained on and this machine's
+    :func:`calibration`; the runs also counted per function, and per name with their steps (``by run``: what
+    :func:`expected` rests on for a profile not yet recorded)."""
+    by, by_run = {}, {}
+    for run, seconds in trained:
+        by.setdefault(run.trainer, []).append(seconds)
+        if run.name is not None and run.steps is not None:
+            by_run.setdefault(run.name, []).append((seconds, run.steps))
     return {
         "wall minutes": round(wall / 60, 1),
         "runs trained": len(trained),
         "run CPU-minutes": round(sum(seconds for _, seconds in trained) / 60, 1),
         "by function": {name: [len(s), round(sum(s) / 60, 1)] for name, s in sorted(by.items())},
+        "by run": {
+            name: [len(r), round(sum(s for s, _ in r) / 60, 3), sum(n for _, n in r)]
+            for name, r in sorted(by_run.items())
+        },
         "peak memory GB": round(peak / 2**30, 1),
         "run cache GB": round(folder_bytes(cache) / 2**30, 2),
         "workers": workers,
