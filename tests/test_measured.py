@@ -57,9 +57,16 @@ def test_a_block_of_an_entry_not_measured_says_so_and_the_commands_table_names_e
     test_row = next(r for r in rows if r.startswith("| `make test`"))
     assert "| 18 min |" in test_row and test_row.endswith(f"| {measured.read(tmp_path)['test']['machine']} |")
     assert "| not measured yet | — | — |" in next(r for r in rows if r.startswith("| `make figures PROFILE=cpu`"))
+    estimate = {"wall minutes": 600.0, "runs to train": 400, "run CPU-minutes": 1150.0, "rests on": "..."}
+    measured.write(tmp_path, "estimate-cpu", estimate)  # python -m ponder.repro plan --profile cpu --record
+    cpu_row = next(r for r in readme.render("commands", tmp_path).splitlines() if "PROFILE=cpu" in r)
+    assert (
+        "| not measured yet; expected about 10 h (400 runs, 19 CPU-hours) by `python -m ponder.repro plan` |" in cpu_row
+    )
+    assert cpu_row.endswith(f"| {measured.read(tmp_path)['estimate-cpu']['machine']} |")
     measured.write(tmp_path, "figures-cpu", measured.figures_entry(60.0, [], 2**30, tmp_path, 2, 0.5))
     cpu_row = next(r for r in readme.render("commands", tmp_path).splitlines() if "PROFILE=cpu" in r)
-    assert "| 1 min | 1.0 GB, 0.0 GB |" in cpu_row
+    assert "| 1 min | 1.0 GB, 0.0 GB |" in cpu_row  # measured: the estimate is no longer shown
 
 
 def test_peak_memory_counts_the_processes_it_started():

@@ -243,10 +243,26 @@ def by_function(figures: Path, key: str) -> str:
     return "\n".join(table + [f"| `{name}` | {runs} | {cpu} |" for name, (runs, cpu) in rows]) + "\n"
 
 
+def estimate_of(entries: dict[str, dict], key: str) -> dict | None:
+    """The estimate ``python -m ponder.repro plan --profile PROFILE --record`` kept (``estimate-PROFILE``) of the
+    entry ``figures-PROFILE``; ``None`` without one."""
+    return entries.get(f"estimate-{key.removeprefix('figures-')}") if key.startswith("figures-") else None
+
+
 def minutes(figures: Path, key: str) -> str:
-    """The wall time of ``key`` as a table cell, in whole minutes (its machine in :func:`commands_table`)."""
-    entry = read(figures).get(key)
-    return "not measured yet" if entry is None else f"{entry['wall minutes']:.0f} min"
+    """The wall time of ``key`` as a table cell, in whole minutes (its machine in :func:`commands_table`); for a
+    ``figures-PROFILE`` not measured, its :func:`estimate_of`."""
+    entries = read(figures)
+    if key in entries:
+        return f"{entries[key]['wall minutes']:.0f} min"
+    estimate = estimate_of(entries, key)
+    if estimate is None:
+        return "not measured yet"
+    wall = estimate["wall minutes"]
+    return (
+        f"not measured yet; expected about {wall / 60:.0f} h ({estimate['runs to train']} runs, "
+        f"{estimate['run CPU-minutes'] / 60:.0f} CPU-hours) by `python -m ponder.repro plan`"
+    )
 
 
 COMMANDS = (  # (command, what it does, its entry)
@@ -268,7 +284,8 @@ def commands_table(figures: Path) -> str:
     for command, does, key in COMMANDS:
         entry = entries.get(key, {})
         memory = f"{entry['peak memory GB']} GB, {entry['run cache GB']} GB" if "peak memory GB" in entry else "—"
-        rows.append(f"| {command} | {does} | {minutes(figures, key)} | {memory} | {entry.get('machine', '—')} |")
+        machine = entry.get("machine") or (estimate_of(entries, key) or {}).get("machine", "—")
+        rows.append(f"| {command} | {does} | {minutes(figures, key)} | {memory} | {machine} |")
     return "\n".join(rows) + "\n"
 
 
