@@ -137,14 +137,12 @@ UNDECIDED = (
 )
 
 
-def verdict_with_reason(row: dict, mark: str = "") -> str:
+def verdict_with_reason(row: dict) -> str:
     """A ledger row's verdict cell, and for an inconclusive row why: ``inconclusive (within the noise at 3
-    seeds; 7 would decide it)``, ``inconclusive (a compared model did not converge)``, ...; ``mark`` after a
-    verdict (:data:`OTHER_RULE` for a ledger judged by another rule), not after a row that only describes."""
+    seeds; 7 would decide it)``, ``inconclusive (a compared model did not converge)``, ..."""
     verdict = row["verdict"]
-    mark = "" if verdict == SHOWN_VERDICT[None] else mark
     if verdict != "inconclusive":
-        return verdict + mark
+        return verdict
     evidence = row.get("evidence", "")
     reason = next((why for phrase, why in UNDECIDED if phrase in evidence), None)
     if reason == "within the noise":
@@ -152,23 +150,19 @@ def verdict_with_reason(row: dict, mark: str = "") -> str:
         needed = re.findall(r"(\d+|more than [\d,]+|no number of) seeds would decide it", evidence)
         reason += f" at {max(map(int, seeds))} seeds" if seeds else ""
         reason += f"; {', '.join(dict.fromkeys(needed))} would decide it" if needed else ""
-    return (f"inconclusive ({reason})" if reason else verdict) + mark
-
-
-def mark_of(ledger_text: str) -> str:
-    """:data:`OTHER_RULE` for a ledger judged by another rule than this code's (:func:`by_this_rule`), else ``""``."""
-    return "" if by_this_rule(ledger_text) else OTHER_RULE
+    return f"inconclusive ({reason})" if reason else verdict
 
 
 def marked(verdict: str, ledger_text: str) -> str:
-    """A verdict cell of ``ledger_text`` with its :func:`mark_of` (a row that only describes has none)."""
-    return verdict if verdict == SHOWN_VERDICT[None] else verdict + mark_of(ledger_text)
+    """A verdict cell of ``ledger_text``, followed by :data:`OTHER_RULE` where the ledger was judged by another rule
+    than this code's (:func:`by_this_rule`; a row that only describes has no verdict to mark)."""
+    return verdict if verdict == SHOWN_VERDICT[None] or by_this_rule(ledger_text) else verdict + OTHER_RULE
 
 
 def ledger_rows(ledger_text: str, prefix: str) -> str:
     """The ledger's rows of the targets ``<prefix>-*`` as a Markdown table of :data:`SHOWN_COLUMNS`."""
     found = [
-        {**row, "verdict": verdict_with_reason(row, mark_of(ledger_text))}
+        {**row, "verdict": marked(verdict_with_reason(row), ledger_text)}
         for target, rows in ledger(ledger_text).items()
         if target.split("-")[0] == prefix
         for row in rows
@@ -199,7 +193,7 @@ def headline_rows(ledger_text: str, profile: str, base: str) -> str:
                 row["claim"],
                 row["paper"],
                 row["ours"],
-                verdict_with_reason(row, mark_of(ledger_text)),
+                marked(verdict_with_reason(row), ledger_text),
                 _scale(row, profile),
                 f"[{target}]({base}{page}#{target})",
             )
