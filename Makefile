@@ -3,6 +3,7 @@
 #   make figures            execute every notebook (PROFILE=quick by default), write figures/ + CLAIMS.md
 #                           PROFILE=cpu: the same models with the seeds of every judged comparison and the full grids, figures/cpu/ (its time: figures/TIMES.json)
 #                           NOTEBOOKS="hyla_lm acm_vit" a subset; SEED=N another seed (figures/seed-N/); JOBS=N runs and notebooks at a time (default: one per core)
+#   make plan               what make figures would train (same PROFILE, NOTEBOOKS) and how long it should take here; trains nothing
 #   make test               ruff, unit tests + nbval over every notebook in the smoke profile (what CI runs), one pytest-xdist worker per core (TEST_WORKERS=0: one process); its checked numbers: see refresh; RECORD=1: its time into figures/TIMES.json
 #   make refresh            re-run the smoke notebooks (NOTEBOOKS="..." some), store the outputs nbval checks, print what changed (alias: refresh-notebooks)
 #   make verify             after make figures: per target, are figures/ and CLAIMS.md rows identical to the committed ones? (NOTEBOOKS="..." their targets)
@@ -30,7 +31,7 @@ export HF_DATASETS_OFFLINE := 1
 export HF_HUB_OFFLINE := 1
 export PYTHONHASHSEED := 0
 
-.PHONY: help figures test test-gpu lab results bench clean refresh refresh-notebooks verify
+.PHONY: help figures plan test test-gpu lab results bench clean refresh refresh-notebooks verify
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -45,6 +46,9 @@ $(STAMP): pyproject.toml
 
 figures: $(INSTALL)
 	$(PY) -m ponder.repro run $(NOTEBOOKS) --profile $(PROFILE) --seed $(SEED) $(if $(JOBS),--jobs $(JOBS))
+
+plan: $(INSTALL)
+	$(PY) -m ponder.repro plan $(NOTEBOOKS) --profile $(PROFILE) --seed $(SEED) $(if $(JOBS),--jobs $(JOBS))
 
 results: $(INSTALL)
 	$(PY) -m ponder.repro.registry --profile $(PROFILE) --seed $(SEED)
