@@ -19,7 +19,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..ledger.rows import OLDER, table_cells, target_order
+from ..ledger.rows import OLDER, by_this_rule, table_cells, target_order
 from ..targets import TIMED
 
 FILE = re.compile(r"^(?P<target>[a-z]+-[a-z0-9]+)\.(png|pdf|md)$")
@@ -155,6 +155,12 @@ def verify(root: Path, folder: str, ref: str = "HEAD", only: set[str] | None = N
     targets = [t for t in compare(root, folder, ref) if only is None or t.name in only]
     head = git(root, "rev-parse", "--short", ref).stdout.decode().strip() or ref
     print(f"{folder}/ made here against {ref} ({head}); timing targets ({', '.join(TIMED)}) differ by design")
+    old_ledger = committed(root, ref, f"{folder}/{LEDGER}")
+    if old_ledger is not None and not by_this_rule(old_ledger.decode()):
+        print(
+            f"the committed {LEDGER} was judged by another rule (its header states it): a row's verdict and evidence "
+            "may differ for that alone"
+        )
     for target in targets:
         print(summary(target))
         if target.run and target.old_rows != target.new_rows:
