@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from ponder.repro import measured, readme
+from ponder.repro import expected, measured, readme
 
 
 def test_an_entry_is_written_beside_the_others_with_its_machine_and_commit(tmp_path):
@@ -81,7 +81,7 @@ def test_peak_memory_counts_the_processes_it_started():
 def test_a_run_is_counted_under_the_function_that_trains_it():
     from functools import partial
 
-    from ponder.repro.notebooks import trainer
+    from ponder.repro.measured import trainer
     from ponder.studies.hyper_ut import cpvr as hyper_ut
 
     assert trainer(partial(hyper_ut.train_cpvr, "ut_act", "quick", 0)) == "hyper_ut.cpvr.train_cpvr"
@@ -91,9 +91,9 @@ def test_a_run_is_counted_under_the_function_that_trains_it():
 def test_the_expected_time_scales_each_runs_recorded_time_by_this_machines_speed(tmp_path):
     # recorded: 10 min wall on 2 workers, 3.5 CPU-minutes of training: 8.25 min of notebooks beside it
     measured.write(tmp_path, "figures-quick-cold", measured.figures_entry(600.0, TRAINED, 0, tmp_path, 2, 0.5))
-    assert measured.expected(tmp_path, "quick", [], 2, 0.0) is None  # not calibrated
+    assert expected.expected(tmp_path, "quick", [], 2, 0.0) is None  # not calibrated
     other = measured.Planned("survey.other")
-    estimate = measured.expected(tmp_path, "quick", [measured.Planned(CPVR), other], 2, 1.0)
+    estimate = expected.expected(tmp_path, "quick", [measured.Planned(CPVR), other], 2, 1.0)
     # twice as slow here: (90 s + 70 s, the mean of every run for a function not recorded) / 2 + 8.25 min, times 2
     assert estimate["wall minutes"] == pytest.approx(2 * ((90 + 70) / 2 / 60 + 8.25), abs=0.05)
     assert estimate["run CPU-minutes"] == pytest.approx(2 * 160 / 60, abs=0.05) and estimate["runs to train"] == 2
@@ -102,7 +102,7 @@ def test_the_expected_time_scales_each_runs_recorded_time_by_this_machines_speed
 
 
 def test_a_profile_not_yet_recorded_is_expected_from_the_steps_of_its_runs_at_quicks_seconds_per_step(tmp_path):
-    assert measured.expected(tmp_path, "cpu", [measured.Planned(CPVR)], 2, 0.5) is None  # no record at all
+    assert expected.expected(tmp_path, "cpu", [measured.Planned(CPVR)], 2, 0.5) is None  # no record at all
     measured.write(tmp_path, "figures-quick-cold", measured.figures_entry(600.0, TRAINED, 0, tmp_path, 2, 0.5))
     # ut_act took 180 s for 3,000 steps at quick: 0.06 s a step; every name's runs, 180 s for 3,000 steps, too
     planned = [
@@ -110,17 +110,17 @@ def test_a_profile_not_yet_recorded_is_expected_from_the_steps_of_its_runs_at_qu
         measured.Planned(CPVR, "hut/cpvr/transformer", 1000),  # a kind quick did not train: the mean step, 60 s
         measured.Planned(FUZZY),  # no steps: a run of the mean, 70 s
     ]
-    estimate = measured.expected(tmp_path, "cpu", planned, 2, 0.5)
+    estimate = expected.expected(tmp_path, "cpu", planned, 2, 0.5)
     assert estimate["run CPU-minutes"] == pytest.approx((300 + 60 + 70) / 60, abs=0.05)
     assert estimate["wall minutes"] == pytest.approx((300 + 60 + 70) / 2 / 60 + 8.25, abs=0.05)
     assert "seconds per step" in estimate["rests on"]
-    assert measured.run_seconds(tmp_path, "cpu")(planned[0]) == pytest.approx(300)
+    assert expected.run_seconds(tmp_path, "cpu")(planned[0]) == pytest.approx(300)
     measured.write(tmp_path, "figures-cpu", measured.figures_entry(60.0, TRAINED[:1], 0, tmp_path, 2, 0.5))
-    assert measured.run_seconds(tmp_path, "cpu")(planned[0]) == pytest.approx(120)  # its own record, per run
+    assert expected.run_seconds(tmp_path, "cpu")(planned[0]) == pytest.approx(120)  # its own record, per run
 
 
 def test_a_job_is_planned_with_its_function_name_and_steps():
-    from ponder.repro.notebooks import planned
+    from ponder.repro.measured import planned
     from ponder.studies.hyla.experiments import fuzzy_setup, tuned
     from ponder.studies.hyper_ut import cpvr as hyper_ut
 
@@ -134,7 +134,7 @@ def test_a_job_is_planned_with_its_function_name_and_steps():
 
 
 def test_the_calibration_times_a_fixed_piece_of_training():
-    assert 0 < measured.calibration(rounds=1) < 30
+    assert 0 < expected.calibration(rounds=1) < 30
 
 
 def test_the_limit_table_has_a_row_per_family_with_its_parts_in_ms(tmp_path):

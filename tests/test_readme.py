@@ -6,6 +6,7 @@ import pytest
 
 import ponder  # noqa: F401  (pins numerics before anything imports torch)
 from ponder import targets
+from ponder.ledger.rows import by_this_rule
 from ponder.ledger.verdicts import RULE
 from ponder.paths import ROOT
 from ponder.repro import readme
@@ -120,8 +121,8 @@ def test_a_ledger_judged_by_another_rule_has_its_verdicts_marked_and_says_what_j
     (figures / "cpu").mkdir()
     other = LEDGER.replace(RULE, "**holds** if mean - 2 s.e. > 0; **does not hold** if mean + 2 s.e. < 0.")
     (figures / "cpu" / "CLAIMS.md").write_text(other)
-    assert readme.by_this_rule(LEDGER) and not readme.by_this_rule(other)
-    assert not readme.by_this_rule(LEDGER.replace(RULE + "\n\n", ""))  # a ledger that states no rule
+    assert by_this_rule(LEDGER) and not by_this_rule(other)
+    assert not by_this_rule(LEDGER.replace(RULE + "\n\n", ""))  # a ledger that states no rule
     out = readme.sync(
         f"{block('tally')}\n{block('tally cpu')}\n{block('ledger hut')}\n{block('ledger hut cpu')}\n", figures
     )

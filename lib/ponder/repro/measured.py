@@ -7,7 +7,9 @@
   and ``figures-PROFILE`` otherwise (``cpu`` after ``quick``: what ``cpu`` adds);
 * ``make test RECORD=1`` writes ``test`` (ruff, the unit tests and the smoke notebooks, after the install);
 * ``python -m ponder.bench.limit --record`` writes ``bench-limit``: each family's training step against what its
-  products alone would take, and where the rest goes (:mod:`ponder.bench.limit`, rendered by :func:`limit_table`).
+  products alone would take, and where the rest goes (:mod:`ponder.bench.limit`, rendered by :func:`limit_table`);
+* ``python -m ponder.repro plan --profile P --record`` writes ``estimate-P``: what a ``make figures`` of ``P`` should
+  take on this machine (:mod:`ponder.repro.expected`), shown until ``figures-P`` is measured.
 
 An entry holds the machine (:func:`ponder.repro.provenance.device`), the commit, the wall time, the runs
 trained and their summed time (each run trains on one core, so that is CPU time), the peak memory of
@@ -18,14 +20,15 @@ fails on a time typed into a document instead.
 
 import json
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import psutil
 
 from ..ledger.rows import commit
+from ..runner.specs import Chosen, Spec, declared
 from .provenance import device
 
 RECORD = "TIMES.json"
@@ -91,28 +94,6 @@ def folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
 
 
-def calibration(rounds: int = 3) -> float:
-    """Seconds of a fixed piece of training on one thread (200 AdamW steps of a small MLP on one batch), the
-    fastest of ``rounds``: how fast this machine trains, to scale times recorded on another (:func:`expected`)."""
-    import torch
-
-    from ..runner.training import num_threads
-
-    def once() -> float:
-        torch.manual_seed(0)
-        model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.GELU(), torch.nn.Linear(256, 64))
-        optimizer, x = torch.optim.AdamW(model.parameters(), lr=1e-3), torch.randn(128, 64)
-        start = time.perf_counter()
-        for _ in range(200):
-            optimizer.zero_grad()
-            model(x).square().mean().backward()
-            optimizer.step()
-        return time.perf_counter() - start
-
-    with num_threads(1):
-        return min(once() for _ in range(rounds))
-
-
 @dataclass(frozen=True)
 class Planned:
     """A run to train as the record counts it: the function that trains it (``hyper_ut.train_cpvr``) and, for a
@@ -123,75 +104,13 @@ class Planned:
     steps: int | None = None
 
 
-def resting_on(figures: Path, profile: str) -> tuple[str, bool] | None:
-    """The entry of the record that times of ``profile`` rest on, and whether it is the profile's own: its own
-    (``figures-PROFILE-cold``, else ``figures-PROFILE``), else ``quick``'s cold one where it counts its runs' steps
-    (``by run``); ``None`` without either."""
-    entries = read(figures)
-    own = next(
-        (k for k in (f"figures-{profile}-cold", f"figures-{profile}") if "calibration seconds" in entries.get(k, {})),
-        None,
-    )
-    if own is not None:
-        return own, True
-    return ("figures-quick-cold", False) if "by run" in entries.get("figures-quick-cold", {}) else None
-
-
-def run_seconds(figures: Path, profile: str) -> Callable[[Planned], float]:
-    """A run's CPU seconds on the machine of the record (:func:`resting_on`; ``0`` for every run without one).
-
-    From the profile's own entry, a run's mean per training function (of every run for a function not recorded).
-    From ``quick``'s, the run's steps at the seconds per step its name took there (the entry's mean per step for a
-    name ``quick`` did not train; a run with no steps counted as a run of the mean)."""
-    found = resting_on(figures, profile)
-    if found is None:
-        return lambda run: 0.0
-    entry = read(figures)[found[0]]
-    per_run = {name: 60 * cpu / runs for name, (runs, cpu) in entry["by function"].items()}
-    mean_run = 60 * entry["run CPU-minutes"] / max(entry["runs trained"], 1)
-    if found[1]:
-        return lambda run: per_run.get(run.trainer, mean_run)
-    by_run = {name: 60 * cpu / steps for name, (_, cpu, steps) in entry["by run"].items()}
-    mean_step = 60 * sum(cpu for _, cpu, _ in entry["by run"].values()) / sum(s for *_, s in entry["by run"].values())
-    return lambda run: mean_run if run.steps is None else run.steps * by_run.get(run.name, mean_step)
-
-
-def expected(figures: Path, profile: str, planned: list[Planned], workers: int, calibrated: float) -> dict | None:
-    """What a ``make figures`` of ``profile`` that trains the ``planned`` runs on ``workers`` cores should take here, as
-    an entry of the record: ``wall minutes`` (each run's :func:`run_seconds`, spread over the workers, and the rest of
-    the entry's wall time, the notebooks' own, as it was), ``run CPU-minutes`` (also ``by function``: runs and
-    CPU-minutes), all scaled by this machine's :func:`calibration` ``calibrated`` against the record's, and what it
-    ``rests on``; ``None`` without a record to rest on (:func:`resting_on`) or a calibration."""
-    found = resting_on(figures, profile)
-    if found is None or not calibrated:
-        return None
-    key, own = found
-    entry = read(figures)[key]
-    scale = calibrated / entry["calibration seconds"]
-    seconds = run_seconds(figures, profile)
-    by = {}
-    for run in planned:
-        by.setdefault(run.trainer, []).append(scale * seconds(run))
-    training = sum(map(sum, by.values()))
-    rest = scale * max(60 * entry["wall minutes"] - 60 * entry["run CPU-minutes"] / entry["workers"], 0)
-    how = "" if own else ", each run's steps at the seconds per step its kind took there"
-    return {
-        "wall minutes": round((training / workers + rest) / 60, 1),
-        "runs to train": len(planned),
-        "run CPU-minutes": round(training / 60, 1),
-        "by function": {name: [len(s), round(sum(s) / 60, 1)] for name, s in sorted(by.items())},
-        "workers": workers,
-        "rests on": f"{key} of figures/{RECORD}{how}, scaled by this machine's speed ({scale:.2f}x its time)",
-    }
-
-
 def figures_entry(
     wall: float, trained: list[tuple[Planned, float]], peak: int, cache: Path, workers: int, calibrated: float
 ) -> dict:
     """The entry of a ``make figures``: ``wall`` seconds, ``(the run, seconds)`` of each run trained, the ``peak``
     bytes of the process tree, the run cache at ``cache``, the ``workers`` it trained on and this machine's
-    :func:`calibration`; the runs also counted per function, and per name with their steps (``by run``: what
-    :func:`expected` rests on for a profile not yet recorded)."""
+    :func:`~ponder.repro.expected.calibration`; the runs also counted per function, and per name with their steps
+    (``by run``: what :func:`ponder.repro.expected.run_seconds` rests on for a profile not yet recorded)."""
     by, by_run = {}, {}
     for run, seconds in trained:
         by.setdefault(run.trainer, []).append(seconds)
@@ -325,3 +244,22 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def trainer(job: Callable[[], object]) -> str:
+    """The function a job calls, by module: ``hyper_ut.cpvr.train_cpvr`` (``ponder.studies.`` left out); a declared
+    run's :attr:`~ponder.runner.specs.Spec.trainer` (``hyper_ut.train_cpvr``)."""
+    if declared(job):
+        return job.trainer
+    func = job.func if isinstance(job, partial) else job
+    return f"{func.__module__}.{func.__name__}".removeprefix("ponder.studies.")
+
+
+def planned(job: Callable[[], object]) -> Planned:
+    """A job as the measured-times record counts it: its :func:`trainer` and, for a declared run, its name and
+    optimisation steps (a run chosen among others: those of the first it is chosen among, trained as they are)."""
+    spec = job.among[0] if isinstance(job, Chosen) else job
+    if not isinstance(spec, Spec):
+        return Planned(trainer(job))
+    steps = spec.config.get("train", {}).get("steps")
+    return Planned(trainer(job), spec.name, None if steps is None else steps * max(len(spec.together), 1))

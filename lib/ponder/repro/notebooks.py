@@ -12,10 +12,9 @@ from ..ledger.rows import clear, gather, rows, tally
 from ..paths import ROOT, figures_dir, profile_folder, runs_dir
 from ..runner import parallel, streams
 from ..runner.parallel import worker_count
-from ..runner.specs import Chosen, Spec, declared
 from ..runner.training import cores
 from ..targets import TIMED_NOTEBOOKS, of_notebooks
-from . import execution, measured, provenance, readme
+from . import execution, expected, measured, provenance, readme
 from .registry import training
 
 
@@ -57,7 +56,7 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
     cold, trained_seconds, calibrated = not any(p.is_file() for p in runs_dir(profile).rglob("*")), [], 0.0
     peak = measured.PeakMemory().start()
     if not names and seed == 0:  # a whole profile: how fast this machine trains, for its record and its estimate
-        calibrated = measured.calibration()
+        calibrated = expected.calibration()
     if not names:  # every notebook rewrites its rows: none left from claims that are no longer made
         clear(profile)
     untimed = [p for p in paths if p.stem not in TIMED_NOTEBOOKS]
@@ -65,23 +64,23 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
     if jobs > 1:
         draw_streams(profile, groups, max(jobs, cores()))
     runs, needs = parallel.plan(independent, groups, keep_going=True) if jobs > 1 else ([], [])
-    estimate = measured.expected(figures_dir("quick"), profile, [planned(j) for j in runs], jobs, calibrated)
+    estimate = expected.expected(figures_dir("quick"), profile, [measured.planned(j) for j in runs], jobs, calibrated)
     print(
         f"[{profile}] {len(runs)} run(s) to train and {len(paths)} notebook(s) to execute, {jobs} at a time"
         + (f"; expected: about {estimate['wall minutes']:.0f} min ({estimate['rests on']})" if estimate else ""),
         flush=True,
     )
-    typical = measured.run_seconds(figures_dir("quick"), profile)  # of the record: the runs ready start longest first
+    typical = expected.run_seconds(figures_dir("quick"), profile)  # of the record: the runs ready start longest first
     position = {parallel.key(job): i for i, job in enumerate(runs)}
     waits = [{position[k] for k in map(parallel.key, needed.get(p.stem, [])) if k in position} for p in untimed]
     trained, executed = iter(range(1, len(runs) + 1)), iter(range(1, len(paths) + 1))
 
     def elapsed() -> str:
-        expected = f" of about {estimate['wall minutes']:.0f}" if estimate else ""
-        return f"elapsed {(time.perf_counter() - begin) / 60:.1f}{expected} min"
+        about = f" of about {estimate['wall minutes']:.0f}" if estimate else ""
+        return f"elapsed {(time.perf_counter() - begin) / 60:.1f}{about} min"
 
     def ran(job: parallel.Job, error: BaseException | None, seconds: float) -> None:
-        trained_seconds.append((planned(job), seconds))
+        trained_seconds.append((measured.planned(job), seconds))
         if error is not None:
             print(
                 f"  a run failed to train ahead (its notebook will say more): {parallel.failure(job, error)}",
@@ -107,7 +106,7 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
         runs: list, needs: list[set[int]], notebooks: list[Path], waits: list[set[int]], width: int
     ) -> None:
         calls = parallel.train_calls(runs) + [partial(execute, path, out, profile, seed) for path in notebooks]
-        longest_first = [typical(planned(job)) for job in runs] + [0.0] * len(notebooks)
+        longest_first = [typical(measured.planned(job)) for job in runs] + [0.0] * len(notebooks)
         if calls:
             parallel.schedule(
                 calls,
@@ -149,13 +148,13 @@ def plan(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int 
     """What ``make figures`` of ``profile`` would train here and how long it should take, from the specs and the run
     cache alone: nothing is built, drawn or trained (``python -m ponder.repro plan``). Prints the runs to train per
     training function with their expected CPU-minutes and the expected wall time on ``jobs`` workers
-    (:func:`ponder.repro.measured.expected`, which also says what it rests on); returns that estimate (``None``
+    (:func:`ponder.repro.expected.expected`, which also says what it rests on); returns that estimate (``None``
     without a record to rest on). The training streams' chunks, drawn before any run on every core, are not counted."""
     jobs = worker_count() if jobs is None else check_int("jobs", jobs, minimum=1)
     independent, groups, _ = training(profile, seed, [p.stem for p in execution.find(names)])
     runs = [job for job in parallel.plan(independent, groups, keep_going=True)[0] if not streams.is_chunk(job)]
-    estimate = measured.expected(
-        figures_dir("quick"), profile, [planned(j) for j in runs], jobs, measured.calibration()
+    estimate = expected.expected(
+        figures_dir("quick"), profile, [measured.planned(j) for j in runs], jobs, expected.calibration()
     )
     if estimate is None:
         print(f"[{profile}] {len(runs)} run(s) to train; no record of figures/{measured.RECORD} to estimate from")
@@ -194,22 +193,3 @@ def draw_streams(profile: str, groups: list, width: int) -> None:
         )
     for line in failures:
         print(f"  a chunk of a training stream failed to draw ahead (its runs will draw it): {line}", file=sys.stderr)
-
-
-def trainer(job: parallel.Job) -> str:
-    """The function a job calls, by module: ``hyper_ut.cpvr.train_cpvr`` (``ponder.studies.`` left out); a declared
-    run's :attr:`~ponder.runner.specs.Spec.trainer` (``hyper_ut.train_cpvr``)."""
-    if declared(job):
-        return job.trainer
-    func = job.func if isinstance(job, partial) else job
-    return f"{func.__module__}.{func.__name__}".removeprefix("ponder.studies.")
-
-
-def planned(job: parallel.Job) -> measured.Planned:
-    """A job as the measured-times record counts it: its :func:`trainer` and, for a declared run, its name and
-    optimisation steps (a run chosen among others: those of the first it is chosen among, trained as they are)."""
-    spec = job.among[0] if isinstance(job, Chosen) else job
-    if not isinstance(spec, Spec):
-        return measured.Planned(trainer(job))
-    steps = spec.config.get("train", {}).get("steps")
-    return measured.Planned(trainer(job), spec.name, None if steps is None else steps * max(len(spec.together), 1))
