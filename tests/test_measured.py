@@ -133,6 +133,11 @@ def test_a_job_is_planned_with_its_function_name_and_steps():
     )
 
 
+def test_a_duration_reads_in_minutes_then_hours():
+    assert expected.duration(25.4) == "25 min" and expected.duration(119.0) == "119 min"
+    assert expected.duration(408.0) == "6.8 h"
+
+
 def test_the_calibration_times_a_fixed_piece_of_training():
     assert 0 < expected.calibration(rounds=1) < 30
 

@@ -97,3 +97,8 @@ def expected(figures: Path, profile: str, planned: list[Planned], workers: int, 
         "workers": workers,
         "rests on": f"{key} of figures/{RECORD}{how}, scaled by this machine's speed ({scale:.2f}x its time)",
     }
+
+
+def duration(minutes: float) -> str:
+    """``"25 min"``, or from two hours on ``"6.8 h"``: a wall time as a person reads it."""
+    return f"{minutes:.0f} min" if minutes < 120 else f"{minutes / 60:.1f} h"

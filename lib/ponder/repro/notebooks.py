@@ -65,9 +65,11 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
         draw_streams(profile, groups, max(jobs, cores()))
     runs, needs = parallel.plan(independent, groups, keep_going=True) if jobs > 1 else ([], [])
     estimate = expected.expected(figures_dir("quick"), profile, [measured.planned(j) for j in runs], jobs, calibrated)
+    about = ""
+    if estimate:
+        about = f"; expected: about {expected.duration(estimate['wall minutes'])} ({estimate['rests on']})"
     print(
-        f"[{profile}] {len(runs)} run(s) to train and {len(paths)} notebook(s) to execute, {jobs} at a time"
-        + (f"; expected: about {estimate['wall minutes']:.0f} min ({estimate['rests on']})" if estimate else ""),
+        f"[{profile}] {len(runs)} run(s) to train and {len(paths)} notebook(s) to execute, {jobs} at a time{about}",
         flush=True,
     )
     typical = expected.run_seconds(figures_dir("quick"), profile)  # of the record: the runs ready start longest first
@@ -162,11 +164,10 @@ def plan(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int 
     print(f"[{profile}] {len(runs)} run(s) to train, {jobs} at a time; expected here (CPU-minutes per function):")
     for name, (count, minutes) in sorted(estimate["by function"].items(), key=lambda item: -item[1][1]):
         print(f"  {name:40s} {count:4d} run(s) {minutes:8.1f}")
-    wall = estimate["wall minutes"]
+    wall = expected.duration(estimate["wall minutes"])
     print(
-        f"  in all: {estimate['run CPU-minutes'] / 60:.1f} CPU-hours; about "
-        + (f"{wall:.0f} min" if wall < 120 else f"{wall / 60:.1f} h")
-        + f" wall on {jobs} worker(s) ({estimate['rests on']})"
+        f"  in all: {estimate['run CPU-minutes'] / 60:.1f} CPU-hours; about {wall} wall on {jobs} worker(s)"
+        f" ({estimate['rests on']})"
     )
     return estimate
 
