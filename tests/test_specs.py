@@ -1,6 +1,7 @@
 """Declared runs (ponder.runner.specs) and the planner that reads them from the cache alone."""
 
 import inspect
+import shutil
 import sys
 from dataclasses import replace
 
@@ -8,6 +9,7 @@ import pytest
 import torch
 
 from ponder import profiles
+from ponder.paths import ROOT, figures_dir
 from ponder.repro import registry
 from ponder.runner import parallel, runs, streams, training
 from ponder.runner.gpu import ensemble
@@ -133,6 +135,24 @@ def test_planning_the_cpu_profile_builds_draws_loads_and_trains_nothing(nothing_
     listed = [job for job in jobs if isinstance(job, Chosen)]  # two runs chosen alike are one label, and only they
     assert len({job.key for job in listed}) == len({repr((job.among, job.declare)) for job in listed})
     assert all(streams.is_chunk(job) for job in order if not declared(job))  # the rest: training streams to draw
+
+
+def test_make_plan_expects_the_cpu_profile_from_the_record_and_builds_draws_loads_and_trains_nothing(
+    nothing_runs, monkeypatch, capsys
+):
+    from ponder.repro import expected, measured, notebooks
+
+    figures_dir("quick").mkdir(parents=True)  # the committed record, where make figures keeps it
+    shutil.copy(measured.path(ROOT / "figures"), measured.path(figures_dir("quick")))
+    record = measured.read(ROOT / "figures")["figures-quick-cold"]
+    monkeypatch.setattr(expected, "calibration", lambda: record["calibration seconds"])  # this machine as the record's
+    estimate = notebooks.plan("cpu", jobs=2)
+    order, _, _ = planned("cpu")
+    assert estimate["runs to train"] == sum(map(declared, order)) > 400  # every run, no stream chunk
+    assert sum(runs for runs, _ in estimate["by function"].values()) == estimate["runs to train"]
+    assert estimate["run CPU-minutes"] > record["run CPU-minutes"]  # cpu trains more than quick, at quick's rates
+    assert "seconds per step" in estimate["rests on"] and "(1.00x its time)" in estimate["rests on"]
+    assert "CPU-hours; about " in capsys.readouterr().out
 
 
 def test_with_the_grids_finished_the_cpu_plan_resolves_each_choice_from_their_metrics(nothing_runs):
