@@ -99,6 +99,8 @@ def test_the_expected_time_scales_each_runs_recorded_time_by_this_machines_speed
     assert estimate["run CPU-minutes"] == pytest.approx(2 * 160 / 60, abs=0.05) and estimate["runs to train"] == 2
     assert estimate["by function"] == {CPVR: [1, 3.0], "survey.other": [1, 2.3]}
     assert "figures-quick-cold" in estimate["rests on"] and "2.00x" in estimate["rests on"]
+    half = expected.expected(tmp_path, "quick", [measured.Planned(CPVR), other], 2, 1.0, share=0.5)  # half of them
+    assert half["wall minutes"] == pytest.approx(2 * ((90 + 70) / 2 / 60 + 8.25 / 2), abs=0.05)
 
 
 def test_a_profile_not_yet_recorded_is_expected_from_the_steps_of_its_runs_at_quicks_seconds_per_step(tmp_path):

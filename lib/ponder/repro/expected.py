@@ -70,10 +70,13 @@ def run_seconds(figures: Path, profile: str) -> Callable[[Planned], float]:
     return lambda run: mean_run if run.steps is None else run.steps * by_run.get(run.name, mean_step)
 
 
-def expected(figures: Path, profile: str, planned: list[Planned], workers: int, calibrated: float) -> dict | None:
+def expected(
+    figures: Path, profile: str, planned: list[Planned], workers: int, calibrated: float, share: float = 1.0
+) -> dict | None:
     """What a ``make figures`` of ``profile`` that trains the ``planned`` runs on ``workers`` cores should take here, as
     an entry of the record: ``wall minutes`` (each run's :func:`run_seconds`, spread over the workers, and the rest of
-    the entry's wall time, the notebooks' own, as it was), ``run CPU-minutes`` (also ``by function``: runs and
+    the entry's wall time, the notebooks' own, as it was, times the ``share`` of the notebooks executed), ``run
+    CPU-minutes`` (also ``by function``: runs and
     CPU-minutes), all scaled by this machine's :func:`calibration` ``calibrated`` against the record's, and what it
     ``rests on``; ``None`` without a record to rest on (:func:`resting_on`) or a calibration."""
     found = resting_on(figures, profile)
@@ -87,7 +90,7 @@ def expected(figures: Path, profile: str, planned: list[Planned], workers: int, 
     for run in planned:
         by.setdefault(run.trainer, []).append(scale * seconds(run))
     training = sum(map(sum, by.values()))
-    rest = scale * max(60 * entry["wall minutes"] - 60 * entry["run CPU-minutes"] / entry["workers"], 0)
+    rest = share * scale * max(60 * entry["wall minutes"] - 60 * entry["run CPU-minutes"] / entry["workers"], 0)
     how = "" if own else ", each run's steps at the seconds per step its kind took there"
     return {
         "wall minutes": round((training / workers + rest) / 60, 1),

@@ -53,10 +53,9 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
     os.environ.setdefault("TQDM_DISABLE", "1")  # the kernels' bars would only clutter the copies
     os.environ["PONDER_SEED"] = str(check_int("seed", seed, minimum=0))  # another seed: its own figures and ledger
     paths, failed, made, begin = execution.find(names), [], [], time.perf_counter()
-    cold, trained_seconds, calibrated = not any(p.is_file() for p in runs_dir(profile).rglob("*")), [], 0.0
+    cold, trained_seconds = not any(p.is_file() for p in runs_dir(profile).rglob("*")), []
     peak = measured.PeakMemory().start()
-    if not names and seed == 0:  # a whole profile: how fast this machine trains, for its record and its estimate
-        calibrated = expected.calibration()
+    calibrated = expected.calibration()  # how fast this machine trains: for the estimate and a whole profile's record
     if not names:  # every notebook rewrites its rows: none left from claims that are no longer made
         clear(profile)
     untimed = [p for p in paths if p.stem not in TIMED_NOTEBOOKS]
@@ -64,7 +63,8 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
     if jobs > 1:
         draw_streams(profile, groups, max(jobs, cores()))
     runs, needs = parallel.plan(independent, groups, keep_going=True) if jobs > 1 else ([], [])
-    estimate = expected.expected(figures_dir("quick"), profile, [measured.planned(j) for j in runs], jobs, calibrated)
+    planned, share = [measured.planned(j) for j in runs], len(paths) / len(execution.find())
+    estimate = expected.expected(figures_dir("quick"), profile, planned, jobs, calibrated, share)
     about = ""
     if estimate:
         about = f"; expected: about {expected.duration(estimate['wall minutes'])} ({estimate['rests on']})"
@@ -153,11 +153,11 @@ def plan(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int 
     (:func:`ponder.repro.expected.expected`, which also says what it rests on); returns that estimate (``None``
     without a record to rest on). The training streams' chunks, drawn before any run on every core, are not counted."""
     jobs = worker_count() if jobs is None else check_int("jobs", jobs, minimum=1)
-    independent, groups, _ = training(profile, seed, [p.stem for p in execution.find(names)])
+    paths = execution.find(names)
+    independent, groups, _ = training(profile, seed, [p.stem for p in paths])
     runs = [job for job in parallel.plan(independent, groups, keep_going=True)[0] if not streams.is_chunk(job)]
-    estimate = expected.expected(
-        figures_dir("quick"), profile, [measured.planned(j) for j in runs], jobs, expected.calibration()
-    )
+    planned, share = [measured.planned(j) for j in runs], len(paths) / len(execution.find())
+    estimate = expected.expected(figures_dir("quick"), profile, planned, jobs, expected.calibration(), share)
     if estimate is None:
         print(f"[{profile}] {len(runs)} run(s) to train; no record of figures/{measured.RECORD} to estimate from")
         return None
