@@ -76,9 +76,9 @@ def expected(
     """What a ``make figures`` of ``profile`` that trains the ``planned`` runs on ``workers`` cores should take here, as
     an entry of the record: ``wall minutes`` (each run's :func:`run_seconds`, spread over the workers, and the rest of
     the entry's wall time, the notebooks' own, as it was, times the ``share`` of the notebooks executed), ``run
-    CPU-minutes`` (also ``by function``: runs and
-    CPU-minutes), all scaled by this machine's :func:`calibration` ``calibrated`` against the record's, and what it
-    ``rests on``; ``None`` without a record to rest on (:func:`resting_on`) or a calibration."""
+    CPU-minutes`` (also ``by function``: runs and CPU-minutes), all scaled by this machine's :func:`calibration`
+    ``calibrated`` against the record's, and what it ``rests on``; ``None`` without a record to rest on
+    (:func:`resting_on`) or a calibration."""
     found = resting_on(figures, profile)
     if found is None or not calibrated:
         return None

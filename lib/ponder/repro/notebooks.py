@@ -63,8 +63,7 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
     if jobs > 1:
         draw_streams(profile, groups, max(jobs, cores()))
     runs, needs = parallel.plan(independent, groups, keep_going=True) if jobs > 1 else ([], [])
-    planned, share = [measured.planned(j) for j in runs], len(paths) / len(execution.find())
-    estimate = expected.expected(figures_dir("quick"), profile, planned, jobs, calibrated, share)
+    estimate = expected_time(profile, runs, paths, jobs, calibrated)
     about = ""
     if estimate:
         about = f"; expected: about {expected.duration(estimate['wall minutes'])} ({estimate['rests on']})"
@@ -146,6 +145,13 @@ def run(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int |
     return ledger
 
 
+def expected_time(profile: str, runs: list, paths: list[Path], jobs: int, calibrated: float) -> dict | None:
+    """:func:`ponder.repro.expected.expected` of training ``runs`` and executing the notebooks ``paths`` of ``profile``
+    on ``jobs`` workers, from the record beside ``quick``'s figures."""
+    planned, share = [measured.planned(job) for job in runs], len(paths) / len(execution.find())
+    return expected.expected(figures_dir("quick"), profile, planned, jobs, calibrated, share)
+
+
 def plan(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int | None = None) -> dict | None:
     """What ``make figures`` of ``profile`` would train here and how long it should take, from the specs and the run
     cache alone: nothing is built, drawn or trained (``python -m ponder.repro plan``). Prints the runs to train per
@@ -156,8 +162,7 @@ def plan(profile: str, seed: int = 0, names: list[str] | None = None, jobs: int 
     paths = execution.find(names)
     independent, groups, _ = training(profile, seed, [p.stem for p in paths])
     runs = [job for job in parallel.plan(independent, groups, keep_going=True)[0] if not streams.is_chunk(job)]
-    planned, share = [measured.planned(j) for j in runs], len(paths) / len(execution.find())
-    estimate = expected.expected(figures_dir("quick"), profile, planned, jobs, expected.calibration(), share)
+    estimate = expected_time(profile, runs, paths, jobs, expected.calibration())
     if estimate is None:
         print(f"[{profile}] {len(runs)} run(s) to train; no record of figures/{measured.RECORD} to estimate from")
         return None
